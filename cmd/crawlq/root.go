@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"crawlq/internal/redisx"
+)
+
+// app holds the global flags and what they build; subcommands get it.
+type app struct {
+	redisURL string
+	logLevel string
+	logJSON  bool
+}
+
+// commands are the subcommand builders; each command file registers its own
+// in an init function, so files stay independent.
+var commands []func(*app) *cobra.Command
+
+func register(f func(*app) *cobra.Command) { commands = append(commands, f) }
+
+func newRoot() *cobra.Command {
+	a := &app{}
+	root := &cobra.Command{
+		Use:           "crawlq",
+		Short:         "Distributed job-queue scraping with a cluster-wide proxy broker",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	env := os.Getenv("CRAWLQ_REDIS")
+	if env == "" {
+		env = redisx.DefaultURL
+	}
+	root.PersistentFlags().StringVar(&a.redisURL, "redis", env,
+		`Redis URL (redis://[:password@]host:port/db, rediss://… for TLS) or "embedded"; env CRAWLQ_REDIS`)
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().BoolVar(&a.logJSON, "log-json", false, "log as JSON lines instead of console text")
+	for _, f := range commands {
+		root.AddCommand(f(a))
+	}
+	return root
+}
+
+// redis opens the --redis connection; the caller closes it.
+func (a *app) redis(ctx context.Context) (*redisx.Conn, error) {
+	return redisx.Open(ctx, a.redisURL)
+}
+
+// logger builds the zap logger from --log-level and --log-json; logs go to
+// stderr so stdout stays clean for --json output.
+func (a *app) logger() (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(a.logLevel)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	cfg := zap.NewDevelopmentConfig()
+	if a.logJSON {
+		cfg = zap.NewProductionConfig()
+	}
+	cfg.Level = zap.NewAtomicLevelAt(lvl)
+	cfg.OutputPaths = []string{"stderr"}
+	cfg.DisableStacktrace = true
+	return cfg.Build()
+}

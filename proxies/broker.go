@@ -1,0 +1,169 @@
+package proxies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Broker hands out per-task proxy leases for sites across a whole cluster.
+// Every state change is atomic; see ARCHITECTURE.md for the invariants.
+type Broker interface {
+	// Lease takes the free proxy of class that has waited longest for site.
+	// With nothing free it returns *NotReadyError (wraps ErrNoProxy) saying
+	// when the earliest one frees up, or ErrPoolExhausted when every proxy of
+	// the class is quarantined for the site.
+	Lease(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error)
+	// LeaseWait is Lease that waits exactly as long as the broker says until
+	// a proxy frees up, until ctx ends.
+	LeaseWait(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error)
+	// LeaseProxy leases one named proxy (to resume a sticky session). It
+	// fails with ErrBusy, ErrQuarantined or ErrUnknownProxy.
+	LeaseProxy(ctx context.Context, site, proxyID, holder, task string, ttl time.Duration) (*Lease, error)
+	// Extend pushes the lease's expiry to now+ttl. ErrStaleLease when the
+	// token is no longer the live one.
+	Extend(ctx context.Context, l *Lease, ttl time.Duration) (*Lease, error)
+	// Release ends the lease with an outcome, which sets when the proxy is
+	// ready for the site again. ErrStaleLease when the token is stale.
+	Release(ctx context.Context, l *Lease, o Outcome) error
+	// Stats reports per-site pool totals and per-proxy counters.
+	Stats(ctx context.Context) (*PoolStats, error)
+}
+
+// Lease is one holder's exclusive right to send to Site through Proxy.
+type Lease struct {
+	Proxy Proxy  `json:"proxy"`
+	Site  string `json:"site"`
+	// Token fences the lease: operations with an older token are rejected.
+	Token  int64  `json:"token"`
+	Holder string `json:"holder"`
+	Task   string `json:"task"`
+	// Expires is when the lease frees itself if not extended (Redis clock).
+	Expires time.Time `json:"expires"`
+	// NotBefore is the earliest time the holder may send to Site (I2).
+	NotBefore time.Time `json:"not_before"`
+	// MinInterval is the site's minimum gap between two requests of one
+	// proxy, for pacing within the lease.
+	MinInterval time.Duration `json:"min_interval"`
+}
+
+// OutcomeKind says how a lease ended.
+type OutcomeKind string
+
+// Outcome kinds.
+const (
+	OutcomeOK          OutcomeKind = "ok"           // success, with Latency
+	OutcomeFailed      OutcomeKind = "failed"       // proxy failure: penalty
+	OutcomeBanned      OutcomeKind = "banned"       // site banned it: quarantine, with Reason
+	OutcomeRateLimited OutcomeKind = "rate_limited" // cool down for RetryAfter
+	OutcomeNeutral     OutcomeKind = "neutral"      // no judgement (not found, server error, cancelled)
+)
+
+// Outcome is what a holder reports when it releases a lease.
+type Outcome struct {
+	Kind       OutcomeKind
+	Latency    time.Duration
+	Reason     string
+	RetryAfter time.Duration
+}
+
+// OK, Failed, Banned, RateLimited and Neutral build outcomes.
+func OK(latency time.Duration) Outcome { return Outcome{Kind: OutcomeOK, Latency: latency} }
+func Failed(reason string) Outcome     { return Outcome{Kind: OutcomeFailed, Reason: reason} }
+func Banned(reason string) Outcome     { return Outcome{Kind: OutcomeBanned, Reason: reason} }
+func RateLimited(retryAfter time.Duration) Outcome {
+	return Outcome{Kind: OutcomeRateLimited, RetryAfter: retryAfter}
+}
+func Neutral() Outcome { return Outcome{Kind: OutcomeNeutral} }
+
+// Errors of the broker; check with errors.Is.
+var (
+	ErrNoProxy       = errors.New("no proxy ready")
+	ErrPoolExhausted = errors.New("every proxy of the class is quarantined")
+	ErrPoolEmpty     = errors.New("pool is empty: import proxies")
+	ErrStaleLease    = errors.New("stale lease")
+	ErrBusy          = errors.New("proxy is leased by another holder")
+	ErrQuarantined   = errors.New("proxy is quarantined for the site")
+	ErrUnknownProxy  = errors.New("unknown proxy")
+)
+
+// NotReadyError says nothing is free now and when the first proxy frees up.
+type NotReadyError struct {
+	Site  string
+	Class Class
+	// Until is when the earliest proxy frees up (Redis clock).
+	Until time.Time
+	// Wait is how long from the broker's now until then.
+	Wait time.Duration
+	// Exhausted is set when every proxy of the class is quarantined.
+	Exhausted bool
+}
+
+func (e *NotReadyError) Error() string {
+	if e.Exhausted {
+		return fmt.Sprintf("site %s class %s: %v, first returns in %s", e.Site, e.Class, ErrPoolExhausted, e.Wait.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("site %s class %s: %v for %s", e.Site, e.Class, ErrNoProxy, e.Wait.Round(time.Millisecond))
+}
+
+// Unwrap lets errors.Is match ErrNoProxy or ErrPoolExhausted.
+func (e *NotReadyError) Unwrap() error {
+	if e.Exhausted {
+		return ErrPoolExhausted
+	}
+	return ErrNoProxy
+}
+
+// PoolStats is a snapshot of the pool for dashboards and `crawlq status`.
+type PoolStats struct {
+	// At is the Redis clock time of the snapshot.
+	At    time.Time            `json:"at"`
+	Total int                  `json:"total"`
+	Sites map[string]SiteStats `json:"sites"`
+	// Proxies, sorted by ID; Proxy specs are masked.
+	Proxies []ProxyStats `json:"proxies"`
+}
+
+// SiteStats counts the pool's proxies by state for one site, per class too.
+type SiteStats struct {
+	Ready       int `json:"ready"`
+	Leased      int `json:"leased"`
+	Cooling     int `json:"cooling"`
+	Quarantined int `json:"quarantined"`
+	// Exhausted lists classes whose every proxy is quarantined for the site.
+	Exhausted []Class               `json:"exhausted,omitempty"`
+	ByClass   map[Class]StateCounts `json:"by_class,omitempty"`
+}
+
+// StateCounts are the four state totals.
+type StateCounts struct {
+	Ready       int `json:"ready"`
+	Leased      int `json:"leased"`
+	Cooling     int `json:"cooling"`
+	Quarantined int `json:"quarantined"`
+}
+
+// ProxyStats are one proxy's counters, overall and per site.
+type ProxyStats struct {
+	ID     string `json:"id"`
+	Masked string `json:"proxy"` // scheme://user:***@host:port
+	Class  Class  `json:"class"`
+	// Sites holds per-site state and counters.
+	Sites map[string]ProxySiteStats `json:"sites"`
+}
+
+// ProxySiteStats are one proxy's counters and state for one site.
+type ProxySiteStats struct {
+	State       string        `json:"state"` // ready, leased, cooling, quarantined
+	OK          int64         `json:"ok"`
+	Failed      int64         `json:"failed"`
+	Banned      int64         `json:"banned"`
+	EWMALatency time.Duration `json:"ewma_latency"`
+	LastBan     string        `json:"last_ban_reason,omitempty"`
+	LastBanAt   time.Time     `json:"last_ban_at,omitempty"`
+	Holder      string        `json:"holder,omitempty"`
+	ReadyAt     time.Time     `json:"ready_at"`
+	// LeasesByHolder counts leases per holder (server/worker).
+	LeasesByHolder map[string]int64 `json:"leases_by_holder,omitempty"`
+}
