@@ -1,0 +1,112 @@
+package testbed
+
+import (
+	"bufio"
+	"encoding/base64"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// hopHeaders are removed before a request is forwarded (RFC 9110 7.6.1).
+var hopHeaders = []string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authorization",
+	"Proxy-Authenticate", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// serveHTTP serves HTTP proxy requests on c: absolute-form requests are
+// forwarded, CONNECT opens a tunnel. Keep-alive is honoured.
+func (n *farmNode) serveHTTP(c net.Conn) {
+	br := bufio.NewReader(c)
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		if !n.authorized(req) {
+			writeProxyAuthRequired(c)
+			return
+		}
+		if !n.delay() {
+			return
+		}
+		if req.Method == http.MethodConnect {
+			n.connect(c, br, req)
+			return
+		}
+		if !n.forward(c, req) {
+			return
+		}
+	}
+}
+
+// authorized checks Proxy-Authorization when the proxy has credentials.
+func (n *farmNode) authorized(req *http.Request) bool {
+	if n.spec.User == "" {
+		return true
+	}
+	h := req.Header.Get("Proxy-Authorization")
+	enc, ok := strings.CutPrefix(h, "Basic ")
+	if !ok {
+		return false
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
+	return err == nil && string(raw) == n.spec.User+":"+n.spec.Password
+}
+
+func writeProxyAuthRequired(c net.Conn) {
+	io.WriteString(c, "HTTP/1.1 407 Proxy Authentication Required\r\n"+
+		"Proxy-Authenticate: Basic realm=\"crawlq-testbed\"\r\n"+
+		"Content-Length: 0\r\nConnection: close\r\n\r\n")
+}
+
+
+// forward sends an absolute-form request on and copies the answer back;
+// false when the client connection should close.
+func (n *farmNode) forward(c net.Conn, req *http.Request) bool {
+	if !req.URL.IsAbs() {
+		writeStatusLine(c, http.StatusBadRequest)
+		return false
+	}
+	out := req.Clone(n.ctx)
+	out.RequestURI = ""
+	for _, h := range hopHeaders {
+		out.Header.Del(h)
+	}
+	resp, err := n.tr.RoundTrip(out)
+	if err != nil {
+		n.log.Debug("farm proxy upstream failed", zap.String("host", req.URL.Host), zap.Error(err))
+		writeStatusLine(c, http.StatusBadGateway)
+		return false
+	}
+	defer resp.Body.Close()
+	resp.Close = resp.Close || req.Close
+	if err := resp.Write(c); err != nil {
+		return false
+	}
+	return !resp.Close
+}
+
+// connect opens a tunnel to req.Host and pipes bytes both ways.
+func (n *farmNode) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
+	up, err := n.dialLoopback(n.ctx, "tcp", req.Host)
+	if err != nil {
+		n.log.Debug("farm proxy connect failed", zap.String("host", req.Host), zap.Error(err))
+		writeStatusLine(c, http.StatusBadGateway)
+		return
+	}
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		up.Close()
+		return
+	}
+	pipe(c, br, up)
+}
+
+// writeStatusLine writes a bodiless response with code and closes.
+func writeStatusLine(c net.Conn, code int) {
+	io.WriteString(c, "HTTP/1.1 "+itoa(code)+" "+http.StatusText(code)+
+		"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+}
