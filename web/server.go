@@ -1,0 +1,199 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/hibiken/asynqmon"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+
+	"crawlq/proxies"
+)
+
+// MonitoringPath is where Asynq's web UI is mounted.
+const MonitoringPath = "/monitoring"
+
+// DefaultListen is the address `crawlq web` listens on by default: loopback
+// only, because the dashboard has no auth unless --auth is given.
+const DefaultListen = "127.0.0.1:8080"
+
+// Config configures the dashboard server.
+type Config struct {
+	// Redis is the Asynq queue's Redis. Required.
+	Redis asynq.RedisConnOpt
+	// Broker is the proxy broker whose pool the dashboard shows. Nil shows
+	// an empty pool.
+	Broker proxies.Broker
+	// Auth is "USER:PASS" for HTTP basic auth in front of every path.
+	// Empty means no auth (a warning is logged when listening beyond
+	// loopback).
+	Auth string
+	// ReadOnly makes Asynq's UI view-only: every non-GET request under
+	// /monitoring/ is refused.
+	ReadOnly bool
+	// PrometheusURL, if set, lets Asynq's UI draw time-series charts from
+	// that Prometheus.
+	PrometheusURL string
+	// Logger defaults to a no-op logger.
+	Logger *zap.Logger
+	// Refresh is the page's auto-refresh period and the success-rate
+	// sampling interval. Default 10s.
+	Refresh time.Duration
+	// History is how many success-rate samples are kept in memory.
+	// Default 60 (ten minutes at the default Refresh).
+	History int
+	// Version is reported in crawlq_build_info; default the module version.
+	Version string
+}
+
+// Server is the dashboard: an http.Handler plus the sampler loop that feeds
+// the success-rate chart. Close it when done.
+type Server struct {
+	cfg     Config
+	log     *zap.Logger
+	insp    *asynq.Inspector
+	mon     *asynqmon.HTTPHandler
+	reg     *prometheus.Registry
+	hist    *history
+	handler http.Handler
+}
+
+// NewServer builds the dashboard. It fails for a missing Redis option or a
+// malformed Auth; it does not touch Redis yet.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Redis == nil {
+		return nil, errors.New("web: config.Redis is required")
+	}
+	cfg = withDefaults(cfg)
+	s := &Server{cfg: cfg, log: cfg.Logger, hist: newHistory(cfg.History)}
+	s.insp = asynq.NewInspector(cfg.Redis)
+	s.mon = asynqmon.New(asynqmon.Options{RootPath: MonitoringPath, RedisConnOpt: cfg.Redis,
+		ReadOnly: cfg.ReadOnly, PrometheusAddress: cfg.PrometheusURL})
+	s.reg = newRegistry(s.insp, cfg.Broker, cfg.Version, s.log)
+	h, err := s.routes()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.handler = h
+	return s, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Refresh <= 0 {
+		cfg.Refresh = 10 * time.Second
+	}
+	if cfg.History <= 0 {
+		cfg.History = 60
+	}
+	return cfg
+}
+
+// routes mounts every page and wraps them in auth when configured.
+func (s *Server) routes() (http.Handler, error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.serveDashboard)
+	mux.HandleFunc("GET /api/pool", s.servePoolJSON)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError, ErrorLog: zap.NewStdLog(s.log)}))
+	mux.Handle(MonitoringPath+"/", s.readOnlyGuard(s.mon))
+	if s.cfg.Auth == "" {
+		return mux, nil
+	}
+	a, err := parseAuth(s.cfg.Auth)
+	if err != nil {
+		return nil, err
+	}
+	return a.wrap(mux), nil
+}
+
+// readOnlyGuard refuses every method but GET and HEAD in read-only mode,
+// on top of asynqmon's own check of its API.
+func (s *Server) readOnlyGuard(next http.Handler) http.Handler {
+	if !s.cfg.ReadOnly {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "read-only mode: "+r.Method+" is not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP serves the dashboard, API, metrics and Asynq's UI.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Registry is the dashboard's Prometheus registry (served at /metrics).
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// Run listens on addr and serves until ctx ends, then shuts down gracefully.
+// Listening beyond loopback without Auth logs a warning.
+func (s *Server) Run(ctx context.Context, addr string) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("web: listen %s: %w", addr, err)
+	}
+	if s.cfg.Auth == "" && !isLoopback(l.Addr()) {
+		s.log.Warn("web: listening beyond loopback without --auth: anyone who can reach it sees the pool and can manage the queues",
+			zap.String("listen", l.Addr().String()))
+	}
+	s.log.Info("web: dashboard up", zap.String("url", "http://"+l.Addr().String()+"/"),
+		zap.Bool("auth", s.cfg.Auth != ""), zap.Bool("read_only", s.cfg.ReadOnly))
+	return s.Serve(ctx, l)
+}
+
+// Serve serves on l until ctx ends, sampling the pool every Refresh for
+// the success-rate chart; it closes l.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.log)}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); s.sampleLoop(ctx) }()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		err = shutdown(hs, errc)
+	}
+	wg.Wait()
+	return err
+}
+
+// shutdown drains open requests for up to 5 seconds.
+func shutdown(hs *http.Server, errc <-chan error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil {
+		return fmt.Errorf("web: shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Close releases the Redis connections of the inspector and Asynq's UI.
+func (s *Server) Close() error {
+	return errors.Join(s.insp.Close(), s.mon.Close())
+}
+
+// isLoopback reports whether a listener address is on 127.0.0.0/8 or ::1.
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}

@@ -1,0 +1,85 @@
+package web
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteTable prints the snapshot as three aligned tables: queues, pool per
+// site and live servers.
+func (s *Status) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	s.writeQueues(tw)
+	fmt.Fprintln(tw)
+	s.writePool(tw)
+	fmt.Fprintln(tw)
+	s.writeServers(tw)
+	return tw.Flush()
+}
+
+func (s *Status) writeQueues(w io.Writer) {
+	fmt.Fprintln(w, "QUEUE\tPENDING\tACTIVE\tSCHEDULED\tRETRY\tARCHIVED\tCOMPLETED\tPROCESSED\tFAILED\tPAUSED")
+	for _, q := range s.Queues {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%t\n", q.Queue, q.Pending, q.Active,
+			q.Scheduled, q.Retry, q.Archived, q.Completed, q.Processed, q.Failed, q.Paused)
+	}
+	if len(s.Queues) == 0 {
+		fmt.Fprintln(w, "(no queues yet)")
+	}
+}
+
+func (s *Status) writePool(w io.Writer) {
+	fmt.Fprintf(w, "SITE\tREADY\tLEASED\tCOOLING\tQUARANTINED\tEXHAUSTED\t(pool: %d proxies)\n", s.Pool.Total)
+	for _, site := range sortedKeys(s.Pool.Sites) {
+		st := s.Pool.Sites[site]
+		ex := make([]string, len(st.Exhausted))
+		for i, c := range st.Exhausted {
+			ex[i] = string(c)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\t\n", site, st.Ready, st.Leased, st.Cooling,
+			st.Quarantined, dash(strings.Join(ex, ",")))
+	}
+	if len(s.Pool.Sites) == 0 {
+		fmt.Fprintln(w, "(pool is empty: import proxies)")
+	}
+}
+
+func (s *Status) writeServers(w io.Writer) {
+	fmt.Fprintln(w, "SERVER\tHOST\tPID\tCONCURRENCY\tACTIVE\tQUEUES\tUP")
+	for _, v := range s.Servers {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", v.ID, v.Host, v.PID, v.Concurrency,
+			v.ActiveWorkers, queueWeights(v.Queues), s.At.Sub(v.Started).Round(time.Second))
+	}
+	if len(s.Servers) == 0 {
+		fmt.Fprintln(w, "(no live servers)")
+	}
+}
+
+// queueWeights formats a server's queues as wildberries=3,ozon=2 sorted by name.
+func queueWeights(q map[string]int) string {
+	parts := make([]string, 0, len(q))
+	for _, name := range sortedKeys(q) {
+		parts = append(parts, fmt.Sprintf("%s=%d", name, q[name]))
+	}
+	return strings.Join(parts, ",")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

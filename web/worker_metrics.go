@@ -1,0 +1,78 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// WorkerMetrics are one worker's request counters, served by
+// `crawlq worker --metrics-addr`. A nil *WorkerMetrics ignores observations,
+// so a worker without metrics needs no checks.
+type WorkerMetrics struct {
+	requests *prometheus.CounterVec
+	verdicts *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// NewWorkerMetrics creates the worker's metrics and registers them with reg
+// (nil: not registered). It panics if reg already holds them, like
+// prometheus.MustRegister.
+func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
+	m := &WorkerMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawlq_worker_requests_total", Help: "Requests sent through leased proxies, per site.",
+		}, []string{"site"}),
+		verdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawlq_worker_verdicts_total", Help: "Ban-detection verdicts of responses, per site.",
+		}, []string{"site", "verdict"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "crawlq_worker_request_duration_seconds", Help: "Request latency through the proxy, per site.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"site"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.verdicts, m.latency)
+	}
+	return m
+}
+
+// ObserveRequest counts one request to site with its verdict (ok, blocked,
+// rate_limited, proxy_failure, not_found…) and latency.
+func (m *WorkerMetrics) ObserveRequest(site, verdict string, latency time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(site).Inc()
+	m.verdicts.WithLabelValues(site, verdict).Inc()
+	m.latency.WithLabelValues(site).Observe(latency.Seconds())
+}
+
+// ServeMetrics serves g at /metrics on addr until ctx ends. It returns an
+// error at once if addr cannot be bound, and nil after a clean shutdown.
+func ServeMetrics(ctx context.Context, addr string, g prometheus.Gatherer) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics: listen %s: %w", addr, err)
+	}
+	return serveMetrics(ctx, l, g)
+}
+
+func serveMetrics(ctx context.Context, l net.Listener, g prometheus.Gatherer) error {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("metrics: serve: %w", err)
+	case <-ctx.Done():
+		return shutdown(hs, errc)
+	}
+}
