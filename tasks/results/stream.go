@@ -1,0 +1,83 @@
+package results
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"crawlq/tasks/item"
+)
+
+// Keys of the results store.
+const (
+	// StreamKey is the Redis stream of items.
+	StreamKey = "crawlq:results"
+	// progressPrefix + task ID is a HASH: pages -> pages done, items -> count.
+	progressPrefix = "crawlq:progress:"
+)
+
+// DefaultMaxLen bounds the stream (approximately, with MAXLEN ~).
+const DefaultMaxLen = 1_000_000
+
+// Sink writes items to the stream.
+type Sink struct {
+	rdb    redis.UniversalClient
+	maxLen int64
+}
+
+// NewSink builds a Sink; maxLen <= 0 means DefaultMaxLen.
+func NewSink(rdb redis.UniversalClient, maxLen int64) *Sink {
+	if maxLen <= 0 {
+		maxLen = DefaultMaxLen
+	}
+	return &Sink{rdb: rdb, maxLen: maxLen}
+}
+
+// Progress is how far a job got: pages done and items written.
+type Progress struct {
+	Pages int
+	Items int
+}
+
+// Progress reads a task's progress (zero when it has none).
+func (s *Sink) Progress(ctx context.Context, task string) (Progress, error) {
+	m, err := s.rdb.HGetAll(ctx, progressPrefix+task).Result()
+	if err != nil {
+		return Progress{}, fmt.Errorf("read progress of %s: %w", task, err)
+	}
+	p, _ := strconv.Atoi(m["pages"])
+	n, _ := strconv.Atoi(m["items"])
+	return Progress{Pages: p, Items: n}, nil
+}
+
+// WritePage appends one page's items and marks page done for the task, in
+// one MULTI/EXEC, so a retry after a crash resumes at the next page with
+// no item written twice or lost.
+func (s *Sink) WritePage(ctx context.Context, task string, page int, items []item.Item) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for _, it := range items {
+			raw, err := json.Marshal(it)
+			if err != nil {
+				return err
+			}
+			p.XAdd(ctx, &redis.XAddArgs{Stream: StreamKey, MaxLen: s.maxLen, Approx: true,
+				Values: []any{"site", it.Site, "task", task, "item", raw}})
+		}
+		key := progressPrefix + task
+		p.HSet(ctx, key, "pages", page)
+		p.HIncrBy(ctx, key, "items", int64(len(items)))
+		p.Expire(ctx, key, progressTTL)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write page %d of %s: %w", page, task, err)
+	}
+	return nil
+}
+
+// progressTTL keeps a job's progress long enough for every retry.
+const progressTTL = 7 * 24 * time.Hour
