@@ -1,0 +1,179 @@
+package detect
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// titleWindow is how far into a body <title> is looked for.
+const titleWindow = 64 << 10
+
+// judgeBody judges a 2xx body. key names the baseline (site/kind).
+func (d *Detector) judgeBody(c *compiled, key string, r *Response) Verdict {
+	if v, bad := c.markerHit(r.Body); bad {
+		return v
+	}
+	if n := len(r.Body); n < c.rule.MinSize {
+		return Verdict{Kind: Blocked, Reason: "body too small", Rule: fmt.Sprintf("size %d < min %d", n, c.rule.MinSize)}
+	}
+	asJSON := isJSON(r.Body)
+	if v, bad := c.expected(r, asJSON); bad {
+		return v
+	}
+	if asJSON {
+		key += "/json"
+	} else {
+		key += "/html"
+	}
+	return d.judgeSize(c, key, r)
+}
+
+// markerHit looks for body markers, then title markers.
+func (c *compiled) markerHit(body []byte) (Verdict, bool) {
+	for _, m := range c.markers {
+		if bytes.Contains(body, m) {
+			return Verdict{Kind: Blocked, Reason: "block page", Rule: fmt.Sprintf("marker %q", m)}, true
+		}
+	}
+	if len(c.titleMarkers) == 0 {
+		return Verdict{}, false
+	}
+	title := strings.ToLower(titleOf(body))
+	for _, m := range c.titleMarkers {
+		if title != "" && strings.Contains(title, m) {
+			return Verdict{Kind: Blocked, Reason: "block page", Rule: fmt.Sprintf("title marker %q", m)}, true
+		}
+	}
+	return Verdict{}, false
+}
+
+// titleOf returns the text of the first <title> in the body's first
+// titleWindow bytes, or "".
+func titleOf(body []byte) string {
+	head := body[:min(len(body), titleWindow)]
+	i := indexFold(head, "<title")
+	if i < 0 {
+		return ""
+	}
+	rest := head[i:]
+	gt := bytes.IndexByte(rest, '>')
+	if gt < 0 {
+		return ""
+	}
+	rest = rest[gt+1:]
+	if end := bytes.IndexByte(rest, '<'); end >= 0 {
+		rest = rest[:end]
+	}
+	return string(rest)
+}
+
+// indexFold finds an ASCII tag name in any case: "<title" or "<TITLE".
+func indexFold(b []byte, s string) int {
+	if i := bytes.Index(b, []byte(s)); i >= 0 {
+		return i
+	}
+	return bytes.Index(b, []byte(strings.ToUpper(s)))
+}
+
+// expected checks that at least one expected selector or JSON path is
+// there. A JSON body is checked by JSON paths, an HTML body by selectors;
+// a body of the other format than all the rule expects is Blocked. A cut
+// (truncated) body is not judged missing.
+func (c *compiled) expected(r *Response, asJSON bool) (Verdict, bool) {
+	switch {
+	case len(c.paths) == 0 && len(c.selectors) == 0:
+		return Verdict{}, false
+	case asJSON && len(c.paths) > 0:
+		return c.expectJSON(r)
+	case !asJSON && len(c.selectors) > 0:
+		return c.expectHTML(r)
+	case asJSON:
+		return missingVerdict("selector", c.selectors[0].src+" (body is JSON)"), true
+	}
+	return missingVerdict("json path", c.paths[0].src+" (body is not JSON)"), true
+}
+
+// expectJSON looks the JSON paths up; an empty list on page 1 is Blocked
+// when the rule says so.
+func (c *compiled) expectJSON(r *Response) (Verdict, bool) {
+	best, at := missing, c.paths[0].src
+	for _, p := range c.paths {
+		switch p.lookup(r.Body) {
+		case present:
+			return Verdict{}, false
+		case emptyList:
+			best, at = emptyList, p.src
+		}
+	}
+	if best == emptyList {
+		return c.emptyList(r, at)
+	}
+	if r.Truncated {
+		return Verdict{}, false
+	}
+	return missingVerdict("json path", joinPaths(c.paths)), true
+}
+
+// emptyList judges a present but empty list.
+func (c *compiled) emptyList(r *Response, path string) (Verdict, bool) {
+	page := pageOf(r)
+	if !c.rule.EmptyListBlocked || page != 1 {
+		return Verdict{}, false
+	}
+	return Verdict{Kind: Blocked, Reason: "empty list on page 1",
+		Rule: fmt.Sprintf("empty list %s on page %d", path, page)}, true
+}
+
+// expectHTML parses the body once and tries the selectors in order.
+func (c *compiled) expectHTML(r *Response) (Verdict, bool) {
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.Body))
+	if err != nil {
+		return Verdict{Kind: Blocked, Reason: "unparsable page", Rule: "html: " + err.Error()}, true
+	}
+	for _, s := range c.selectors {
+		if s.sel.MatchFirst(doc.Nodes[0]) != nil {
+			return Verdict{}, false
+		}
+	}
+	if r.Truncated {
+		return Verdict{}, false
+	}
+	srcs := make([]string, len(c.selectors))
+	for i, s := range c.selectors {
+		srcs[i] = s.src
+	}
+	return missingVerdict("selector", strings.Join(srcs, " | ")), true
+}
+
+// missingVerdict is the verdict for absent expected content.
+func missingVerdict(what, which string) Verdict {
+	return Verdict{Kind: Blocked, Reason: "expected content missing", Rule: "missing " + what + " " + which}
+}
+
+// joinPaths lists the JSON paths for evidence.
+func joinPaths(ps []jsonPath) string {
+	srcs := make([]string, len(ps))
+	for i, p := range ps {
+		srcs[i] = p.src
+	}
+	return strings.Join(srcs, " | ")
+}
+
+// judgeSize compares the body with the baseline of OK sizes, then adds
+// an OK body to it.
+func (d *Detector) judgeSize(c *compiled, key string, r *Response) Verdict {
+	size := len(r.Body)
+	if r.Truncated {
+		return Verdict{Kind: OK, Reason: "truncated body"}
+	}
+	mean, n := d.base.get(key)
+	if c.rule.DropFraction > 0 && n >= max(c.rule.BaselineSamples, 1) && float64(size) < c.rule.DropFraction*mean {
+		return Verdict{Kind: Blocked, Reason: "placeholder",
+			Rule: fmt.Sprintf("size drop %.2f of baseline (%d < %.0f)", float64(size)/mean, size, mean)}
+	}
+	d.base.add(key, size)
+	return Verdict{Kind: OK}
+}

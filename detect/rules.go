@@ -1,0 +1,259 @@
+package detect
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+)
+
+// Rules are the detection rules of every site. The rule for (site, kind)
+// is Default, then the site's Default, then the site's kind rule, each laid
+// over the one before (see Rule.Merge).
+type Rules struct {
+	// Default applies to every site, including sites without rules.
+	Default Rule
+	// Sites maps a site name ("wildberries") to its rules.
+	Sites map[string]Site
+}
+
+// Site holds one site's rules.
+type Site struct {
+	// Default applies to every page kind of the site.
+	Default Rule
+	// Kinds maps a page kind ("search", "product") to its rule. The kind
+	// "item" is stored as "product".
+	Kinds map[string]Rule
+}
+
+// Rule is one layer of detection rules. Lists extend the layer below;
+// non-zero scalars override it. Replace makes the layer stand alone.
+type Rule struct {
+	// Replace drops everything this rule is laid over: the built-in rule at
+	// the same place and the layers it would inherit.
+	Replace bool
+	// BlockStatus: statuses judged Blocked ("status 403").
+	BlockStatus []int
+	// RateLimitStatus: statuses judged RateLimited, with Retry-After.
+	RateLimitStatus []int
+	// URLPatterns: regexps on the final URL (and a 3xx Location) that mean
+	// a captcha or login page.
+	URLPatterns []string
+	// Markers: byte strings whose presence anywhere in a 2xx body means a
+	// block page.
+	Markers []string
+	// TitleMarkers: case-insensitive strings looked for only in <title>.
+	TitleMarkers []string
+	// Selectors: CSS selectors of which at least one must match an HTML body.
+	Selectors []string
+	// JSONPaths: dotted paths ("data.products", "products[].id") of which
+	// at least one must be present in a JSON body. "[]" walks an array.
+	JSONPaths []string
+	// EmptyListBlocked: a JSON path that is present but an empty list on
+	// page 1 (e.g. WB "products": []) is Blocked, not "no results".
+	EmptyListBlocked bool
+	// MinSize: a 2xx body shorter than this many bytes is Blocked.
+	MinSize int
+	// DropFraction: after BaselineSamples OK bodies, a body smaller than
+	// DropFraction times the running mean (EWMA) of OK body sizes of the
+	// same site, kind and format is Blocked as a placeholder. 0 disables.
+	DropFraction float64
+	// BaselineSamples is how many OK bodies the baseline needs first.
+	BaselineSamples int
+}
+
+// Merge lays over on top of r: lists are joined without duplicates, and
+// over's non-zero scalars win. If over.Replace is set, the result is over.
+func (r Rule) Merge(over Rule) Rule {
+	if over.Replace {
+		return over.clone()
+	}
+	out := r.clone()
+	out.BlockStatus = union(out.BlockStatus, over.BlockStatus)
+	out.RateLimitStatus = union(out.RateLimitStatus, over.RateLimitStatus)
+	out.URLPatterns = union(out.URLPatterns, over.URLPatterns)
+	out.Markers = union(out.Markers, over.Markers)
+	out.TitleMarkers = union(out.TitleMarkers, over.TitleMarkers)
+	out.Selectors = union(out.Selectors, over.Selectors)
+	out.JSONPaths = union(out.JSONPaths, over.JSONPaths)
+	out.mergeScalars(over)
+	return out
+}
+
+// mergeScalars copies over's non-zero scalars into r.
+func (r *Rule) mergeScalars(over Rule) {
+	r.EmptyListBlocked = r.EmptyListBlocked || over.EmptyListBlocked
+	if over.MinSize != 0 {
+		r.MinSize = over.MinSize
+	}
+	if over.DropFraction != 0 {
+		r.DropFraction = over.DropFraction
+	}
+	if over.BaselineSamples != 0 {
+		r.BaselineSamples = over.BaselineSamples
+	}
+}
+
+// clone copies r so merged rules never share list backing arrays.
+func (r Rule) clone() Rule {
+	r.BlockStatus = slices.Clone(r.BlockStatus)
+	r.RateLimitStatus = slices.Clone(r.RateLimitStatus)
+	r.URLPatterns = slices.Clone(r.URLPatterns)
+	r.Markers = slices.Clone(r.Markers)
+	r.TitleMarkers = slices.Clone(r.TitleMarkers)
+	r.Selectors = slices.Clone(r.Selectors)
+	r.JSONPaths = slices.Clone(r.JSONPaths)
+	return r
+}
+
+// union appends the items of b missing from a.
+func union[T comparable](a, b []T) []T {
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			a = append(a, x)
+		}
+	}
+	return a
+}
+
+// Merge lays over on top of rs, place by place (default, site default,
+// site kind), and returns the result; rs is not changed.
+func (rs Rules) Merge(over Rules) Rules {
+	out := Rules{Default: rs.Default.Merge(over.Default), Sites: map[string]Site{}}
+	for name, s := range rs.Sites {
+		out.Sites[name] = s.merge(Site{})
+	}
+	for name, s := range over.Sites {
+		out.Sites[name] = out.Sites[name].merge(s)
+	}
+	return out
+}
+
+// merge lays over on top of s.
+func (s Site) merge(over Site) Site {
+	out := Site{Default: s.Default.Merge(over.Default), Kinds: map[string]Rule{}}
+	for k, r := range s.Kinds {
+		out.Kinds[k] = Rule{}.Merge(r)
+	}
+	for k, r := range over.Kinds {
+		out.Kinds[NormalizeKind(k)] = out.Kinds[NormalizeKind(k)].Merge(r)
+	}
+	return out
+}
+
+// With returns a copy of rs with r laid over the rule of (site, kind);
+// kind "default" or "" means the site's default. Use it to add a generic
+// site's expected selectors.
+func (rs Rules) With(site, kind string, r Rule) Rules {
+	s := Site{Kinds: map[string]Rule{}}
+	if kind == "" || kind == "default" {
+		s.Default = r
+	} else {
+		s.Kinds[kind] = r
+	}
+	return rs.Merge(Rules{Sites: map[string]Site{site: s}})
+}
+
+// Effective is the rule a Detector applies to (site, kind): the layers
+// merged. An unknown site gets Default; an unknown kind the site's default.
+func (rs Rules) Effective(site, kind string) Rule {
+	s, ok := rs.Sites[site]
+	if !ok {
+		return Rule{}.Merge(rs.Default)
+	}
+	r := rs.Default.Merge(s.Default)
+	if k, ok := s.Kinds[NormalizeKind(kind)]; ok {
+		r = r.Merge(k)
+	}
+	return r
+}
+
+// NormalizeKind maps kind aliases to one name: "item" is "product", ""
+// is "default".
+func NormalizeKind(kind string) string {
+	switch kind {
+	case "item":
+		return "product"
+	case "":
+		return "default"
+	}
+	return kind
+}
+
+// Validate checks every regexp, selector, JSON path and number, and names
+// the rule of the first bad one: "sites.avito.kinds.search.selectors[0]".
+func (rs Rules) Validate() error {
+	if err := rs.Default.validate("default"); err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(rs.Sites) {
+		if err := rs.Sites[name].validate("sites." + name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks one site's rules; at names the site.
+func (s Site) validate(at string) error {
+	if err := s.Default.validate(at + ".default"); err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(s.Kinds) {
+		if err := s.Kinds[k].validate(at + ".kinds." + k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks one rule; at names it.
+func (r Rule) validate(at string) error {
+	checks := []struct {
+		field string
+		items []string
+		check func(string) error
+	}{
+		{"url_patterns", r.URLPatterns, checkPattern},
+		{"selectors", r.Selectors, checkSelector},
+		{"json_paths", r.JSONPaths, checkJSONPath},
+		{"markers", r.Markers, checkMarker},
+		{"title_markers", r.TitleMarkers, checkMarker},
+	}
+	for _, c := range checks {
+		for i, s := range c.items {
+			if err := c.check(s); err != nil {
+				return fmt.Errorf("%s.%s[%d]: %w", at, c.field, i, err)
+			}
+		}
+	}
+	return r.validateNumbers(at)
+}
+
+// validateNumbers checks statuses and the size knobs.
+func (r Rule) validateNumbers(at string) error {
+	for i, st := range r.BlockStatus {
+		if err := checkStatus(st); err != nil {
+			return fmt.Errorf("%s.block_status[%d]: %w", at, i, err)
+		}
+	}
+	for i, st := range r.RateLimitStatus {
+		if err := checkStatus(st); err != nil {
+			return fmt.Errorf("%s.rate_limit_status[%d]: %w", at, i, err)
+		}
+	}
+	if r.MinSize < 0 || r.BaselineSamples < 0 {
+		return fmt.Errorf("%s: min_size and baseline_samples must not be negative", at)
+	}
+	if r.DropFraction < 0 || r.DropFraction >= 1 {
+		return fmt.Errorf("%s.drop_fraction: %v is not in [0, 1)", at, r.DropFraction)
+	}
+	return nil
+}
+
+// sortedKeys returns m's keys in order, for stable error messages.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := slices.Collect(maps.Keys(m))
+	sort.Strings(keys)
+	return keys
+}

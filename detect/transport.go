@@ -1,0 +1,41 @@
+package detect
+
+import (
+	"context"
+	"errors"
+	"os"
+)
+
+// proxyFaulter is implemented by fetcher errors that know whether the
+// proxy, not the target, failed.
+type proxyFaulter interface{ ProxyFault() bool }
+
+// timeouter is implemented by net.Error and url.Error.
+type timeouter interface{ Timeout() bool }
+
+// judgeErr judges a transport error. Every transport error is a
+// ProxyFailure (a failure count, never a ban): a target timeout says
+// nothing about the proxy being banned.
+func judgeErr(err error) Verdict {
+	v := Verdict{Kind: ProxyFailure, Rule: "error: " + MaskProxy(err.Error())}
+	var pf proxyFaulter
+	proxyFault := errors.As(err, &pf) && pf.ProxyFault()
+	switch {
+	case proxyFault && isTimeout(err):
+		v.Reason = "proxy timeout"
+	case proxyFault:
+		v.Reason = "proxy fault"
+	case isTimeout(err):
+		v.Reason = "timeout"
+	default:
+		v.Reason = "transport error"
+	}
+	return v
+}
+
+// isTimeout tells whether err is a deadline or timeout.
+func isTimeout(err error) bool {
+	var t timeouter
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) ||
+		(errors.As(err, &t) && t.Timeout())
+}
