@@ -1,0 +1,104 @@
+package fetcher
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Fetcher sends requests through proxies, keeping a transport per proxy.
+// It is safe for concurrent use.
+type Fetcher struct {
+	cfg        Config
+	log        *zap.Logger
+	transports *transportCache
+}
+
+// New builds a Fetcher; zero Config fields take their defaults.
+func New(cfg Config) *Fetcher {
+	cfg = cfg.withDefaults()
+	build := func(p *url.URL) *http.Transport { return newTransport(p, cfg) }
+	return &Fetcher{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		transports: newTransportCache(cfg.MaxTransports, build),
+	}
+}
+
+// Do sends req through req.Proxy, follows redirects and reads the decoded
+// body up to the cap. Every error is an *Error. A body past the cap
+// returns both the cut Response (Truncated set) and an *Error of kind
+// BodyTooLarge; other errors return no Response. A 407 from the proxy is a
+// ProxyAuth error, never a Response.
+func (f *Fetcher) Do(ctx context.Context, req Request) (*Response, error) {
+	t, err := f.transports.get(req.Proxy)
+	if err != nil {
+		return nil, f.fail(req, Other, err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	defer cancel()
+	var ph phaseTracker
+	hreq, err := newHTTPRequest(httptrace.WithClientTrace(tctx, ph.trace()), req)
+	if err != nil {
+		return nil, f.fail(req, Other, err)
+	}
+	start := time.Now()
+	hresp, err := f.client(t, req.Jar).Do(hreq)
+	if err != nil {
+		return nil, f.fail(req, classify(ctx, err, ph.get(), req.Proxy != nil), err)
+	}
+	defer hresp.Body.Close()
+	return f.finish(ctx, req, hresp, start)
+}
+
+// finish reads the body of hresp and builds the Response.
+func (f *Fetcher) finish(ctx context.Context, req Request, hresp *http.Response, start time.Time) (*Response, error) {
+	if hresp.StatusCode == http.StatusProxyAuthRequired && req.Proxy != nil {
+		return nil, f.fail(req, ProxyAuth, fmt.Errorf("proxy answered %s", hresp.Status))
+	}
+	b, err := readBody(hresp, f.cfg.BodyCap)
+	if err != nil {
+		return nil, f.fail(req, classify(ctx, err, phaseConnected, req.Proxy != nil), err)
+	}
+	resp := newResponse(hresp, b, start, MaskProxy(req.Proxy))
+	if resp.Truncated {
+		return resp, f.fail(req, BodyTooLarge, fmt.Errorf("decoded body passed the %d byte cap", f.cfg.BodyCap))
+	}
+	f.log.Debug("fetched", zap.String("url", req.URL), zap.String("final_url", resp.FinalURL),
+		zap.String("proxy", resp.Proxy), zap.Int("status", resp.Status),
+		zap.Int64("bytes", resp.BytesRead), zap.Duration("latency", resp.Latency))
+	return resp, nil
+}
+
+// client is a per-request client over t with the session's jar.
+func (f *Fetcher) client(t http.RoundTripper, jar http.CookieJar) *http.Client {
+	return &http.Client{Transport: t, Jar: jar, CheckRedirect: f.checkRedirect}
+}
+
+// checkRedirect stops after MaxRedirects redirects.
+func (f *Fetcher) checkRedirect(_ *http.Request, via []*http.Request) error {
+	if len(via) > f.cfg.MaxRedirects {
+		return fmt.Errorf("%w: more than %d", ErrTooManyRedirects, f.cfg.MaxRedirects)
+	}
+	return nil
+}
+
+// fail wraps err as an *Error of kind and logs it, the proxy masked.
+func (f *Fetcher) fail(req Request, kind ErrorKind, err error) *Error {
+	e := &Error{Kind: kind, Proxy: MaskProxy(req.Proxy), Err: err}
+	f.log.Debug("fetch failed", zap.String("url", req.URL), zap.String("proxy", e.Proxy),
+		zap.Stringer("kind", kind), zap.Error(err))
+	return e
+}
+
+// CloseIdle closes the idle connections of every proxy's transport.
+func (f *Fetcher) CloseIdle() { f.transports.closeIdle() }
+
+// Close closes idle connections and drops the transports; Do fails with
+// ErrClosed afterwards. Requests in flight finish.
+func (f *Fetcher) Close() { f.transports.close() }

@@ -1,0 +1,100 @@
+package fetcher
+
+import (
+	"hash/fnv"
+	"math/rand/v2"
+	"net/http"
+)
+
+// DefaultAcceptLanguage is the Russian-first Accept-Language of the
+// Chrome profiles.
+const DefaultAcceptLanguage = "ru-RU,ru;q=0.9,en-US;q=0.8,en;q=0.7"
+
+// Accept headers of a top-level page load.
+const (
+	chromeAccept  = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
+	firefoxAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/png,image/svg+xml,*/*;q=0.8"
+	firefoxLang   = "ru-RU,ru;q=0.8,en-US;q=0.5,en;q=0.3"
+)
+
+// Profile is the browser a session claims to be: the headers every one of
+// its requests carries. Keep one per session so a user never changes
+// browsers between pages.
+type Profile struct {
+	Name           string `json:"name"`
+	UserAgent      string `json:"user_agent"`
+	Accept         string `json:"accept"`
+	AcceptLanguage string `json:"accept_language"`
+	// SecCHUA, SecCHUAMobile and SecCHUAPlatform are Chrome's client hints;
+	// empty for Firefox, which sends none.
+	SecCHUA         string `json:"sec_ch_ua,omitempty"`
+	SecCHUAMobile   string `json:"sec_ch_ua_mobile,omitempty"`
+	SecCHUAPlatform string `json:"sec_ch_ua_platform,omitempty"`
+}
+
+// IsZero reports whether p is the empty profile.
+func (p Profile) IsZero() bool { return p == Profile{} }
+
+// Apply sets p's headers on h, leaving headers h already has.
+func (p Profile) Apply(h http.Header) {
+	for _, kv := range [...][2]string{
+		{"User-Agent", p.UserAgent},
+		{"Accept", p.Accept},
+		{"Accept-Language", p.AcceptLanguage},
+		{"Sec-Ch-Ua", p.SecCHUA},
+		{"Sec-Ch-Ua-Mobile", p.SecCHUAMobile},
+		{"Sec-Ch-Ua-Platform", p.SecCHUAPlatform},
+	} {
+		if kv[1] != "" && h.Get(kv[0]) == "" {
+			h.Set(kv[0], kv[1])
+		}
+	}
+}
+
+// profiles are realistic desktop browsers; the first is the default.
+var profiles = []Profile{
+	chrome("chrome-138-windows", "Windows NT 10.0; Win64; x64", `"Windows"`, "138", `"Not)A;Brand";v="8", "Chromium";v="138", "Google Chrome";v="138"`),
+	chrome("chrome-139-windows", "Windows NT 10.0; Win64; x64", `"Windows"`, "139", `"Not;A=Brand";v="99", "Google Chrome";v="139", "Chromium";v="139"`),
+	chrome("chrome-139-macos", "Macintosh; Intel Mac OS X 10_15_7", `"macOS"`, "139", `"Not;A=Brand";v="99", "Google Chrome";v="139", "Chromium";v="139"`),
+	chrome("chrome-140-linux", "X11; Linux x86_64", `"Linux"`, "140", `"Chromium";v="140", "Not=A?Brand";v="24", "Google Chrome";v="140"`),
+	firefox("firefox-141-windows", "Windows NT 10.0; Win64; x64; rv:141.0", "141.0"),
+	firefox("firefox-142-linux", "X11; Ubuntu; Linux x86_64; rv:142.0", "142.0"),
+}
+
+func chrome(name, platform, chPlatform, major, chUA string) Profile {
+	return Profile{
+		Name:            name,
+		UserAgent:       "Mozilla/5.0 (" + platform + ") AppleWebKit/537.36 (KHTML, like Gecko) Chrome/" + major + ".0.0.0 Safari/537.36",
+		Accept:          chromeAccept,
+		AcceptLanguage:  DefaultAcceptLanguage,
+		SecCHUA:         chUA,
+		SecCHUAMobile:   "?0",
+		SecCHUAPlatform: chPlatform,
+	}
+}
+
+func firefox(name, platform, version string) Profile {
+	return Profile{
+		Name:           name,
+		UserAgent:      "Mozilla/5.0 (" + platform + ") Gecko/20100101 Firefox/" + version,
+		Accept:         firefoxAccept,
+		AcceptLanguage: firefoxLang,
+	}
+}
+
+// Profiles lists the built-in profiles (a copy).
+func Profiles() []Profile { return append([]Profile(nil), profiles...) }
+
+// DefaultProfile is the profile of a Request that names none.
+func DefaultProfile() Profile { return profiles[0] }
+
+// RandomProfile picks a built-in profile with rng.
+func RandomProfile(rng *rand.Rand) Profile { return profiles[rng.IntN(len(profiles))] }
+
+// ProfileFor picks a built-in profile by seed (a session or task ID): the
+// same seed always gets the same profile, on every server.
+func ProfileFor(seed string) Profile {
+	h := fnv.New64a()
+	h.Write([]byte(seed))
+	return profiles[h.Sum64()%uint64(len(profiles))]
+}
