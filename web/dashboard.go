@@ -166,10 +166,11 @@ func holderCounts(ps []proxies.ProxyStats) []HolderCount {
 }
 
 // maskSpec makes sure a proxy spec shows no password, whatever the broker
-// sent: a URL with a password gets user:***, anything unparseable is hidden.
+// sent: a URL with a password gets user:***; anything that is not a
+// scheme://host URL is hidden.
 func maskSpec(spec string) string {
 	u, err := url.Parse(spec)
-	if err != nil {
+	if err != nil || u.Host == "" || u.Opaque != "" {
 		return "<unparseable proxy spec>"
 	}
 	if u.User == nil {
