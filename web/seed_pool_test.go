@@ -36,7 +36,9 @@ func (b *fixedBroker) LeaseProxy(context.Context, string, string, string, string
 func (b *fixedBroker) Extend(context.Context, *proxies.Lease, time.Duration) (*proxies.Lease, error) {
 	return nil, errFixed
 }
-func (b *fixedBroker) Release(context.Context, *proxies.Lease, proxies.Outcome) error { return errFixed }
+func (b *fixedBroker) Release(context.Context, *proxies.Lease, proxies.Outcome) error {
+	return errFixed
+}
 
 func fixedStats() *proxies.PoolStats {
 	site := func(state string, ok, failed, banned int64) proxies.ProxySiteStats {
