@@ -15,6 +15,8 @@ const (
 // chart is a success-rate line ready for the template's inline SVG.
 type chart struct {
 	Width, Height int
+	// ViewBox leaves a margin for the axis labels.
+	ViewBox string
 	// Points is the SVG polyline points attribute ("x,y x,y …").
 	Points string
 	// Last is the latest rate as a percentage, e.g. "97.5%".
@@ -28,7 +30,8 @@ type chart struct {
 // newChart scales rate points into the chart box: time left to right,
 // 0% at the bottom and 100% at the top.
 func newChart(pts []RatePoint) chart {
-	c := chart{Width: chartWidth, Height: chartHeight, Empty: len(pts) < 2}
+	c := chart{Width: chartWidth, Height: chartHeight, Empty: len(pts) < 2,
+		ViewBox: fmt.Sprintf("-44 -10 %d %d", chartWidth+54, chartHeight+20)}
 	if len(pts) == 0 {
 		return c
 	}

@@ -40,14 +40,16 @@ type Dashboard struct {
 // ProxyRow is one proxy's state and counters for one site. Proxy is the
 // masked spec (scheme://user:***@host:port).
 type ProxyRow struct {
-	ID          string        `json:"id"`
-	Proxy       string        `json:"proxy"`
-	Class       proxies.Class `json:"class"`
-	Site        string        `json:"site"`
-	State       string        `json:"state"`
-	OK          int64         `json:"ok"`
-	Failed      int64         `json:"failed"`
-	Banned      int64         `json:"banned"`
+	ID       string        `json:"id"`
+	Proxy    string        `json:"proxy"`
+	Class    proxies.Class `json:"class"`
+	Site     string        `json:"site"`
+	State    string        `json:"state"`
+	OK       int64         `json:"ok"`
+	Failed   int64         `json:"failed"`
+	Banned   int64         `json:"banned"`
+	Requests int64         `json:"requests"`
+	// SuccessRate is OK / Requests, 0 without requests.
 	SuccessRate float64       `json:"success_rate"`
 	EWMALatency time.Duration `json:"ewma_latency"`
 	LastBan     string        `json:"last_ban_reason,omitempty"`
@@ -128,7 +130,7 @@ func proxyRows(ps []proxies.ProxyStats) []ProxyRow {
 func proxyRow(p proxies.ProxyStats, site string, st proxies.ProxySiteStats) ProxyRow {
 	return ProxyRow{
 		ID: p.ID, Proxy: maskSpec(p.Masked), Class: p.Class, Site: site, State: st.State,
-		OK: st.OK, Failed: st.Failed, Banned: st.Banned,
+		OK: st.OK, Failed: st.Failed, Banned: st.Banned, Requests: st.OK + st.Failed + st.Banned,
 		SuccessRate: successRate(st.OK, st.Failed, st.Banned), EWMALatency: st.EWMALatency,
 		LastBan: st.LastBan, Holder: st.Holder,
 	}
