@@ -1,0 +1,193 @@
+package testbed
+
+import (
+	"encoding/json"
+	"html/template"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Ozon URL paths.
+const (
+	OzonSearchPath  = "/search/"
+	OzonProductPath = "/product/" // + <slug>-<id>/
+)
+
+// Widget state ids as on the real pages (the number is a build detail).
+const (
+	ozonSearchState  = "state-searchResultsV2-3547909-default-1"
+	ozonHeadingState = "state-webProductHeading-3385933-default-1"
+	ozonPriceState   = "state-webPrice-3121879-default-1"
+	ozonScoreState   = "state-webReviewProductScore-3132021-default-1"
+)
+
+// ozon serves the search and product pages with widget states.
+type ozon struct{ c *Catalog }
+
+func (o *ozon) cookie() string { return "__Secure-ab-group" }
+
+func (o *ozon) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+OzonSearchPath, o.search)
+	mux.HandleFunc("GET "+OzonProductPath+"{slugid}/", o.product)
+	return mux
+}
+
+// rubles formats kopecks as Ozon does: "2 099 ₽" with thin spaces.
+func rubles(kopecks int64, sep string) string {
+	s := strconv.FormatInt(kopecks/100, 10)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteString(sep)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+const thinSpace = "\u2009"
+
+func ozonPrice(kopecks int64) string { return rubles(kopecks, thinSpace) + thinSpace + "₽" }
+
+// reviewsWord is the Russian plural for "отзыв" after n.
+func reviewsWord(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 14:
+		return "отзывов"
+	case n%10 == 1:
+		return "отзыв"
+	case n%10 >= 2 && n%10 <= 4:
+		return "отзыва"
+	}
+	return "отзывов"
+}
+
+type jsonMap = map[string]any
+
+// ozonTile is one searchResultsV2 item, shaped like the 2024 sample.
+func ozonTile(p Product) jsonMap {
+	return jsonMap{
+		"action": jsonMap{"behavior": "BEHAVIOR_TYPE_REDIRECT", "link": p.URL},
+		"mainState": []any{
+			jsonMap{"type": "atom", "id": "atom", "atom": jsonMap{"type": "priceV2", "priceV2": jsonMap{
+				"price": []any{
+					jsonMap{"text": ozonPrice(p.Price), "textStyle": "PRICE"},
+					jsonMap{"text": ozonPrice(p.OldPrice), "textStyle": "ORIGINAL_PRICE"},
+				},
+				"discount": "−" + strconv.FormatInt(100-p.Price*100/p.OldPrice, 10) + "%",
+			}}},
+			jsonMap{"type": "atom", "id": "name", "atom": jsonMap{"type": "textAtom", "textAtom": jsonMap{
+				"text": template.HTMLEscapeString(p.Title), "testInfo": jsonMap{"automatizationId": "tile-name"},
+			}}},
+			jsonMap{"atom": jsonMap{"type": "labelList", "labelList": jsonMap{"items": []any{
+				jsonMap{"title": strconv.FormatFloat(p.Rating, 'f', 1, 64) + "  ",
+					"testInfo": jsonMap{"automatizationId": "tile-list-rating"}},
+				jsonMap{"title": rubles(int64(p.Reviews)*100, " ") + " " + reviewsWord(p.Reviews),
+					"testInfo": jsonMap{"automatizationId": "tile-list-comments"}},
+			}, "testInfo": jsonMap{"automatizationId": "tile-list-rating"}}}},
+		},
+		"multiButton": jsonMap{"ozonButton": jsonMap{"type": "addToCartButtonWithQuantity",
+			"addToCartButtonWithQuantity": jsonMap{"action": jsonMap{"id": p.ID, "quantity": 1}}}},
+		"skuId": p.ID,
+	}
+}
+
+func (o *ozon) search(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("text")
+	page := pageParam(r, "page")
+	tiles := []any{}
+	for _, p := range o.c.Search(SiteOzon, q, page) {
+		tiles = append(tiles, ozonTile(p))
+	}
+	state := jsonMap{"tileLayout": "LAYOUT_GRID4", "items": tiles, "cols": 12, "page": page}
+	render(w, http.StatusOK, ozonSearchTmpl, jsonMap{"Query": q, "ID": ozonSearchState, "State": mustJSON(state)})
+}
+
+var ozonSearchTmpl = template.Must(template.New("ozon-search").Parse(`<!DOCTYPE html>
+<html lang="ru"><head><meta charset="utf-8"><title>{{.Query}} — купить на OZON</title></head>
+<body><div id="layoutPage"><div data-widget="searchResultsV2"><div id="{{.ID}}" data-state="{{.State}}"></div></div></div></body></html>
+`))
+
+// product serves /product/<slug>-<id>/.
+func (o *ozon) product(w http.ResponseWriter, r *http.Request) {
+	slugID := r.PathValue("slugid")
+	id := slugID[strings.LastIndexByte(slugID, '-')+1:]
+	p, err := o.c.Product(SiteOzon, id)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	render(w, http.StatusOK, ozonProductTmpl, ozonProductData(p))
+}
+
+func ozonProductData(p Product) jsonMap {
+	ld := jsonMap{"@context": "http://schema.org", "@type": "Product", "name": p.Title, "sku": p.ID, "brand": p.Brand,
+		"aggregateRating": jsonMap{"@type": "AggregateRating", "ratingValue": strconv.FormatFloat(p.Rating, 'f', 1, 64), "reviewCount": strconv.Itoa(p.Reviews)},
+		"offers":          jsonMap{"@type": "Offer", "url": p.URL, "availability": "http://schema.org/InStock", "price": strconv.FormatInt(p.Price/100, 10), "priceCurrency": "RUB"}}
+	id, _ := strconv.ParseInt(p.ID, 10, 64)
+	return jsonMap{
+		"P": p, "LD": template.JS(mustJSON(ld)), "Seller": "/seller/" + slug(p.Seller) + "-" + strconv.Itoa(p.SellerID) + "/",
+		"HeadingID": ozonHeadingState, "Heading": mustJSON(jsonMap{"title": p.Title, "rowCount": 2}),
+		"PriceID": ozonPriceState, "Price": mustJSON(jsonMap{"isAvailable": true, "price": ozonPrice(p.Price),
+			"originalPrice": ozonPrice(p.OldPrice), "showOriginalPrice": true}),
+		"ScoreID": ozonScoreState, "Score": mustJSON(jsonMap{"url": p.URL + "reviews/", "reviewsCount": p.Reviews,
+			"itemId": id, "totalScore": p.Rating, "isHidden": false}),
+	}
+}
+
+var ozonProductTmpl = template.Must(template.New("ozon-product").Parse(`<!DOCTYPE html>
+<html lang="ru"><head><meta charset="utf-8"><title>{{.P.Title}} купить на OZON по низкой цене ({{.P.ID}})</title>
+<link href="{{.P.URL}}" rel="canonical">
+<script type="application/ld+json">{{.LD}}</script></head>
+<body><div id="layoutPage">
+<div data-widget="webProductHeading"><div id="{{.HeadingID}}" data-state="{{.Heading}}"></div><h1>{{.P.Title}}</h1></div>
+<div data-widget="webPrice"><div id="{{.PriceID}}" data-state="{{.Price}}"></div></div>
+<div data-widget="webReviewProductScore"><div id="{{.ScoreID}}" data-state="{{.Score}}"></div></div>
+<div data-widget="webCurrentSeller"><div><a href="{{.Seller}}">{{.P.Seller}}</a></div></div>
+</div></body></html>
+`))
+
+// blockPage is the antibot challenge page ("Доступ ограничен").
+func (o *ozon) blockPage(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	io.WriteString(w, ozonBlockHTML)
+}
+
+const ozonBlockHTML = `<html lang="ru"><head><meta charset="UTF-8">
+<link rel="stylesheet" href="https://cdn1.ozone.ru/s3/abt-complaints/static/v1/common.css">
+<title>Доступ ограничен</title>
+<link rel="stylesheet" href="https://cdn2.ozone.ru/s3/abt-challenge/style_v26.css"></head>
+<body><noscript><div class="container"><div class="message"><div class="variant">
+<h2 class="title">Пожалуйста, включите JavaScript для продолжения</h2>
+<span class="subtitle">Нам нужно убедиться, что вы не робот.</span></div></div>
+<div class="details"><span class="details-text"><b>ID:</b> fab_chlg_20250616204607_01JXX7W0ETJ8V3WSDBGR52KHWZ</span></div></div></noscript>
+<div class="container"><div class="content"><div class="mc"><div class="c"><div class="h"><h1>Доступ ограничен</h1></div>
+<p class="s">Инцидент: fab_chlg_20250616204607_01JXX7W0ETJ8V3WSDBGR52KHWZ</p></div>
+<div class="bc"><button class="rb" id="reload-button">Обновить</button></div></div></div></div>
+<script src="https://cdn2.ozone.ru/s3/abt-challenge/script_v26.js"></script>
+</body></html>
+`
+
+// placeholder is the search page frame with no items.
+func (o *ozon) placeholder(w http.ResponseWriter, r *http.Request) {
+	render(w, http.StatusOK, ozonSearchTmpl, jsonMap{"ID": ozonSearchState, "State": `{"items":[]}`})
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// render executes t into w with status.
+func render(w http.ResponseWriter, status int, t *template.Template, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	t.Execute(w, data)
+}

@@ -1,0 +1,88 @@
+package testbed
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Verdict is what a site decided about one request.
+type Verdict string
+
+// Verdicts in the request log.
+const (
+	VerdictOK       Verdict = "ok"        // served normally
+	VerdictNotFound Verdict = "not_found" // served, 404
+	// VerdictTooFast: faster than MinInterval; punished, and a ban starts.
+	VerdictTooFast Verdict = "too_fast"
+	// VerdictBanned: punished because the IP is banned.
+	VerdictBanned Verdict = "banned"
+	// VerdictSessionMismatch: the session cookie belongs to another IP.
+	VerdictSessionMismatch Verdict = "session_mismatch"
+	// VerdictCrossSite: the IP was on another site within the window; a
+	// ban starts on both.
+	VerdictCrossSite Verdict = "cross_site"
+	// VerdictExempt: a testbed endpoint (whoami, captcha) outside the rules.
+	VerdictExempt Verdict = "exempt"
+)
+
+// Blocked reports whether v refused the request.
+func (v Verdict) Blocked() bool {
+	return v == VerdictTooFast || v == VerdictBanned || v == VerdictSessionMismatch || v == VerdictCrossSite
+}
+
+// StartsBan reports whether v began a ban.
+func (v Verdict) StartsBan() bool { return v == VerdictTooFast || v == VerdictCrossSite }
+
+// Entry is one request as a site saw it.
+type Entry struct {
+	Seq    int    `json:"seq"`
+	Site   string `json:"site"`
+	IP     string `json:"ip"`
+	Method string `json:"method"`
+	// Path is the request path with its query.
+	Path  string    `json:"path"`
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Session is the session cookie the request carried, or the one issued
+	// to it when it carried none.
+	Session string  `json:"session"`
+	Issued  bool    `json:"issued,omitempty"`
+	Verdict Verdict `json:"verdict"`
+	Status  int     `json:"status"`
+}
+
+// Log records every request of every site. Safe for concurrent use.
+type Log struct {
+	mu      sync.Mutex
+	entries []Entry
+}
+
+// add appends e, numbering it.
+func (l *Log) add(e Entry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e.Seq = len(l.entries) + 1
+	l.entries = append(l.entries, e)
+}
+
+// Entries returns a copy of the log in arrival order of completion.
+func (l *Log) Entries() []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.entries)
+}
+
+// Len is the number of logged requests.
+func (l *Log) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.entries)
+}
+
+// Reset forgets every entry (for a fresh measurement in one run).
+func (l *Log) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = nil
+}

@@ -1,0 +1,186 @@
+package testbed
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Config configures Start.
+type Config struct {
+	// Proxies is the farm size; it overrides Farm.N when set. Default 10.
+	Proxies int
+	// Seed makes the catalog, sessions and flaky drops repeatable.
+	Seed int64
+	// CatalogSize is the number of products per site. Default 3000.
+	CatalogSize int
+	// Strict bans a too-fast IP for the rest of the run on every site.
+	Strict bool
+	// Sites overrides a site's rules; sites not named get DefaultRules.
+	Sites map[string]SiteRules
+	// Farm configures the proxy farm (N is taken from Proxies when set).
+	Farm FarmConfig
+	// Dir receives proxies.txt. Default: a new temporary directory,
+	// removed by Close.
+	Dir string
+	// Now is the sites' clock (request times, bans, the log). Default
+	// time.Now. Tests inject a fake clock to avoid sleeping.
+	Now func() time.Time
+	// Logger receives the testbed's logs. Default: no logs.
+	Logger *zap.Logger
+}
+
+// Testbed is a running farm plus the three sites.
+type Testbed struct {
+	// Farm is the proxy farm.
+	Farm *Farm
+	// ProxiesFile is the path of the farm's proxy list.
+	ProxiesFile string
+	// Catalog is what the sites serve.
+	Catalog *Catalog
+	// Log records every request to every site.
+	Log *Log
+
+	sites  map[string]*Site
+	rules  map[string]SiteRules
+	guard  *guard
+	now    func() time.Time
+	tmpDir string
+}
+
+// Start runs the farm and the three sites until ctx ends or Close.
+func Start(ctx context.Context, cfg Config) (*Testbed, error) {
+	cfg = cfg.withDefaults()
+	tb := &Testbed{Catalog: NewCatalog(cfg.Seed, cfg.CatalogSize), Log: &Log{}, now: cfg.Now,
+		rules: siteRules(cfg), sites: map[string]*Site{}}
+	tb.guard = newGuard(tb.rules, cfg.Seed)
+	if err := tb.startSites(cfg.Logger); err != nil {
+		tb.Close()
+		return nil, err
+	}
+	if err := tb.startFarm(ctx, cfg); err != nil {
+		tb.Close()
+		return nil, err
+	}
+	return tb, nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.Proxies > 0 {
+		c.Farm.N = c.Proxies
+	}
+	if c.Farm.N == 0 {
+		c.Farm.N = 10
+	}
+	if c.Farm.Seed == 0 {
+		c.Farm.Seed = c.Seed
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.Farm.Logger == nil {
+		c.Farm.Logger = c.Logger
+	}
+	return c
+}
+
+// siteRules merges the defaults, cfg.Sites and cfg.Strict.
+func siteRules(cfg Config) map[string]SiteRules {
+	rules := DefaultRules()
+	for name, r := range cfg.Sites {
+		rules[name] = r
+	}
+	for name, r := range rules {
+		r.Strict = r.Strict || cfg.Strict
+		rules[name] = r.withDefaults()
+	}
+	return rules
+}
+
+func (tb *Testbed) startSites(zl *zap.Logger) error {
+	d := siteDeps{guard: tb.guard, log: tb.Log, now: tb.now, zl: zl}
+	for _, name := range SiteNames {
+		s, err := startSite(name, tb.rules[name], tb.Catalog, d)
+		if err != nil {
+			return err
+		}
+		tb.sites[name] = s
+		zl.Info("site started", zap.String("site", name), zap.String("url", s.URL()))
+	}
+	return nil
+}
+
+func (tb *Testbed) startFarm(ctx context.Context, cfg Config) error {
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "crawlq-testbed-")
+		if err != nil {
+			return fmt.Errorf("testbed dir: %w", err)
+		}
+		dir, tb.tmpDir = d, d
+	}
+	f, err := StartFarm(ctx, cfg.Farm)
+	if err != nil {
+		return err
+	}
+	tb.Farm = f
+	tb.ProxiesFile = filepath.Join(dir, "proxies.txt")
+	return f.WriteProxyFile(tb.ProxiesFile)
+}
+
+// SiteURL is the base URL of site name ("" for an unknown name).
+func (tb *Testbed) SiteURL(name string) string {
+	if s := tb.sites[name]; s != nil {
+		return s.URL()
+	}
+	return ""
+}
+
+// Sites maps each site name to its base URL.
+func (tb *Testbed) Sites() map[string]string {
+	out := map[string]string{}
+	for name, s := range tb.sites {
+		out[name] = s.URL()
+	}
+	return out
+}
+
+// Rules are the effective rules of every site.
+func (tb *Testbed) Rules() map[string]SiteRules { return tb.rules }
+
+// MinIntervals maps each site to its MinInterval, for Check.
+func (tb *Testbed) MinIntervals() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for name, r := range tb.rules {
+		out[name] = r.MinInterval
+	}
+	return out
+}
+
+// Banned reports whether ip is banned on site now.
+func (tb *Testbed) Banned(site, ip string) bool { return tb.guard.isBanned(site, ip, tb.now()) }
+
+// Check runs Check over the log with the sites' min intervals.
+func (tb *Testbed) Check() Report { return Check(tb.Log.Entries(), tb.MinIntervals()) }
+
+// Close stops the sites and the farm and removes the temporary directory.
+func (tb *Testbed) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, s := range tb.sites {
+		s.close(ctx)
+	}
+	if tb.Farm != nil {
+		tb.Farm.Close()
+	}
+	if tb.tmpDir != "" {
+		os.RemoveAll(tb.tmpDir)
+	}
+}

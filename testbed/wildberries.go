@@ -1,0 +1,156 @@
+package testbed
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Wildberries URL paths, as on search.wb.ru and card.wb.ru.
+const (
+	WBSearchPath = "/exactmatch/ru/common/v5/search"
+	WBDetailPath = "/cards/v4/detail"
+)
+
+// wildberries serves the JSON search and card-detail APIs.
+type wildberries struct{ c *Catalog }
+
+func (wb *wildberries) cookie() string { return "_wbauid" }
+
+func (wb *wildberries) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+WBSearchPath, wb.search)
+	mux.HandleFunc("GET "+WBDetailPath, wb.detail)
+	return mux
+}
+
+// wbProduct is a product object of the search and detail APIs.
+type wbProduct struct {
+	ID             int64    `json:"id"`
+	Root           int64    `json:"root"`
+	Brand          string   `json:"brand"`
+	BrandID        int      `json:"brandId"`
+	Name           string   `json:"name"`
+	Entity         string   `json:"entity"`
+	Supplier       string   `json:"supplier"`
+	SupplierID     int      `json:"supplierId"`
+	SupplierRating float64  `json:"supplierRating"`
+	Rating         int      `json:"rating"`
+	ReviewRating   float64  `json:"reviewRating"`
+	NMReviewRating float64  `json:"nmReviewRating"`
+	Feedbacks      int      `json:"feedbacks"`
+	NMFeedbacks    int      `json:"nmFeedbacks"`
+	Sizes          []wbSize `json:"sizes"`
+	TotalQuantity  int      `json:"totalQuantity"`
+}
+
+type wbSize struct {
+	Name     string    `json:"name"`
+	OrigName string    `json:"origName"`
+	OptionID int64     `json:"optionId"`
+	Stocks   []wbStock `json:"stocks"`
+	Price    wbPrice   `json:"price"`
+}
+
+type wbStock struct {
+	WH  int `json:"wh"`
+	Qty int `json:"qty"`
+}
+
+type wbPrice struct {
+	Basic     int64 `json:"basic"`
+	Product   int64 `json:"product"`
+	Logistics int64 `json:"logistics"`
+	Return    int64 `json:"return"`
+}
+
+func toWB(p Product) wbProduct {
+	id, _ := strconv.ParseInt(p.ID, 10, 64)
+	qty := 1 + p.Reviews%900
+	return wbProduct{
+		ID: id, Root: id / 3, Brand: p.Brand, BrandID: len(p.Brand) * 1009, Name: p.Title,
+		Entity: strings.ToLower(strings.Fields(p.Title)[0]), Supplier: p.Seller, SupplierID: p.SellerID,
+		SupplierRating: p.Rating, Rating: int(p.Rating + 0.5), ReviewRating: p.Rating, NMReviewRating: p.Rating,
+		Feedbacks: p.Reviews, NMFeedbacks: p.Reviews, TotalQuantity: qty,
+		Sizes: []wbSize{{OrigName: "0", OptionID: id * 2, Stocks: []wbStock{{WH: 314812, Qty: qty}},
+			Price: wbPrice{Basic: p.OldPrice, Product: p.Price, Logistics: 2800}}},
+	}
+}
+
+func toWBList(ps []Product) []wbProduct {
+	out := make([]wbProduct, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, toWB(p))
+	}
+	return out
+}
+
+// wbSearch is the v5 search answer; products sit at the top level.
+type wbSearch struct {
+	Metadata wbMetadata  `json:"metadata"`
+	State    int         `json:"state"`
+	Version  int         `json:"version"`
+	Total    int         `json:"total"`
+	Products []wbProduct `json:"products"`
+}
+
+type wbMetadata struct {
+	Name        string `json:"name"`
+	CatalogType string `json:"catalog_type"`
+}
+
+func (wb *wildberries) search(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("query")
+	page := pageParam(r, "page")
+	writeJSON(w, wbSearch{
+		Metadata: wbMetadata{Name: q, CatalogType: "preset"}, Version: 2,
+		Total:    len(wb.c.Matches(SiteWildberries, q)),
+		Products: toWBList(wb.c.Search(SiteWildberries, q, page)),
+	})
+}
+
+// detail answers /cards/v4/detail?nm=ID[;ID…]; unknown ids are left out.
+func (wb *wildberries) detail(w http.ResponseWriter, r *http.Request) {
+	var found []Product
+	for _, id := range strings.Split(r.URL.Query().Get("nm"), ";") {
+		if p, err := wb.c.Product(SiteWildberries, strings.TrimSpace(id)); err == nil {
+			found = append(found, p)
+		}
+	}
+	writeJSON(w, map[string][]wbProduct{"products": toWBList(found)})
+}
+
+// blockPage: no real WB block page was ever saved; parsers describe an
+// empty 403/429 body. The 200 variant is a bare "Доступ ограничен" page.
+func (wb *wildberries) blockPage(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if status == http.StatusOK {
+		io.WriteString(w, wbBlockHTML)
+	}
+}
+
+const wbBlockHTML = `<!DOCTYPE html><html lang="ru"><head><meta charset="utf-8">` +
+	`<title>Доступ ограничен</title></head><body><h1>Доступ ограничен</h1>` +
+	`<p>Подозрительная активность с вашего IP. Попробуйте позже.</p></body></html>`
+
+// placeholder is the suspicious "200 with products: []" answer.
+func (wb *wildberries) placeholder(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, wbSearch{Version: 2, Products: []wbProduct{}})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	json.NewEncoder(w).Encode(v)
+}
+
+// pageParam reads a 1-based page number, defaulting to 1.
+func pageParam(r *http.Request, name string) int {
+	n, err := strconv.Atoi(r.URL.Query().Get(name))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
