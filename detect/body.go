@@ -12,7 +12,8 @@ import (
 const titleWindow = 64 << 10
 
 // judgeBody judges a 2xx body. key names the baseline (site/kind).
-func (d *Detector) judgeBody(c *compiled, key string, r *Response) Verdict {
+func (d *Detector) judgeBody(c *compiled, key string, j *judgement) Verdict {
+	r := j.r
 	if v, bad := c.markerHit(r.Body); bad {
 		return v
 	}
@@ -20,7 +21,7 @@ func (d *Detector) judgeBody(c *compiled, key string, r *Response) Verdict {
 		return Verdict{Kind: Blocked, Reason: "body too small", Rule: fmt.Sprintf("size %d < min %d", n, c.rule.MinSize)}
 	}
 	asJSON := isJSON(r.Body)
-	if v, bad := c.expected(r, asJSON); bad {
+	if v, bad := c.expected(j, asJSON); bad {
 		return v
 	}
 	if asJSON {
@@ -82,14 +83,14 @@ func indexFold(b []byte, s string) int {
 // there. A JSON body is checked by JSON paths, an HTML body by selectors;
 // a body of the other format than all the rule expects is Blocked. A cut
 // (truncated) body is not judged missing.
-func (c *compiled) expected(r *Response, asJSON bool) (Verdict, bool) {
+func (c *compiled) expected(j *judgement, asJSON bool) (Verdict, bool) {
 	switch {
 	case len(c.paths) == 0 && len(c.selectors) == 0:
 		return Verdict{}, false
 	case asJSON && len(c.paths) > 0:
-		return c.expectJSON(r)
+		return c.expectJSON(j.r)
 	case !asJSON && len(c.selectors) > 0:
-		return c.expectHTML(r)
+		return c.expectHTML(j)
 	case asJSON:
 		return missingVerdict("selector", c.selectors[0].src+" (body is JSON)"), true
 	}
@@ -128,11 +129,13 @@ func (c *compiled) emptyList(r *Response, path string) (Verdict, bool) {
 }
 
 // expectHTML parses the body once and tries the selectors in order.
-func (c *compiled) expectHTML(r *Response) (Verdict, bool) {
+func (c *compiled) expectHTML(j *judgement) (Verdict, bool) {
+	r := j.r
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.Body))
 	if err != nil {
 		return Verdict{Kind: Blocked, Reason: "unparsable page", Rule: "html: " + err.Error()}, true
 	}
+	j.doc = doc
 	for _, s := range c.selectors {
 		if s.sel.MatchFirst(doc.Nodes[0]) != nil {
 			return Verdict{}, false

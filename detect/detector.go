@@ -3,6 +3,8 @@ package detect
 import (
 	"fmt"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 )
 
 // Detector judges responses by a set of rules. Build it once and share it:
@@ -87,17 +89,33 @@ func (d *Detector) rule(site, kind string) *compiled {
 // expected content (HTML is parsed only here), size drop. An OK body
 // updates the size baseline of (site, kind, format).
 func (d *Detector) Judge(site, kind string, r *Response) Verdict {
+	v, _ := d.JudgeDocument(site, kind, r)
+	return v
+}
+
+// JudgeDocument is Judge that also returns the HTML document it parsed for
+// the selector rules, so a caller parsing the page next does not parse it
+// twice. The document is nil when no selector rule needed it.
+func (d *Detector) JudgeDocument(site, kind string, r *Response) (Verdict, *goquery.Document) {
 	if r == nil {
-		return Verdict{Kind: ProxyFailure, Reason: "no response", Rule: "nil response"}
+		return Verdict{Kind: ProxyFailure, Reason: "no response", Rule: "nil response"}, nil
 	}
 	if r.Err != nil {
-		return judgeErr(r.Err)
+		return judgeErr(r.Err), nil
 	}
 	c := d.rule(site, kind)
 	if v, done := d.judgeStatus(c, r); done {
-		return v
+		return v, nil
 	}
-	v := d.judgeBody(c, site+"/"+NormalizeKind(kind), r)
+	j := &judgement{r: r}
+	v := d.judgeBody(c, site+"/"+NormalizeKind(kind), j)
 	v.Status = r.Status
-	return v
+	return v, j.doc
+}
+
+// judgement is one body being judged: the response and the HTML document
+// once parsed.
+type judgement struct {
+	r   *Response
+	doc *goquery.Document
 }

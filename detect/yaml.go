@@ -97,13 +97,18 @@ func (p *parser) fields(n *yaml.Node, at string, known []string, f func(key stri
 		p.fail(n, at, "want a mapping, got %s", kindName(n))
 		return
 	}
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content) && p.err == nil; i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		if known != nil && !contains(known, k.Value) {
+		switch {
+		case known != nil && !contains(known, k.Value):
 			p.fail(k, join(at, k.Value), "unknown field (want one of %s)", strings.Join(known, ", "))
-			return
+		case seen[k.Value]:
+			p.fail(k, join(at, k.Value), "duplicate key")
+		default:
+			seen[k.Value] = true
+			f(k.Value, v)
 		}
-		f(k.Value, v)
 	}
 }
 
@@ -191,12 +196,25 @@ var stringChecks = map[string]func(string) error{
 // scalarField decodes a scalar into out.
 func scalarField[T any](p *parser, n *yaml.Node, at string, out *T) {
 	if n.Kind != yaml.ScalarNode {
-		p.fail(n, at, "want a %T, got %s", *out, kindName(n))
+		p.fail(n, at, "want %s, got %s", typeName(*out), kindName(n))
 		return
 	}
 	if err := n.Decode(out); err != nil {
-		p.fail(n, at, "want a %T, got %q", *out, n.Value)
+		p.fail(n, at, "want %s, got %q", typeName(*out), n.Value)
 	}
+}
+
+// typeName names a field's Go type for errors.
+func typeName(v any) string {
+	switch v.(type) {
+	case bool:
+		return "true or false"
+	case int:
+		return "an integer"
+	case float64:
+		return "a number"
+	}
+	return "a string"
 }
 
 // stringList decodes a list of strings, checking each.

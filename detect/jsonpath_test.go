@@ -1,0 +1,81 @@
+package detect
+
+import "testing"
+
+func TestJSONPathLookup(t *testing.T) {
+	tests := []struct {
+		name string
+		path string
+		doc  string
+		want found
+	}{
+		{"top key", "products", `{"products":[1]}`, present},
+		{"nested key", "data.products", `{"state":0,"data":{"products":[{"id":1}]}}`, present},
+		{"key after tricky string", "b", `{"a":"x\"}],{[\\","b":2}`, present},
+		{"key after nested containers", "b", `{"a":{"c":[1,{"d":"]"}]},"b":true}`, present},
+		{"key inside a string is not a key", "b", `{"a":"\"b\":1"}`, missing},
+		{"nested key not at top", "id", `{"x":{"id":1}}`, missing},
+		{"null is missing", "products", `{"products":null}`, missing},
+		{"empty list", "products", `{"products": [ ] }`, emptyList},
+		{"each element", "products[].id", `{"products":[{"name":"a"},{"id":0}]}`, present},
+		{"each element missing", "products[].id", `{"products":[{"name":"a"}]}`, missing},
+		{"each on empty list", "products[].id", `{"products":[]}`, emptyList},
+		{"each on non-array", "products[].id", `{"products":{"id":1}}`, missing},
+		{"root array", "[].id", ` [{"id":1}]`, present},
+		{"numbers and literals skipped", "z", `{"a":-1.5e3,"b":false,"c":null,"z":"ok"}`, present},
+		{"utf-8 bom", "a", "\xef\xbb\xbf{\"a\":1}", present},
+		{"cut document", "b", `{"a":[1,2,{"x":`, missing},
+		{"cut after key found", "a", `{"a":[1,2`, present},
+		{"not json", "a", `<html>`, missing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jp, err := parseJSONPath(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := jp.lookup([]byte(tt.doc)); got != tt.want {
+				t.Errorf("lookup(%s) in %s = %d, want %d", tt.path, tt.doc, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseJSONPathErrors(t *testing.T) {
+	for _, p := range []string{"", "a..b", ".a", "a.", "a[0]", "a.[]", "a[]b"} {
+		if _, err := parseJSONPath(p); err == nil {
+			t.Errorf("parseJSONPath(%q): no error", p)
+		}
+	}
+}
+
+func TestTitleOf(t *testing.T) {
+	tests := []struct{ name, body, want string }{
+		{"plain", "<html><head><title>Доступ ограничен</title>", "Доступ ограничен"},
+		{"upper case with attrs", `<HTML><TITLE lang="ru">Captcha</TITLE>`, "Captcha"},
+		{"none", "<html><body>no title</body>", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := titleOf([]byte(tt.body)); got != tt.want {
+				t.Errorf("titleOf = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMaskProxy(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"url", "http://bob:s3cr:et@1.2.3.4:80", "http://bob:***@1.2.3.4:80"},
+		{"bare", "bob:pw@1.2.3.4:80", "bob:***@1.2.3.4:80"},
+		{"no password", "socks5://1.2.3.4:1080", "socks5://1.2.3.4:1080"},
+		{"in text", `proxyconnect tcp: http://u:p@h:1: refused`, `proxyconnect tcp: http://u:***@h:1: refused`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := MaskProxy(tt.in); got != tt.want {
+				t.Errorf("MaskProxy(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
