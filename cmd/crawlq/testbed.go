@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"crawlq/testbed"
+)
+
+func init() {
+	register(func(a *app) *cobra.Command {
+		var o testbedOpts
+		cmd := &cobra.Command{
+			Use:   "testbed",
+			Short: "Run the simulated Wildberries, Ozon and Avito and a loopback proxy farm until interrupted",
+			Args:  cobra.NoArgs,
+			RunE:  func(cmd *cobra.Command, _ []string) error { return runTestbed(cmd, a, o) },
+		}
+		f := cmd.Flags()
+		f.IntVar(&o.proxies, "proxies", 20, "number of farm proxies (127.0.0.2 upwards)")
+		f.Int64Var(&o.seed, "seed", 1, "seed of the catalog, sessions and flaky proxies")
+		f.BoolVar(&o.strict, "strict", false, "ban an IP that is too fast for the rest of the run")
+		f.BoolVar(&o.json, "json", false, `print {"sites":…,"proxies_file":…,"proxies":N} as the first stdout line`)
+		f.BoolVar(&o.auth, "auth", true, "farm proxies require a username and password")
+		f.IntVar(&o.socks5Every, "socks5-every", 0, "make every k-th proxy a SOCKS5 proxy (0: none)")
+		f.StringVar(&o.dir, "dir", "", "directory for proxies.txt (default: a temporary one)")
+		return cmd
+	})
+}
+
+type testbedOpts struct {
+	proxies, socks5Every int
+	seed                 int64
+	strict, json, auth   bool
+	dir                  string
+}
+
+// testbedInfo is the --json line.
+type testbedInfo struct {
+	Sites       map[string]string `json:"sites"`
+	ProxiesFile string            `json:"proxies_file"`
+	Proxies     int               `json:"proxies"`
+}
+
+func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
+	log, err := a.logger()
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+	if o.proxies < 1 {
+		return fmt.Errorf("--proxies %d: want at least 1", o.proxies)
+	}
+	ctx := cmd.Context()
+	tb, err := testbed.Start(ctx, testbed.Config{Proxies: o.proxies, Seed: o.seed, Strict: o.strict, Dir: o.dir,
+		Farm: testbed.FarmConfig{Auth: o.auth, SOCKS5Every: o.socks5Every}, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer tb.Close()
+	info := testbedInfo{Sites: tb.Sites(), ProxiesFile: tb.ProxiesFile, Proxies: tb.Farm.Len()}
+	if o.json {
+		json.NewEncoder(os.Stdout).Encode(info)
+	} else {
+		printTestbed(info)
+	}
+	log.Info("testbed running; interrupt to stop", zap.Any("sites", info.Sites), zap.String("proxies_file", info.ProxiesFile))
+	<-ctx.Done()
+	r := tb.Check()
+	log.Info("testbed stopped", zap.Int("requests", r.Requests), zap.Int("i1_violations", r.I1Violations),
+		zap.Int("i2_violations", r.I2Violations), zap.Any("bans_per_ip", r.BansPerIP))
+	return nil
+}
+
+func printTestbed(info testbedInfo) {
+	for name, url := range info.Sites {
+		fmt.Printf("%-12s %s\n", name, url)
+	}
+	fmt.Printf("proxies      %d in %s\n", info.Proxies, info.ProxiesFile)
+}
