@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 )
 
 // Response is what the fetcher got for one request.
@@ -47,4 +48,26 @@ func ReadSaved(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: gunzip: %w", path, err)
 	}
 	return out, nil
+}
+
+// SavedResponse builds a Response from a saved page for offline judging:
+// the body from path (gunzipped if needed), the status, the final URL and
+// headers given as "Name: value" lines.
+func SavedResponse(path string, status int, finalURL string, headers []string) (*Response, error) {
+	if status < 100 || status > 599 {
+		return nil, fmt.Errorf("status %d is not an HTTP status", status)
+	}
+	h := http.Header{}
+	for _, line := range headers {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("header %q: want \"Name: value\"", line)
+		}
+		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	body, err := ReadSaved(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{Status: status, FinalURL: finalURL, Header: h, Body: body}, nil
 }

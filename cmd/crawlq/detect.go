@@ -1,0 +1,52 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"crawlq/detect"
+)
+
+func init() { register(newDetectCmd) }
+
+// newDetectCmd judges a saved page offline and prints the verdict as JSON.
+func newDetectCmd(_ *app) *cobra.Command {
+	var site, kind, finalURL, rulesFile string
+	var status int
+	var headers []string
+	cmd := &cobra.Command{
+		Use:   "detect --site S --kind K [--status N] [--url FINAL] [--header 'Name: value']... [--rules FILE] FILE",
+		Short: "Judge a saved page (FILE may be .gz) with the ban rules and print the verdict as JSON",
+		Long: "Judge a saved page offline with the built-in ban detection rules, merged with --rules FILE if\n" +
+			"given, and print the verdict as JSON. The exit status is 0 for any verdict and non-zero only\n" +
+			"for bad input.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			rules := detect.Builtin()
+			if rulesFile != "" {
+				var err error
+				if rules, err = detect.LoadRules(rulesFile); err != nil {
+					return err
+				}
+			}
+			resp, err := detect.SavedResponse(args[0], status, finalURL, headers)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			return enc.Encode(detect.New(rules).Judge(site, kind, resp))
+		},
+	}
+	cmd.Flags().StringVar(&site, "site", "", "site whose rules apply: wildberries, ozon, avito or a site from --rules (required)")
+	cmd.Flags().StringVar(&kind, "kind", "default", "page kind: search, product (or item), default, or a kind from --rules")
+	cmd.Flags().IntVar(&status, "status", 200, "HTTP status the page came with")
+	cmd.Flags().StringVar(&finalURL, "url", "", "final URL after redirects")
+	cmd.Flags().StringArrayVar(&headers, "header", nil, `response header "Name: value" (repeatable), e.g. "Retry-After: 30"`)
+	cmd.Flags().StringVar(&rulesFile, "rules", "", "YAML rules file merged over the built-in rules")
+	_ = cmd.MarkFlagRequired("site")
+	return cmd
+}
