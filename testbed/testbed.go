@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -50,13 +51,15 @@ type Testbed struct {
 	guard  *guard
 	now    func() time.Time
 	tmpDir string
+	stop   chan struct{}
+	once   sync.Once
 }
 
 // Start runs the farm and the three sites until ctx ends or Close.
 func Start(ctx context.Context, cfg Config) (*Testbed, error) {
 	cfg = cfg.withDefaults()
 	tb := &Testbed{Catalog: NewCatalog(cfg.Seed, cfg.CatalogSize), Log: &Log{}, now: cfg.Now,
-		rules: siteRules(cfg), sites: map[string]*Site{}}
+		rules: siteRules(cfg), sites: map[string]*Site{}, stop: make(chan struct{})}
 	tb.guard = newGuard(tb.rules, cfg.Seed)
 	if err := tb.startSites(cfg.Logger); err != nil {
 		tb.Close()
@@ -66,7 +69,17 @@ func Start(ctx context.Context, cfg Config) (*Testbed, error) {
 		tb.Close()
 		return nil, err
 	}
+	go tb.watch(ctx)
 	return tb, nil
+}
+
+// watch closes the testbed when ctx ends.
+func (tb *Testbed) watch(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+		tb.Close()
+	case <-tb.stop:
+	}
 }
 
 func (c Config) withDefaults() Config {
@@ -170,15 +183,17 @@ func (tb *Testbed) Banned(site, ip string) bool { return tb.guard.isBanned(site,
 // Check runs Check over the log with the sites' min intervals.
 func (tb *Testbed) Check() Report { return Check(tb.Log.Entries(), tb.MinIntervals()) }
 
-// Close stops the sites and the farm and removes the temporary directory.
+// Close stops the farm and the sites and removes the temporary directory.
+// It is safe to call more than once.
 func (tb *Testbed) Close() {
+	tb.once.Do(func() { close(tb.stop) })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for _, s := range tb.sites {
-		s.close(ctx)
-	}
 	if tb.Farm != nil {
 		tb.Farm.Close()
+	}
+	for _, s := range tb.sites {
+		s.close(ctx)
 	}
 	if tb.tmpDir != "" {
 		os.RemoveAll(tb.tmpDir)
