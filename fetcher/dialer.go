@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -189,24 +188,32 @@ type bufferedConn struct {
 
 func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
+// socksHandshaker runs the socks5 handshake on a connection already open
+// to the proxy; x/net/proxy's SOCKS5 dialer implements it.
+type socksHandshaker interface {
+	DialWithConn(ctx context.Context, c net.Conn, network, address string) (net.Addr, error)
+}
+
 // socks opens a socks5 tunnel to addr, with username/password auth when
-// the proxy URL has a user.
+// the proxy URL has a user: connect within DialTimeout, then handshake
+// within ProxyHandshakeTimeout.
 func (d *proxyDialer) socks(ctx context.Context, addr string) (net.Conn, error) {
-	sd, err := proxy.SOCKS5("tcp", d.addr, socksAuth(d.proxy.User), socksForward{d})
+	sd, err := proxy.SOCKS5("tcp", d.addr, socksAuth(d.proxy.User), proxy.Direct)
+	hs, ok := sd.(socksHandshaker)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("socks5 dialer: %v", err)
+	}
+	c, err := d.dialProxy(ctx)
 	if err != nil {
-		return nil, stageFail(ProxyRefused, err)
+		return nil, err
 	}
-	hctx, cancel := context.WithTimeout(ctx, d.net.Timeout+d.handshake)
+	hctx, cancel := context.WithTimeout(ctx, d.handshake)
 	defer cancel()
-	c, err := sd.(proxy.ContextDialer).DialContext(hctx, "tcp", addr)
-	if err == nil {
-		return c, nil
+	if _, err := hs.DialWithConn(hctx, c, "tcp", addr); err != nil {
+		c.Close()
+		return nil, stageFail(socksKind(err), err)
 	}
-	var se *stageError
-	if errors.As(err, &se) {
-		return nil, se
-	}
-	return nil, stageFail(socksKind(err), err)
+	return c, nil
 }
 
 // socksKind classifies a socks5 handshake failure; x/net/proxy reports
@@ -227,16 +234,4 @@ func socksAuth(u *url.Userinfo) *proxy.Auth {
 	}
 	pass, _ := u.Password()
 	return &proxy.Auth{User: u.Username(), Password: pass}
-}
-
-// socksForward lets x/net/proxy reach the socks5 proxy through dialProxy,
-// so a failed connect is classified like any other.
-type socksForward struct{ d *proxyDialer }
-
-func (f socksForward) Dial(network, addr string) (net.Conn, error) {
-	return f.d.dialProxy(context.Background())
-}
-
-func (f socksForward) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	return f.d.dialProxy(ctx)
 }

@@ -1,0 +1,180 @@
+package fetcher_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"crawlq/fetcher"
+	"crawlq/testbed"
+)
+
+func TestDoThroughEveryProxyKind(t *testing.T) {
+	plain, secure := startTarget(t, false), startTarget(t, true)
+	farm := startFarm(t, testbed.FarmConfig{N: 4, Auth: true, SOCKS5Every: 2})
+	f := newFetcher(t, fetcher.Config{TLS: secure.tlsConfig()})
+	tests := []struct {
+		name   string
+		proxy  int
+		target *target
+	}{
+		{name: "http proxy, http target", proxy: 0, target: plain},
+		{name: "http proxy, https target via CONNECT", proxy: 2, target: secure},
+		{name: "socks5 with auth, http target", proxy: 1, target: plain},
+		{name: "socks5 with auth, https target", proxy: 3, target: secure},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := farm.Proxy(tc.proxy)
+			resp, err := f.Do(context.Background(), fetcher.Request{URL: tc.target.url("/ip"), Proxy: proxyURL(t, farm, tc.proxy)})
+			if err != nil {
+				t.Fatalf("Do: %v", err)
+			}
+			got := struct{ Status int; IP, FinalURL, Proxy string }{resp.Status, strings.TrimSpace(string(resp.Body)), resp.FinalURL, resp.Proxy}
+			want := struct{ Status int; IP, FinalURL, Proxy string }{200, p.IP, tc.target.url("/ip"), p.Scheme + "://" + p.User + ":***@" + p.Addr()}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("response (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestDoFollowsRedirectsAndReportsFinalURL(t *testing.T) {
+	tg := startTarget(t, false)
+	f := newFetcher(t, fetcher.Config{})
+	resp, err := f.Do(context.Background(), fetcher.Request{URL: tg.url("/redirect?n=9")})
+	if err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	if resp.FinalURL != tg.url("/ip") || resp.Status != 200 {
+		t.Errorf("final %q status %d, want %q 200", resp.FinalURL, resp.Status, tg.url("/ip"))
+	}
+	_, err = f.Do(context.Background(), fetcher.Request{URL: tg.url("/redirect?n=10")})
+	if !errors.Is(err, fetcher.ErrTooManyRedirects) || fetcher.KindOf(err) != fetcher.Other {
+		t.Errorf("11 redirects: err %v, want ErrTooManyRedirects of kind other", err)
+	}
+}
+
+func TestCookiesCarryAcrossRequestsThroughOneProxy(t *testing.T) {
+	tg := startTarget(t, true)
+	farm := startFarm(t, testbed.FarmConfig{N: 1, Auth: true})
+	f := newFetcher(t, fetcher.Config{TLS: tg.tlsConfig()})
+	jar, _ := cookiejar.New(nil)
+	px := proxyURL(t, farm, 0)
+	do := func(path string) string {
+		t.Helper()
+		resp, err := f.Do(context.Background(), fetcher.Request{URL: tg.url(path), Proxy: px, Jar: jar})
+		if err != nil {
+			t.Fatalf("Do %s: %v", path, err)
+		}
+		return string(resp.Body)
+	}
+	do("/set?v=first&to=/cookies") // set on a redirect hop
+	if got := do("/cookies"); got != "sid=first" {
+		t.Errorf("after redirect hop: cookies %q, want sid=first", got)
+	}
+	do("/set?v=second")
+	if got := do("/cookies"); got != "sid=second" {
+		t.Errorf("next request: cookies %q, want sid=second", got)
+	}
+}
+
+func TestTransportIsReusedPerProxy(t *testing.T) {
+	tg := startTarget(t, true)
+	farm := startFarm(t, testbed.FarmConfig{N: 2, Auth: true, SOCKS5Every: 2})
+	f := newFetcher(t, fetcher.Config{TLS: tg.tlsConfig()})
+	for range 3 {
+		for i := range 2 {
+			if _, err := f.Do(context.Background(), fetcher.Request{URL: tg.url("/ip"), Proxy: proxyURL(t, farm, i)}); err != nil {
+				t.Fatalf("Do via proxy %d: %v", i, err)
+			}
+		}
+	}
+	// One tunnel per proxy (CONNECT and socks5), each reused three times.
+	if got := tg.newConns.Load(); got != 2 {
+		t.Errorf("target saw %d connections for 6 requests through 2 proxies, want 2", got)
+	}
+}
+
+func TestProfileHeadersAreSent(t *testing.T) {
+	tg := startTarget(t, false)
+	f := newFetcher(t, fetcher.Config{})
+	prof := fetcher.ProfileFor("task-42")
+	hdr := http.Header{"Accept": {"application/json"}}
+	resp, err := f.Do(context.Background(), fetcher.Request{URL: tg.url("/headers"), Header: hdr, Profile: prof})
+	if err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	var got http.Header
+	if err := json.Unmarshal(resp.Body, &got); err != nil {
+		t.Fatalf("decode echoed headers: %v", err)
+	}
+	want := map[string]string{
+		"User-Agent":      prof.UserAgent,
+		"Accept":          "application/json", // the request's own header wins
+		"Accept-Language": prof.AcceptLanguage,
+		"Accept-Encoding": fetcher.AcceptEncoding,
+		"Sec-Ch-Ua":       prof.SecCHUA,
+	}
+	gotSome := map[string]string{}
+	for k := range want {
+		gotSome[k] = got.Get(k)
+	}
+	if d := cmp.Diff(want, gotSome); d != "" {
+		t.Errorf("headers (-want +got):\n%s", d)
+	}
+}
+
+func TestPostBodyIsSent(t *testing.T) {
+	tg := startTarget(t, false)
+	f := newFetcher(t, fetcher.Config{})
+	resp, err := f.Do(context.Background(), fetcher.Request{Method: http.MethodPost, URL: tg.url("/echo"), Body: []byte(`{"q":"чай"}`)})
+	if err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	if string(resp.Body) != `{"q":"чай"}` {
+		t.Errorf("echo %q", resp.Body)
+	}
+}
+
+func TestCloseRefusesFurtherRequests(t *testing.T) {
+	tg := startTarget(t, false)
+	f := fetcher.New(fetcher.Config{})
+	if _, err := f.Do(context.Background(), fetcher.Request{URL: tg.url("/ip")}); err != nil {
+		t.Fatalf("Do before Close: %v", err)
+	}
+	f.CloseIdle()
+	f.Close()
+	_, err := f.Do(context.Background(), fetcher.Request{URL: tg.url("/ip")})
+	if !errors.Is(err, fetcher.ErrClosed) {
+		t.Errorf("Do after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestMaskProxy(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{name: "user and password", in: "http://user1:s3cret@10.0.0.1:8080", want: "http://user1:***@10.0.0.1:8080"},
+		{name: "user only", in: "socks5://user1@10.0.0.1:1080", want: "socks5://user1@10.0.0.1:1080"},
+		{name: "no userinfo", in: "https://10.0.0.1:443", want: "https://10.0.0.1:443"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			u, _ := url.Parse(tc.in)
+			if got := fetcher.MaskProxy(u); got != tc.want {
+				t.Errorf("MaskProxy(%s) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	if got := fetcher.MaskProxy(nil); got != "" {
+		t.Errorf("MaskProxy(nil) = %q", got)
+	}
+}

@@ -1,0 +1,44 @@
+package fetcher_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"crawlq/fetcher"
+)
+
+func TestProfileForIsStablePerSeed(t *testing.T) {
+	seen := map[string]bool{}
+	for i := range 50 {
+		seed := "task-" + strings.Repeat("x", i)
+		a, b := fetcher.ProfileFor(seed), fetcher.ProfileFor(seed)
+		if a != b {
+			t.Fatalf("ProfileFor(%q) changed: %q then %q", seed, a.Name, b.Name)
+		}
+		seen[a.Name] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("50 seeds all got one profile %v", seen)
+	}
+}
+
+func TestBuiltInProfilesAreConsistent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	all := fetcher.Profiles()
+	if !slices.Contains(all, fetcher.RandomProfile(rng)) {
+		t.Error("RandomProfile returned a profile outside the list")
+	}
+	for _, p := range all {
+		t.Run(p.Name, func(t *testing.T) {
+			chrome := strings.Contains(p.UserAgent, "Chrome/")
+			if chrome != (p.SecCHUA != "") {
+				t.Errorf("client hints %q do not match user agent %q", p.SecCHUA, p.UserAgent)
+			}
+			if !strings.HasPrefix(p.AcceptLanguage, "ru-RU,ru;") || p.Accept == "" {
+				t.Errorf("accept %q, language %q", p.Accept, p.AcceptLanguage)
+			}
+		})
+	}
+}
