@@ -3,10 +3,14 @@ package fetcher_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"crawlq/fetcher"
 	"crawlq/testbed"
@@ -26,7 +30,9 @@ func TestDoClassifiesErrors(t *testing.T) {
 		deadHTTP: {Dead: true}, deadSOCKS: {Dead: true},
 		slowHTTP: {Slow: time.Minute}, slowSOCKS: {Slow: time.Minute},
 	}})
+	core, logs := observer.New(zap.DebugLevel)
 	quick := fetcher.Config{
+		Logger:                zap.New(core),
 		TLS:                   secure.tlsConfig(),
 		ProxyHandshakeTimeout: 300 * time.Millisecond,
 		ResponseHeaderTimeout: 300 * time.Millisecond,
@@ -79,6 +85,27 @@ func TestDoClassifiesErrors(t *testing.T) {
 			resp, err := f.Do(ctx, fetcher.Request{URL: tc.url, Proxy: tc.proxy})
 			checkClassified(t, resp, err, tc.want, tc.proxy, wrong)
 		})
+	}
+	checkLogsHide(t, logs, wrong, farm)
+}
+
+// checkLogsHide asserts some failures were logged, none with a password.
+func checkLogsHide(t *testing.T, logs *observer.ObservedLogs, wrong string, farm *testbed.Farm) {
+	t.Helper()
+	secrets := []string{wrong}
+	for _, p := range farm.Proxies() {
+		secrets = append(secrets, p.Password)
+	}
+	if logs.FilterMessage("fetch failed").Len() == 0 {
+		t.Fatal("no failure was logged")
+	}
+	for _, e := range logs.All() {
+		line := fmt.Sprint(e.Message, e.ContextMap())
+		for _, s := range secrets {
+			if strings.Contains(line, s) {
+				t.Errorf("log %q shows a password", line)
+			}
+		}
 	}
 }
 

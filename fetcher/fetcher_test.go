@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -37,12 +39,48 @@ func TestDoThroughEveryProxyKind(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Do: %v", err)
 			}
-			got := struct{ Status int; IP, FinalURL, Proxy string }{resp.Status, strings.TrimSpace(string(resp.Body)), resp.FinalURL, resp.Proxy}
-			want := struct{ Status int; IP, FinalURL, Proxy string }{200, p.IP, tc.target.url("/ip"), p.Scheme + "://" + p.User + ":***@" + p.Addr()}
+			got := struct {
+				Status              int
+				IP, FinalURL, Proxy string
+			}{resp.Status, strings.TrimSpace(string(resp.Body)), resp.FinalURL, resp.Proxy}
+			want := struct {
+				Status              int
+				IP, FinalURL, Proxy string
+			}{200, p.IP, tc.target.url("/ip"), p.Scheme + "://" + p.User + ":***@" + p.Addr()}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("response (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+func TestConcurrentRequestsKeepTheirProxy(t *testing.T) {
+	tg := startTarget(t, false)
+	farm := startFarm(t, testbed.FarmConfig{N: 2, Auth: true, SOCKS5Every: 2})
+	f := newFetcher(t, fetcher.Config{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := range 8 {
+		wg.Go(func() {
+			p, _ := farm.Proxy(g % 2)
+			u, _ := url.Parse(p.URL)
+			for range 3 {
+				resp, err := f.Do(context.Background(), fetcher.Request{URL: tg.url("/ip"), Proxy: u})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if ip := strings.TrimSpace(string(resp.Body)); ip != p.IP {
+					errs <- fmt.Errorf("via proxy %d the site saw %s, want %s", p.Index, ip, p.IP)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 

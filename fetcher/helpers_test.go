@@ -288,4 +288,3 @@ func waitHuge(t *testing.T, tg *target, ctx context.Context) int64 {
 		return 0
 	}
 }
-
