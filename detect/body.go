@@ -21,7 +21,7 @@ func (d *Detector) judgeBody(c *compiled, key string, j *judgement) Verdict {
 		return Verdict{Kind: Blocked, Reason: "body too small", Rule: fmt.Sprintf("size %d < min %d", n, c.rule.MinSize)}
 	}
 	asJSON := isJSON(r.Body)
-	if v, bad := c.expected(j, asJSON); bad {
+	if v, done := c.expected(j, asJSON); done {
 		return v
 	}
 	if asJSON {
@@ -80,7 +80,7 @@ func indexFold(b []byte, s string) int {
 }
 
 // expected checks that at least one expected selector or JSON path is
-// there. A JSON body is checked by JSON paths, an HTML body by selectors;
+// there; done means v is the verdict (an empty list gives a final OK). A JSON body is checked by JSON paths, an HTML body by selectors;
 // a body of the other format than all the rule expects is Blocked. A cut
 // (truncated) body is not judged missing.
 func (c *compiled) expected(j *judgement, asJSON bool) (Verdict, bool) {
@@ -118,14 +118,20 @@ func (c *compiled) expectJSON(r *Response) (Verdict, bool) {
 	return missingVerdict("json path", joinPaths(c.paths)), true
 }
 
-// emptyList judges a present but empty list.
+// emptyList judges a present but empty list: Blocked on page 1 if the
+// rule says so, NotFound if the rule says so, else OK "empty list" (no
+// results, e.g. past the last page). An empty list never feeds or meets
+// the size baseline.
 func (c *compiled) emptyList(r *Response, path string) (Verdict, bool) {
 	page := pageOf(r)
-	if !c.rule.EmptyListBlocked || page != 1 {
-		return Verdict{}, false
+	rule := fmt.Sprintf("empty list %s on page %d", path, page)
+	switch {
+	case c.rule.EmptyListBlocked && page == 1:
+		return Verdict{Kind: Blocked, Reason: "empty list on page 1", Rule: rule}, true
+	case c.rule.EmptyListNotFound:
+		return Verdict{Kind: NotFound, Reason: "empty list", Rule: rule}, true
 	}
-	return Verdict{Kind: Blocked, Reason: "empty list on page 1",
-		Rule: fmt.Sprintf("empty list %s on page %d", path, page)}, true
+	return Verdict{Kind: OK, Reason: "empty list", Rule: rule}, true
 }
 
 // expectHTML parses the body once and tries the selectors in order.

@@ -52,6 +52,9 @@ type Rule struct {
 	// EmptyListBlocked: a JSON path that is present but an empty list on
 	// page 1 (e.g. WB "products": []) is Blocked, not "no results".
 	EmptyListBlocked bool
+	// EmptyListNotFound: a present but empty list is NotFound (e.g. a
+	// product detail answer for an id that does not exist).
+	EmptyListNotFound bool
 	// MinSize: a 2xx body shorter than this many bytes is Blocked.
 	MinSize int
 	// DropFraction: after BaselineSamples OK bodies, a body smaller than
@@ -83,6 +86,7 @@ func (r Rule) Merge(over Rule) Rule {
 // mergeScalars copies over's non-zero scalars into r.
 func (r *Rule) mergeScalars(over Rule) {
 	r.EmptyListBlocked = r.EmptyListBlocked || over.EmptyListBlocked
+	r.EmptyListNotFound = r.EmptyListNotFound || over.EmptyListNotFound
 	if over.MinSize != 0 {
 		r.MinSize = over.MinSize
 	}

@@ -50,7 +50,8 @@ func LoadRules(path string) (Rules, error) {
 //
 // where RULE has the fields replace, block_status, rate_limit_status,
 // url_patterns, markers, title_markers, selectors, json_paths,
-// empty_list_blocked, min_size, drop_fraction, baseline_samples.
+// empty_list_blocked, empty_list_not_found, min_size, drop_fraction,
+// baseline_samples.
 func ParseRules(name string, data []byte) (Rules, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
@@ -143,7 +144,7 @@ func (p *parser) site(n *yaml.Node, at string) Site {
 
 // ruleFields are the keys of a rule, in documentation order.
 var ruleFields = []string{"replace", "block_status", "rate_limit_status", "url_patterns", "markers",
-	"title_markers", "selectors", "json_paths", "empty_list_blocked", "min_size", "drop_fraction", "baseline_samples"}
+	"title_markers", "selectors", "json_paths", "empty_list_blocked", "empty_list_not_found", "min_size", "drop_fraction", "baseline_samples"}
 
 // rule decodes one rule.
 func (p *parser) rule(n *yaml.Node, at string) Rule {
@@ -155,6 +156,8 @@ func (p *parser) rule(n *yaml.Node, at string) Rule {
 			scalarField(p, v, f, &r.Replace)
 		case "empty_list_blocked":
 			scalarField(p, v, f, &r.EmptyListBlocked)
+		case "empty_list_not_found":
+			scalarField(p, v, f, &r.EmptyListNotFound)
 		case "block_status":
 			p.statusList(v, f, &r.BlockStatus)
 		case "rate_limit_status":
