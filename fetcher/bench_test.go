@@ -13,8 +13,8 @@ import (
 // server run in the same process and count in the figures:
 // go test -run '^$' -bench Do -benchmem ./fetcher/
 func BenchmarkDo(b *testing.B) {
-	plain := httptestTarget(b, false)
-	secure := httptestTarget(b, true)
+	plain := startTarget(b, false)
+	secure := startTarget(b, true)
 	farm := startFarm(b, testbed.FarmConfig{N: 2, Auth: true, SOCKS5Every: 2})
 	f := newFetcher(b, fetcher.Config{TLS: secure.tlsConfig()})
 	cases := []struct {

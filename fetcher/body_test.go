@@ -70,7 +70,7 @@ func TestHugeBodyThroughProxyIsCutAtCap(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	written := waitHuge(t, tg, ctx)
+	written := waitHuge(ctx, t, tg)
 	if written >= 100*mib {
 		t.Errorf("server wrote the whole %d MiB: the client read past the cap", written/mib)
 	}

@@ -199,9 +199,12 @@ type socksHandshaker interface {
 // within ProxyHandshakeTimeout.
 func (d *proxyDialer) socks(ctx context.Context, addr string) (net.Conn, error) {
 	sd, err := proxy.SOCKS5("tcp", d.addr, socksAuth(d.proxy.User), proxy.Direct)
+	if err != nil {
+		return nil, fmt.Errorf("socks5 dialer: %w", err)
+	}
 	hs, ok := sd.(socksHandshaker)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("socks5 dialer: %v", err)
+	if !ok {
+		return nil, fmt.Errorf("socks5 dialer %T cannot handshake on a connection", sd)
 	}
 	c, err := d.dialProxy(ctx)
 	if err != nil {

@@ -18,6 +18,12 @@ import (
 	"crawlq/testbed"
 )
 
+// seen is what a test checks of a response: the client IP the site saw.
+type seen struct {
+	Status              int
+	IP, FinalURL, Proxy string
+}
+
 func TestDoThroughEveryProxyKind(t *testing.T) {
 	plain, secure := startTarget(t, false), startTarget(t, true)
 	farm := startFarm(t, testbed.FarmConfig{N: 4, Auth: true, SOCKS5Every: 2})
@@ -39,14 +45,8 @@ func TestDoThroughEveryProxyKind(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Do: %v", err)
 			}
-			got := struct {
-				Status              int
-				IP, FinalURL, Proxy string
-			}{resp.Status, strings.TrimSpace(string(resp.Body)), resp.FinalURL, resp.Proxy}
-			want := struct {
-				Status              int
-				IP, FinalURL, Proxy string
-			}{200, p.IP, tc.target.url("/ip"), p.Scheme + "://" + p.User + ":***@" + p.Addr()}
+			got := seen{resp.Status, strings.TrimSpace(string(resp.Body)), resp.FinalURL, resp.Proxy}
+			want := seen{200, p.IP, tc.target.url("/ip"), p.Scheme + "://" + p.User + ":***@" + p.Addr()}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("response (-want +got):\n%s", d)
 			}

@@ -39,10 +39,7 @@ type target struct {
 }
 
 // startTarget starts a target; tlsOn serves HTTPS with httptest's CA.
-func startTarget(t *testing.T, tlsOn bool) *target { return httptestTarget(t, tlsOn) }
-
-// httptestTarget is startTarget for tests and benchmarks.
-func httptestTarget(t testing.TB, tlsOn bool) *target {
+func startTarget(t testing.TB, tlsOn bool) *target {
 	t.Helper()
 	tg := &target{release: make(chan struct{}), huge: make(chan int64, 4)}
 	tg.srv = httptest.NewUnstartedServer(tg.mux())
@@ -64,7 +61,7 @@ func httptestTarget(t testing.TB, tlsOn bool) *target {
 // url is the target's base URL joined with path.
 func (tg *target) url(path string) string { return tg.srv.URL + path }
 
-// rootCAs is a TLS config trusting the target's test certificate.
+// tlsConfig is a client TLS config trusting the target's test certificate.
 func (tg *target) tlsConfig() *tls.Config {
 	return tg.srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 }
@@ -278,7 +275,7 @@ func newFetcher(t testing.TB, cfg fetcher.Config) *fetcher.Fetcher {
 }
 
 // waitHuge waits for the streaming handler to end and returns its count.
-func waitHuge(t *testing.T, tg *target, ctx context.Context) int64 {
+func waitHuge(ctx context.Context, t *testing.T, tg *target) int64 {
 	t.Helper()
 	select {
 	case n := <-tg.huge:
