@@ -24,7 +24,7 @@ func TestBuiltinCatchesPunishments(t *testing.T) {
 	ozonItems := strings.ReplaceAll(`{"tileLayout":"LAYOUT_GRID4","items":[{"action":{"link":"/product/x-1/"}}],"page":1}`, `"`, "&quot;")
 	ozonEmpty := strings.ReplaceAll(`{"items":[]}`, `"`, "&quot;")
 	sites := []struct {
-		site, kind, url string
+		site, kind, url        string
 		ok, block, placeholder string
 	}{
 		{"wildberries", "search", "http://127.0.0.1:1/exactmatch/ru/common/v5/search?query=x&page=1",
