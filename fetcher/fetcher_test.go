@@ -27,26 +27,30 @@ type seen struct {
 func TestDoThroughEveryProxyKind(t *testing.T) {
 	plain, secure := startTarget(t, false), startTarget(t, true)
 	farm := startFarm(t, testbed.FarmConfig{N: 4, Auth: true, SOCKS5Every: 2})
+	httpsProxy := tlsFront(t, secure, farm, 0) // TLS in front of proxy 0
 	f := newFetcher(t, fetcher.Config{TLS: secure.tlsConfig()})
 	tests := []struct {
 		name   string
-		proxy  int
+		index  int
+		proxy  *url.URL
 		target *target
 	}{
-		{name: "http proxy, http target", proxy: 0, target: plain},
-		{name: "http proxy, https target via CONNECT", proxy: 2, target: secure},
-		{name: "socks5 with auth, http target", proxy: 1, target: plain},
-		{name: "socks5 with auth, https target", proxy: 3, target: secure},
+		{name: "http proxy, http target", index: 0, proxy: proxyURL(t, farm, 0), target: plain},
+		{name: "http proxy, https target via CONNECT", index: 2, proxy: proxyURL(t, farm, 2), target: secure},
+		{name: "socks5 with auth, http target", index: 1, proxy: proxyURL(t, farm, 1), target: plain},
+		{name: "socks5 with auth, https target", index: 3, proxy: proxyURL(t, farm, 3), target: secure},
+		{name: "https proxy, http target", index: 0, proxy: httpsProxy, target: plain},
+		{name: "https proxy, https target via CONNECT", index: 0, proxy: httpsProxy, target: secure},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, _ := farm.Proxy(tc.proxy)
-			resp, err := f.Do(context.Background(), fetcher.Request{URL: tc.target.url("/ip"), Proxy: proxyURL(t, farm, tc.proxy)})
+			p, _ := farm.Proxy(tc.index)
+			resp, err := f.Do(context.Background(), fetcher.Request{URL: tc.target.url("/ip"), Proxy: tc.proxy})
 			if err != nil {
 				t.Fatalf("Do: %v", err)
 			}
 			got := seen{resp.Status, strings.TrimSpace(string(resp.Body)), resp.FinalURL, resp.Proxy}
-			want := seen{200, p.IP, tc.target.url("/ip"), p.Scheme + "://" + p.User + ":***@" + p.Addr()}
+			want := seen{200, p.IP, tc.target.url("/ip"), tc.proxy.Scheme + "://" + p.User + ":***@" + tc.proxy.Host}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("response (-want +got):\n%s", d)
 			}

@@ -285,3 +285,62 @@ func waitHuge(ctx context.Context, t *testing.T, tg *target) int64 {
 		return 0
 	}
 }
+
+// tlsFront serves TLS on a loopback port and pipes each connection to farm
+// proxy i: an https proxy made of an http one. It stops at test end.
+func tlsFront(t testing.TB, tg *target, farm *testbed.Farm, i int) *url.URL {
+	t.Helper()
+	u := proxyURL(t, farm, i)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", tg.srv.TLS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Go(func() { pipeTo(c, u.Host) })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	front := *u
+	front.Scheme, front.Host = "https", ln.Addr().String()
+	return &front
+}
+
+// pipeTo copies c to a new connection to addr and back until either ends.
+func pipeTo(c net.Conn, addr string) {
+	defer c.Close()
+	up, err := net.Dial("tcp", addr)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	done := make(chan struct{})
+	go func() {
+		io.Copy(up, c)
+		up.Close()
+		close(done)
+	}()
+	io.Copy(c, up)
+	c.Close()
+	<-done
+}
