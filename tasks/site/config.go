@@ -1,0 +1,150 @@
+package site
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"crawlq/proxies"
+)
+
+// Config overrides site defaults; it is the `sites:` section of crawlq's
+// YAML configuration and may be inlined in a larger config struct:
+//
+//	sites:
+//	  wildberries:
+//	    base_url: http://127.0.0.1:8081   # every endpoint at one host
+//	    min_interval: 500ms
+//	    class: datacenter
+//	    queue: wildberries
+//	  avito:
+//	    endpoints: {web: https://m.avito.ru}
+type Config struct {
+	Sites map[string]SiteConfig `yaml:"sites"`
+}
+
+// SiteConfig overrides one site; an empty field keeps the default.
+type SiteConfig struct {
+	// BaseURL points every endpoint of the site at one http(s) host.
+	BaseURL string `yaml:"base_url"`
+	// MinInterval is a Go duration such as "500ms" or "2s".
+	MinInterval string `yaml:"min_interval"`
+	// Class is datacenter, residential or mobile.
+	Class string `yaml:"class"`
+	// Queue is the Asynq queue name.
+	Queue string `yaml:"queue"`
+	// Endpoints overrides single endpoints by name (web, search, card,
+	// catalog).
+	Endpoints map[string]string `yaml:"endpoints"`
+}
+
+// LoadConfig decodes YAML holding a `sites:` section; unknown keys are
+// errors naming their line.
+func LoadConfig(data []byte) (Config, error) {
+	var cfg Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("sites config: %w", err)
+	}
+	return cfg, nil
+}
+
+// Apply overrides the registry's sites from cfg. It checks every value
+// first; on error (a *ConfigError naming the field) nothing changes.
+func (r *Registry) Apply(cfg Config) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := map[string]*Site{}
+	for _, name := range sortedKeys(cfg.Sites) {
+		s, ok := r.sites[name]
+		if !ok {
+			return &ConfigError{Field: "sites." + name,
+				Reason: fmt.Sprintf("unknown site (known: %s)", strings.Join(sortedKeys(r.sites), ", "))}
+		}
+		c, err := applySite(s.clone(), cfg.Sites[name])
+		if err != nil {
+			return err
+		}
+		next[name] = c
+	}
+	for name, s := range next {
+		r.sites[name] = s
+	}
+	return nil
+}
+
+func applySite(s *Site, c SiteConfig) (*Site, error) {
+	field := func(f string) string { return "sites." + s.Name + "." + f }
+	if c.BaseURL != "" {
+		u, err := checkBase(c.BaseURL)
+		if err != nil {
+			return nil, &ConfigError{Field: field("base_url"), Reason: err.Error()}
+		}
+		s.BaseURL = u
+	}
+	if err := applyEndpoints(s, c.Endpoints, field("endpoints")); err != nil {
+		return nil, err
+	}
+	if c.MinInterval != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(c.MinInterval))
+		if err != nil || d < 0 {
+			return nil, &ConfigError{Field: field("min_interval"),
+				Reason: fmt.Sprintf("%q is not a non-negative duration such as 500ms", c.MinInterval)}
+		}
+		s.MinInterval = d
+	}
+	if c.Class != "" {
+		cl, err := proxies.ParseClass(c.Class)
+		if err != nil {
+			return nil, &ConfigError{Field: field("class"), Reason: err.Error()}
+		}
+		s.Class = cl
+	}
+	if c.Queue != "" {
+		q := strings.TrimSpace(c.Queue)
+		if q == "" || strings.ContainsAny(q, " \t\r\n") {
+			return nil, &ConfigError{Field: field("queue"), Reason: fmt.Sprintf("%q is not a queue name", c.Queue)}
+		}
+		s.Queue = q
+	}
+	return s, nil
+}
+
+func applyEndpoints(s *Site, eps map[string]string, field string) error {
+	for _, name := range sortedKeys(eps) {
+		if _, ok := s.Endpoints[name]; !ok {
+			return &ConfigError{Field: field + "." + name,
+				Reason: fmt.Sprintf("unknown endpoint (known: %s)", strings.Join(sortedKeys(s.Endpoints), ", "))}
+		}
+		u, err := checkBase(eps[name])
+		if err != nil {
+			return &ConfigError{Field: field + "." + name, Reason: err.Error()}
+		}
+		s.Endpoints[name] = u
+	}
+	return nil
+}
+
+// checkBase accepts an absolute http(s) URL without query or fragment and
+// returns it without a trailing slash.
+func checkBase(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%q is not a URL: %w", raw, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("%q: want an http:// or https:// URL", raw)
+	case u.Host == "":
+		return "", fmt.Errorf("%q has no host", raw)
+	case u.RawQuery != "" || u.Fragment != "":
+		return "", fmt.Errorf("%q: a base URL takes no query or fragment", raw)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}

@@ -1,0 +1,164 @@
+package site
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"crawlq/proxies"
+	"crawlq/tasks/item"
+)
+
+// Endpoint names shared by the site packages. A site uses the ones it has.
+const (
+	// EndpointWeb is the public web site (product pages, item URLs).
+	EndpointWeb = "web"
+	// EndpointSearch is a search API host (Wildberries search.wb.ru).
+	EndpointSearch = "search"
+	// EndpointCard is a product card API host (Wildberries card.wb.ru).
+	EndpointCard = "card"
+	// EndpointCatalog is a catalog API host (Wildberries catalog.wb.ru).
+	EndpointCatalog = "catalog"
+)
+
+// Site is one crawlable site and its defaults.
+type Site struct {
+	// Name is the registry key: "wildberries", "ozon", "avito".
+	Name string
+	// Queue is the Asynq queue of the site's jobs; default: Name.
+	Queue string
+	// MinInterval is the least time between two requests from one proxy to
+	// this site, across the cluster (invariant I2).
+	MinInterval time.Duration
+	// Class is the proxy class the site's jobs lease by default.
+	Class proxies.Class
+	// Endpoints maps an endpoint name (EndpointWeb, EndpointSearch, …) to
+	// its base URL, scheme and host without a trailing slash.
+	Endpoints map[string]string
+	// BaseURL, when set, replaces every endpoint (e.g. the crawlq testbed at
+	// http://127.0.0.1:8081): paths stay the same.
+	BaseURL string
+	// Kinds maps a kind name to what the site does for it.
+	Kinds map[string]Kind
+}
+
+// Kind is one kind of job on a site: how to build its URLs and parse its
+// pages.
+type Kind struct {
+	// Name is "search", "category", "product" or "item".
+	Name string
+	// Listing is true for paginated kinds (search, category): their
+	// requests need a Page and their pages may have a next page and
+	// targets to follow.
+	Listing bool
+	// Follow is the kind of the targets a listing page yields ("product"
+	// or "item"); empty for non-listing kinds.
+	Follow string
+	// Normalize validates a request and puts it in canonical form (trims
+	// the query, extracts the ID from a pasted URL). It returns a
+	// *RequestError for bad input.
+	Normalize func(s *Site, r Request) (Request, error)
+	// Build returns the URL of a normalized request.
+	Build func(s *Site, r Request) string
+	// Parse turns a fetched body into a page. pageURL (may be empty)
+	// resolves relative links; fetchedAt stamps the items.
+	Parse func(s *Site, body []byte, pageURL string, fetchedAt time.Time) (Page, error)
+}
+
+// Request names what to fetch. Listing kinds use Query, Page, Location and
+// Category; product and item kinds use ID or URL.
+type Request struct {
+	// Query is the search text (any language; it is URL-escaped).
+	Query string `json:"query,omitempty"`
+	// Page is 1-based.
+	Page int `json:"page,omitempty"`
+	// Location is the Avito region slug ("moskva", "krasnodar"); default
+	// "rossiya" (all of Russia).
+	Location string `json:"location,omitempty"`
+	// Category is a site category: an Ozon category slug
+	// ("korm-dlya-koshek-12348"), an Avito category path
+	// ("kvartiry/sdam"), or a Wildberries catalog "SHARD?QUERY"
+	// ("beauty3?cat=9000").
+	Category string `json:"category,omitempty"`
+	// ID is the site's product or listing ID.
+	ID string `json:"id,omitempty"`
+	// URL is a pasted product or listing URL; its ID is extracted.
+	URL string `json:"url,omitempty"`
+}
+
+// Page is what one fetched page yields.
+type Page struct {
+	Items []item.Item
+	// Next is true when a listing page has a next page.
+	Next bool
+	// Follow are the product or item pages a listing page links to, in
+	// page order, without duplicates.
+	Follow []Target
+}
+
+// Target is a product or item page to crawl next.
+type Target struct {
+	Site string `json:"site"`
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	URL  string `json:"url"`
+}
+
+// Endpoint returns the base URL of the named endpoint: BaseURL when set,
+// else the endpoint's own base URL, else the web endpoint.
+func (s *Site) Endpoint(name string) string {
+	if s.BaseURL != "" {
+		return strings.TrimRight(s.BaseURL, "/")
+	}
+	if u, ok := s.Endpoints[name]; ok && u != "" {
+		return strings.TrimRight(u, "/")
+	}
+	return strings.TrimRight(s.Endpoints[EndpointWeb], "/")
+}
+
+// Kind returns the named kind or an error wrapping ErrUnknownKind.
+func (s *Site) Kind(name string) (Kind, error) {
+	k, ok := s.Kinds[name]
+	if !ok {
+		return Kind{}, fmt.Errorf("site %s: %w %q (known: %s)", s.Name, ErrUnknownKind, name,
+			strings.Join(s.KindNames(), ", "))
+	}
+	return k, nil
+}
+
+// KindNames lists the site's kinds, sorted.
+func (s *Site) KindNames() []string {
+	return sortedKeys(s.Kinds)
+}
+
+// Normalize validates r for the kind and returns its canonical form; the
+// task layer derives a task ID from it.
+func (s *Site) Normalize(kind string, r Request) (Request, error) {
+	k, err := s.Kind(kind)
+	if err != nil {
+		return Request{}, err
+	}
+	return k.Normalize(s, r)
+}
+
+// URL validates r and returns the URL to fetch for it.
+func (s *Site) URL(kind string, r Request) (string, error) {
+	k, err := s.Kind(kind)
+	if err != nil {
+		return "", err
+	}
+	n, err := k.Normalize(s, r)
+	if err != nil {
+		return "", err
+	}
+	return k.Build(s, n), nil
+}
+
+// clone returns a copy of s whose maps may be changed freely.
+func (s *Site) clone() *Site {
+	c := *s
+	c.Endpoints = maps.Clone(s.Endpoints)
+	c.Kinds = maps.Clone(s.Kinds)
+	return &c
+}

@@ -1,0 +1,141 @@
+package wildberries
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"crawlq/tasks/item"
+	"crawlq/tasks/site"
+)
+
+// product is one entry of products[] in the search, catalog and card APIs,
+// current and legacy fields together.
+type product struct {
+	ID             int64   `json:"id"`
+	Name           string  `json:"name"`
+	Brand          string  `json:"brand"`
+	Supplier       string  `json:"supplier"`
+	ReviewRating   float64 `json:"reviewRating"`
+	NMReviewRating float64 `json:"nmReviewRating"`
+	Rating         float64 `json:"rating"`
+	Feedbacks      int     `json:"feedbacks"`
+	NMFeedbacks    int     `json:"nmFeedbacks"`
+	PriceU         int64   `json:"priceU"`
+	SalePriceU     int64   `json:"salePriceU"`
+	Sizes          []size  `json:"sizes"`
+}
+
+type size struct {
+	Price *struct {
+		Basic   int64 `json:"basic"`
+		Product int64 `json:"product"`
+	} `json:"price"`
+	Stocks []struct {
+		Qty int `json:"qty"`
+	} `json:"stocks"`
+}
+
+// productList is a search/catalog/card response: products[] at the top
+// level (v4 card, newer search) or under data (legacy, v5 search).
+type productList struct {
+	Products *[]product `json:"products"`
+	Data     *struct {
+		Products *[]product `json:"products"`
+	} `json:"data"`
+}
+
+// decodeProducts returns the products of a JSON body, or an error when
+// the body is not JSON or has no products array.
+func decodeProducts(body []byte) ([]product, error) {
+	var l productList
+	if err := json.Unmarshal(body, &l); err != nil {
+		return nil, site.BadBody("json: %w", err)
+	}
+	switch {
+	case l.Products != nil:
+		return *l.Products, nil
+	case l.Data != nil && l.Data.Products != nil:
+		return *l.Data.Products, nil
+	}
+	return nil, site.Unrecognized("no products[] or data.products[] in the JSON")
+}
+
+// toItem maps a product to an Item.
+func (p product) toItem(s *site.Site, at time.Time) item.Item {
+	id := strconv.FormatInt(p.ID, 10)
+	price, old := p.prices()
+	return item.Item{
+		Site: Name, ID: id, Title: site.Clean(p.Name),
+		Price: price, OldPrice: old, Currency: "RUB",
+		Seller: site.Clean(p.Supplier), Rating: p.rating(), Reviews: p.reviews(),
+		URL: ItemURL(s, id), FetchedAt: at,
+	}
+}
+
+// prices: the first size in stock (else the cheapest priced size) gives
+// sizes[].price.product and .basic; legacy salePriceU/priceU otherwise.
+// The old price is kept only when above the price.
+func (p product) prices() (price, old int64) {
+	if sz, ok := p.pricedSize(); ok {
+		price, old = sz.Price.Product, sz.Price.Basic
+	} else {
+		price, old = p.SalePriceU, p.PriceU
+		if price == 0 {
+			price = old
+		}
+	}
+	if old <= price {
+		old = 0
+	}
+	return price, old
+}
+
+func (p product) pricedSize() (size, bool) {
+	var best size
+	found := false
+	for _, sz := range p.Sizes {
+		if sz.Price == nil || sz.Price.Product <= 0 {
+			continue
+		}
+		if len(sz.Stocks) > 0 {
+			return sz, true
+		}
+		if !found || sz.Price.Product < best.Price.Product {
+			best, found = sz, true
+		}
+	}
+	return best, found
+}
+
+func (p product) rating() float64 {
+	for _, r := range []float64{p.ReviewRating, p.NMReviewRating, p.Rating} {
+		if r > 0 && r <= 5 {
+			return r
+		}
+	}
+	return 0
+}
+
+func (p product) reviews() int {
+	if p.Feedbacks > 0 {
+		return p.Feedbacks
+	}
+	return p.NMFeedbacks
+}
+
+// basketCard is the static card.json of the basket CDN: no price, no
+// rating.
+type basketCard struct {
+	NMID    int64  `json:"nm_id"`
+	IMTName string `json:"imt_name"`
+}
+
+// decodeBasketCard reports ok when body is a basket card.json.
+func decodeBasketCard(body []byte) (basketCard, bool) {
+	var c basketCard
+	if json.Unmarshal(body, &c) != nil || c.NMID == 0 {
+		return basketCard{}, false
+	}
+	return c, true
+}

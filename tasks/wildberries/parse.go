@@ -1,0 +1,70 @@
+package wildberries
+
+import (
+	"strconv"
+	"time"
+
+	"crawlq/tasks/item"
+	"crawlq/tasks/site"
+)
+
+// parseListing parses a search or catalog page: the JSON API response or
+// the rendered HTML page. A JSON page has a next page when it is not
+// empty (the APIs give no total); the HTML page when it has a "next page"
+// link.
+func parseListing(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
+	if !site.IsJSON(body) {
+		return parseSearchHTML(s, body, pageURL, at)
+	}
+	ps, err := decodeProducts(body)
+	if err != nil {
+		return site.Page{}, err
+	}
+	var page site.Page
+	for _, p := range ps {
+		if p.ID <= 0 {
+			continue
+		}
+		page.Items = append(page.Items, p.toItem(s, at))
+	}
+	page.Follow = follow(s, page.Items)
+	page.Next = len(page.Items) > 0
+	return page, nil
+}
+
+// parseProduct parses a card v4 detail response (every product in it), a
+// basket card.json, or a rendered product page.
+func parseProduct(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
+	if !site.IsJSON(body) {
+		return parseProductHTML(s, body, pageURL, at)
+	}
+	if c, ok := decodeBasketCard(body); ok {
+		id := strconv.FormatInt(c.NMID, 10)
+		it := item.Item{Site: Name, ID: id, Title: site.Clean(c.IMTName), Currency: "RUB",
+			URL: ItemURL(s, id), FetchedAt: at}
+		return site.Page{Items: []item.Item{it}}, nil
+	}
+	ps, err := decodeProducts(body)
+	if err != nil {
+		return site.Page{}, err
+	}
+	var page site.Page
+	for _, p := range ps {
+		if p.ID > 0 {
+			page.Items = append(page.Items, p.toItem(s, at))
+		}
+	}
+	if len(page.Items) == 0 {
+		return site.Page{}, site.Unrecognized("card response has no product (removed or wrong nm)")
+	}
+	return page, nil
+}
+
+func follow(s *site.Site, items []item.Item) []site.Target {
+	ts := make([]site.Target, 0, len(items))
+	for _, it := range items {
+		ts = append(ts, site.Target{Site: Name, Kind: KindProduct, ID: it.ID,
+			URL: productURL(s, site.Request{ID: it.ID})})
+	}
+	return ts
+}
