@@ -96,6 +96,20 @@ func startServer(t *testing.T, cfg Config) string {
 	return "http://" + l.Addr().String()
 }
 
+// startHandler serves an existing Server's handler (no sampler) on a free
+// loopback port until the test ends.
+func startHandler(t *testing.T, s *Server) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	hs := &http.Server{Handler: s}
+	go func() { _ = hs.Serve(l) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	return "http://" + l.Addr().String()
+}
+
 // get fetches url with optional basic auth and returns status and body.
 func get(t *testing.T, method, url, auth string) (int, string) {
 	t.Helper()

@@ -44,6 +44,13 @@ func (h *history) add(ps *proxies.PoolStats) {
 	}
 }
 
+// len is the number of samples kept.
+func (h *history) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.samples)
+}
+
 // rates turns consecutive samples into success-rate points; an interval
 // without requests gives no point.
 func (h *history) rates() []RatePoint {

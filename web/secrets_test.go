@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,11 +27,27 @@ func TestNoProxyPasswordAnywhere(t *testing.T) {
 		all.WriteString(body)
 	}
 	// The proxy must be shown (masked), or the search above proves nothing.
-	for _, want := range []string{"carol:***@", `proxy="p3"`} {
+	for _, want := range []string{"alice:***@127.0.0.2", `proxy="` + proxyID(t, c, "alice") + `"`} {
 		if !strings.Contains(all.String(), want) {
 			t.Errorf("no response shows %q: the planted proxy was not rendered", want)
 		}
 	}
+}
+
+// proxyID finds the ID of the seeded proxy of user.
+func proxyID(t *testing.T, c *cluster, user string) string {
+	t.Helper()
+	ps, err := c.broker.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps.Proxies {
+		if strings.Contains(p.Masked, "//"+user+":") {
+			return p.ID
+		}
+	}
+	t.Fatalf("no proxy of %s in %+v", user, ps.Proxies)
+	return ""
 }
 
 func TestMaskSpec(t *testing.T) {

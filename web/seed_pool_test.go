@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -11,54 +10,56 @@ import (
 	"crawlq/proxies"
 )
 
-// seedPool gives the dashboard a pool to show.
-// TODO(web): switch to proxies.NewRedisBroker + Import once it lands.
-func seedPool(t *testing.T, _ *redis.Client) proxies.Broker {
+// seedLines is the imported pool; alice's proxy carries the planted password.
+var seedLines = []struct {
+	line  string
+	class proxies.Class
+}{
+	{line: "http://alice:" + plantedPassword + "@127.0.0.2:8001", class: proxies.Datacenter},
+	{line: "http://bob:pw-bob@127.0.0.3:8001", class: proxies.Datacenter},
+	{line: "socks5://carol:pw-carol@127.0.0.4:1080", class: proxies.Datacenter},
+	{line: "127.0.0.5:8001:dave:pw-dave", class: proxies.Residential},
+}
+
+// seedPool imports the pool into a real RedisBroker and drives leases so
+// that every state shows: on wildberries one proxy cooling after an ok and
+// one leased; on ozon one quarantined after a ban; on avito one cooling
+// after a failure. A one-hour min interval keeps the states still.
+func seedPool(t *testing.T, rdb *redis.Client) proxies.Broker {
 	t.Helper()
-	return &fixedBroker{stats: fixedStats()}
-}
-
-// fixedBroker serves a fixed snapshot; every other call fails.
-type fixedBroker struct{ stats *proxies.PoolStats }
-
-var errFixed = errors.New("fixed broker")
-
-func (b *fixedBroker) Stats(context.Context) (*proxies.PoolStats, error) { return b.stats, nil }
-func (b *fixedBroker) Lease(context.Context, string, proxies.Class, string, string, time.Duration) (*proxies.Lease, error) {
-	return nil, errFixed
-}
-func (b *fixedBroker) LeaseWait(context.Context, string, proxies.Class, string, string, time.Duration) (*proxies.Lease, error) {
-	return nil, errFixed
-}
-func (b *fixedBroker) LeaseProxy(context.Context, string, string, string, string, time.Duration) (*proxies.Lease, error) {
-	return nil, errFixed
-}
-func (b *fixedBroker) Extend(context.Context, *proxies.Lease, time.Duration) (*proxies.Lease, error) {
-	return nil, errFixed
-}
-func (b *fixedBroker) Release(context.Context, *proxies.Lease, proxies.Outcome) error {
-	return errFixed
-}
-
-func fixedStats() *proxies.PoolStats {
-	site := func(state string, ok, failed, banned int64) proxies.ProxySiteStats {
-		return proxies.ProxySiteStats{State: state, OK: ok, Failed: failed, Banned: banned,
-			EWMALatency: 120 * time.Millisecond, LeasesByHolder: map[string]int64{"server-a": ok}}
+	ctx := context.Background()
+	b := proxies.NewRedisBroker(rdb, proxies.Config{Default: proxies.SiteConfig{MinInterval: time.Hour}})
+	var ps []proxies.Proxy
+	for _, s := range seedLines {
+		p, err := proxies.ParseLine(s.line)
+		if err != nil {
+			t.Fatalf("parse %s: %v", s.line, err)
+		}
+		p.Class = s.class
+		ps = append(ps, p)
 	}
-	return &proxies.PoolStats{At: time.Now(), Total: 3,
-		Sites: map[string]proxies.SiteStats{
-			"wildberries": {Ready: 1, Leased: 1, ByClass: map[proxies.Class]proxies.StateCounts{proxies.Datacenter: {Ready: 1, Leased: 1}}},
-			"ozon":        {Ready: 1, Quarantined: 1, ByClass: map[proxies.Class]proxies.StateCounts{proxies.Datacenter: {Ready: 1, Quarantined: 1}}},
-			"avito":       {Ready: 1, ByClass: map[proxies.Class]proxies.StateCounts{proxies.Residential: {Ready: 1}}},
-		},
-		Proxies: []proxies.ProxyStats{
-			{ID: "p1", Masked: "http://alice:***@127.0.0.2:8001", Class: proxies.Datacenter,
-				Sites: map[string]proxies.ProxySiteStats{"wildberries": site("leased", 5, 1, 0), "ozon": site("ready", 2, 0, 0)}},
-			{ID: "p2", Masked: "http://bob:***@127.0.0.3:8001", Class: proxies.Datacenter,
-				Sites: map[string]proxies.ProxySiteStats{"wildberries": site("ready", 1, 0, 0), "ozon": site("quarantined", 0, 0, 2)}},
-			// A broker bug leaking the password in Masked must not reach a page.
-			{ID: "p3", Masked: "http://carol:" + plantedPassword + "@127.0.0.4:8001", Class: proxies.Residential,
-				Sites: map[string]proxies.ProxySiteStats{"avito": site("ready", 0, 0, 0)}},
-		},
+	if _, err := b.Import(ctx, ps, proxies.ImportOptions{}); err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	leaseAndRelease(t, b, "wildberries", proxies.Datacenter, "server-a", proxies.OK(120*time.Millisecond))
+	lease(t, b, "wildberries", proxies.Datacenter, "server-b")
+	leaseAndRelease(t, b, "ozon", proxies.Datacenter, "server-a", proxies.Banned("captcha page"))
+	leaseAndRelease(t, b, "avito", proxies.Residential, "server-b", proxies.Failed("connect timeout"))
+	return b
+}
+
+func lease(t *testing.T, b proxies.Broker, site string, c proxies.Class, holder string) *proxies.Lease {
+	t.Helper()
+	l, err := b.Lease(context.Background(), site, c, holder, "task-"+site, time.Hour)
+	if err != nil {
+		t.Fatalf("lease %s %s: %v", site, c, err)
+	}
+	return l
+}
+
+func leaseAndRelease(t *testing.T, b proxies.Broker, site string, c proxies.Class, holder string, o proxies.Outcome) {
+	t.Helper()
+	if err := b.Release(context.Background(), lease(t, b, site, c, holder), o); err != nil {
+		t.Fatalf("release %s: %v", site, err)
 	}
 }

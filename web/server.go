@@ -146,10 +146,7 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("web: listen %s: %w", addr, err)
 	}
-	if s.cfg.Auth == "" && !isLoopback(l.Addr()) {
-		s.log.Warn("web: listening beyond loopback without --auth: anyone who can reach it sees the pool and can manage the queues",
-			zap.String("listen", l.Addr().String()))
-	}
+	s.warnIfExposed(l.Addr())
 	s.log.Info("web: dashboard up", zap.String("url", "http://"+l.Addr().String()+"/"),
 		zap.Bool("auth", s.cfg.Auth != ""), zap.Bool("read_only", s.cfg.ReadOnly))
 	return s.Serve(ctx, l)
@@ -190,6 +187,15 @@ func shutdown(hs *http.Server, errc <-chan error) error {
 // Close releases the Redis connections of the inspector and Asynq's UI.
 func (s *Server) Close() error {
 	return errors.Join(s.insp.Close(), s.mon.Close())
+}
+
+// warnIfExposed logs a warning when the dashboard listens beyond loopback
+// without auth.
+func (s *Server) warnIfExposed(a net.Addr) {
+	if s.cfg.Auth == "" && !isLoopback(a) {
+		s.log.Warn("web: listening beyond loopback without --auth: anyone who can reach it sees the pool and can manage the queues",
+			zap.String("listen", a.String()))
+	}
 }
 
 // isLoopback reports whether a listener address is on 127.0.0.0/8 or ::1.

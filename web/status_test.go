@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hibiken/asynq"
+
+	"crawlq/proxies"
 )
 
 func TestCollectQueuesAndPool(t *testing.T) {
@@ -28,12 +30,21 @@ func TestCollectQueuesAndPool(t *testing.T) {
 	if d := cmp.Diff(want, st.Queues); d != "" {
 		t.Errorf("queues (-want +got):\n%s", d)
 	}
-	ps, err := c.broker.Stats(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	// seedPool's leases: see its doc.
+	sc := func(ready, leased, cooling, quar int) proxies.StateCounts {
+		return proxies.StateCounts{Ready: ready, Leased: leased, Cooling: cooling, Quarantined: quar}
 	}
-	if d := cmp.Diff(PoolStatus{Total: ps.Total, Sites: ps.Sites}, st.Pool); d != "" {
-		t.Errorf("pool (-broker +status):\n%s", d)
+	site := func(c proxies.Class, n proxies.StateCounts) proxies.SiteStats {
+		return proxies.SiteStats{Ready: n.Ready, Leased: n.Leased, Cooling: n.Cooling, Quarantined: n.Quarantined,
+			ByClass: map[proxies.Class]proxies.StateCounts{c: n}}
+	}
+	wantPool := PoolStatus{Total: 4, Sites: map[string]proxies.SiteStats{
+		"wildberries": site(proxies.Datacenter, sc(1, 1, 1, 0)),
+		"ozon":        site(proxies.Datacenter, sc(2, 0, 0, 1)),
+		"avito":       site(proxies.Residential, sc(0, 0, 1, 0)),
+	}}
+	if d := cmp.Diff(wantPool, st.Pool); d != "" {
+		t.Errorf("pool (-want +got):\n%s", d)
 	}
 	if len(st.Servers) != 0 {
 		t.Errorf("servers = %v, want none", st.Servers)
