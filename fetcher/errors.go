@@ -21,7 +21,9 @@ const (
 	// ProxyTimeout: connecting to the proxy or its handshake timed out.
 	ProxyTimeout
 	// TargetTimeout: the target (or the tunnel to it) was too slow once the
-	// connection stood: TLS handshake, response headers or body.
+	// connection stood: TLS handshake, response headers or body. A plain
+	// http request forwarded by a slow proxy lands here too: its delay
+	// cannot be told from a slow site's.
 	TargetTimeout
 	// TLS: the TLS handshake with the target failed (certificate, alert).
 	TLS
@@ -102,7 +104,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Is matches the kind's sentinel, so errors.Is(err, ErrProxyTimeout) works.
 func (e *Error) Is(target error) bool {
-	return int(e.Kind) < len(kindSentinels) && kindSentinels[e.Kind] == target
+	return e.Kind >= 0 && int(e.Kind) < len(kindSentinels) && kindSentinels[e.Kind] == target
 }
 
 // ProxyFault reports whether the proxy is to blame: ProxyRefused,
