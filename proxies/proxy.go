@@ -1,5 +1,15 @@
 package proxies
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+)
+
 // Class is a proxy's kind; a job names the class it needs.
 type Class string
 
@@ -25,4 +35,66 @@ type Proxy struct {
 	// Sites limits the proxy to these sites; empty means every site. In
 	// partitioned mode each proxy serves exactly one site.
 	Sites []string `json:"sites,omitempty"`
+}
+
+// Valid reports whether c is one of the known classes.
+func (c Class) Valid() bool {
+	return c == Datacenter || c == Residential || c == Mobile
+}
+
+// ParseClass turns a name into a Class; empty means Datacenter.
+func ParseClass(s string) (Class, error) {
+	if s == "" {
+		return Datacenter, nil
+	}
+	c := Class(strings.ToLower(strings.TrimSpace(s)))
+	if !c.Valid() {
+		return "", fmt.Errorf("unknown proxy class %q (want datacenter, residential or mobile)", s)
+	}
+	return c, nil
+}
+
+// URL is the proxy address with its credentials, for dialing. Never print
+// it: use Masked.
+func (p Proxy) URL() *url.URL {
+	u := &url.URL{Scheme: p.Scheme, Host: net.JoinHostPort(p.Host, p.Port)}
+	switch {
+	case p.Password != "":
+		u.User = url.UserPassword(p.User, p.Password)
+	case p.User != "":
+		u.User = url.User(p.User)
+	}
+	return u
+}
+
+// Masked is the proxy address safe to print: scheme://user:***@host:port.
+func (p Proxy) Masked() string {
+	hp := net.JoinHostPort(p.Host, p.Port)
+	switch {
+	case p.Password != "":
+		return p.Scheme + "://" + p.User + ":***@" + hp
+	case p.User != "":
+		return p.Scheme + "://" + p.User + "@" + hp
+	}
+	return p.Scheme + "://" + hp
+}
+
+// String is Masked, so %v never leaks a password.
+func (p Proxy) String() string { return p.Masked() }
+
+// GoString is Masked too, so %#v never leaks a password either.
+func (p Proxy) GoString() string { return "proxies.Proxy(" + p.Masked() + ")" }
+
+// AllowedOn reports whether the proxy may serve site (empty Sites: every site).
+func (p Proxy) AllowedOn(site string) bool {
+	return len(p.Sites) == 0 || slices.Contains(p.Sites, site)
+}
+
+// canonical is scheme://user:pass@host:port, the input of the ID.
+func (p Proxy) canonical() string { return p.URL().String() }
+
+// computeID is a short hex of sha256 of the canonical URL with credentials.
+func computeID(p Proxy) string {
+	sum := sha256.Sum256([]byte(p.canonical()))
+	return hex.EncodeToString(sum[:8])
 }

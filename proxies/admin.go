@@ -1,0 +1,231 @@
+package proxies
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// ImportOptions apply to every proxy of one import.
+type ImportOptions struct {
+	// Class overrides each proxy's class; empty keeps it (empty: datacenter).
+	Class Class
+	// Sites, if set, limits every imported proxy to these sites.
+	Sites []string
+}
+
+// Import adds (or replaces) proxies in the pool in one script: all or
+// nothing. It returns how many were imported.
+func (b *RedisBroker) Import(ctx context.Context, ps []Proxy, opt ImportOptions) (int, error) {
+	args := make([]any, 0, 3*len(ps))
+	for _, p := range ps {
+		p, err := prepare(p, opt)
+		if err != nil {
+			return 0, err
+		}
+		spec, err := json.Marshal(p)
+		if err != nil {
+			return 0, fmt.Errorf("import %s: %w", p.Masked(), err)
+		}
+		args = append(args, p.ID, string(spec), string(p.Class))
+	}
+	if len(ps) == 0 {
+		return 0, nil
+	}
+	if err := importScript.Run(ctx, b.rdb, []string{b.k.proxies(), b.k.classes(), b.k.version()}, args...).Err(); err != nil {
+		return 0, fmt.Errorf("import: %w", err)
+	}
+	b.log.Info("proxies imported", zap.Int("count", len(ps)), zap.String("class", string(opt.Class)))
+	return len(ps), nil
+}
+
+// prepare applies opt and checks p.
+func prepare(p Proxy, opt ImportOptions) (Proxy, error) {
+	if err := p.validate(); err != nil {
+		return p, fmt.Errorf("import %s: %w", p.Masked(), err)
+	}
+	if opt.Class != "" {
+		p.Class = opt.Class
+	}
+	if p.Class == "" {
+		p.Class = Datacenter
+	}
+	if !p.Class.Valid() {
+		return p, &ConfigError{Field: "class", Reason: fmt.Sprintf("unknown class %q", p.Class)}
+	}
+	if len(opt.Sites) > 0 {
+		p.Sites = append([]string(nil), opt.Sites...)
+	}
+	for _, s := range p.Sites {
+		if s == "" || strings.ContainsAny(s, "\t:{}") {
+			return p, &ConfigError{Field: "sites", Reason: fmt.Sprintf("bad site name %q", s)}
+		}
+	}
+	if p.ID == "" {
+		p.ID = computeID(p)
+	}
+	return p, nil
+}
+
+// List returns every proxy of the pool, sorted by ID, with credentials
+// (print them with Masked).
+func (b *RedisBroker) List(ctx context.Context) ([]Proxy, error) {
+	specs, err := b.rdb.HGetAll(ctx, b.k.proxies()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list proxies: %w", err)
+	}
+	out := make([]Proxy, 0, len(specs))
+	for id, spec := range specs {
+		p, err := b.proxy(spec)
+		if err != nil {
+			return nil, fmt.Errorf("proxy %s: %w", id, err)
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// Remove deletes proxies from the pool, with their leases and quarantines.
+// It returns how many were in the pool.
+func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	known, err := b.knownSets(ctx)
+	if err != nil {
+		return 0, err
+	}
+	zsets, hashes := []string{}, []string{}
+	for _, sc := range known {
+		zsets = append(zsets, b.k.ready(sc.site, sc.class), b.k.quarantine(sc.site, sc.class))
+		hashes = append(hashes, b.k.leases(sc.site))
+	}
+	keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.busy()}, zsets...)
+	args := []any{len(zsets)}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	n, err := removeScript.Run(ctx, b.rdb, append(keys, hashes...), args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("remove proxies: %w", err)
+	}
+	return n, nil
+}
+
+// Unban ends the quarantine of the given proxies on every site, so they are
+// ready at once. It returns how many (proxy, site) quarantines ended.
+func (b *RedisBroker) Unban(ctx context.Context, ids ...string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return b.unban(ctx, ids)
+}
+
+// UnbanAll ends every quarantine of the pool.
+func (b *RedisBroker) UnbanAll(ctx context.Context) (int, error) { return b.unban(ctx, nil) }
+
+func (b *RedisBroker) unban(ctx context.Context, ids []string) (int, error) {
+	known, err := b.knownSets(ctx)
+	if err != nil || len(known) == 0 {
+		return 0, err
+	}
+	var keys []string
+	for _, sc := range known {
+		keys = append(keys, b.k.ready(sc.site, sc.class), b.k.quarantine(sc.site, sc.class), b.k.stats(sc.site))
+	}
+	args := []any{b.cfg.skew()}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	n, err := unbanScript.Run(ctx, b.rdb, keys, args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("unban: %w", err)
+	}
+	return n, nil
+}
+
+// siteClass is one ready set that leases have used.
+type siteClass struct {
+	site  string
+	class Class
+}
+
+// knownSets lists the ready sets in use, sorted.
+func (b *RedisBroker) knownSets(ctx context.Context) ([]siteClass, error) {
+	fields, err := b.rdb.HKeys(ctx, b.k.known()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read pool sites: %w", err)
+	}
+	out := make([]siteClass, 0, len(fields))
+	for _, f := range fields {
+		site, class, _ := strings.Cut(f, "\t")
+		out = append(out, siteClass{site: site, class: Class(class)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].site+"\t"+string(out[i].class) < out[j].site+"\t"+string(out[j].class)
+	})
+	return out, nil
+}
+
+// sync rebuilds the ready set of (site, class) from the pool after an
+// import or remove: O(N), once per change and ready set.
+func (b *RedisBroker) sync(ctx context.Context, site string, class Class) error {
+	for range 5 {
+		ver, ids, err := b.eligible(ctx, site, class)
+		if err != nil {
+			return err
+		}
+		args := []any{ver, knownField(site, class)}
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		keys := []string{b.k.ready(site, class), b.k.known(), b.k.version(), b.k.quarantine(site, class)}
+		ok, err := syncScript.Run(ctx, b.rdb, keys, args...).Int()
+		if err != nil {
+			return fmt.Errorf("sync %s/%s: %w", site, class, err)
+		}
+		if ok == 1 {
+			b.log.Debug("ready set synced", zap.String("site", site), zap.String("class", string(class)), zap.Int("proxies", len(ids)))
+			return nil
+		}
+	}
+	return fmt.Errorf("sync %s/%s: pool keeps changing, try again", site, class)
+}
+
+// eligible reads the pool version and the IDs that may serve (site, class)
+// in this broker's mode.
+func (b *RedisBroker) eligible(ctx context.Context, site string, class Class) (string, []string, error) {
+	pipe := b.rdb.Pipeline()
+	verCmd := pipe.Get(ctx, b.k.version())
+	specCmd := pipe.HGetAll(ctx, b.k.proxies())
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return "", nil, fmt.Errorf("read pool: %w", err)
+	}
+	var ids []string
+	parts := b.cfg.partitionSites()
+	for id, spec := range specCmd.Val() {
+		p, err := b.proxy(spec)
+		if err != nil {
+			return "", nil, fmt.Errorf("proxy %s: %w", id, err)
+		}
+		if p.Class == class && b.serves(p, site, parts) {
+			ids = append(ids, id)
+		}
+	}
+	return verCmd.Val(), ids, nil
+}
+
+// serves reports whether p may serve site in the broker's mode.
+func (b *RedisBroker) serves(p Proxy, site string, parts []string) bool {
+	if b.cfg.Mode == ModePartitioned {
+		return AssignSite(p, parts) == site
+	}
+	return p.AllowedOn(site)
+}

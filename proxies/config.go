@@ -1,0 +1,172 @@
+package proxies
+
+import (
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Mode says how leases of one proxy on different sites relate.
+type Mode string
+
+// Broker modes.
+const (
+	// ModeShared lets a proxy serve different sites at once, one lease per
+	// (proxy, site). The default.
+	ModeShared Mode = "shared"
+	// ModeExclusive allows one lease per proxy across all sites.
+	ModeExclusive Mode = "exclusive"
+	// ModePartitioned gives each proxy one fixed site: its Sites[0], else
+	// the site that site division (AssignSite) over the sorted keys of
+	// Config.Sites gives it. Every broker of a cluster must use the same
+	// Sites keys.
+	ModePartitioned Mode = "partitioned"
+)
+
+// ParseMode turns a name into a Mode; empty means ModeShared.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case "":
+		return ModeShared, nil
+	case ModeShared, ModeExclusive, ModePartitioned:
+		return m, nil
+	}
+	return "", &ConfigError{Field: "mode", Reason: "want shared, exclusive or partitioned, got " + s}
+}
+
+// NoMinInterval as SiteConfig.MinInterval means no gap between requests.
+const NoMinInterval time.Duration = -1
+
+// Defaults of SiteConfig fields left zero.
+const (
+	DefaultMinInterval    = time.Second
+	DefaultQuarantineBase = 300 * time.Second
+	DefaultQuarantineCap  = 3600 * time.Second
+	DefaultFailPenalty    = 30 * time.Second
+)
+
+// SiteConfig is the politeness and quarantine policy of one site. A zero
+// field inherits Config.Default's, whose zero fields take the package
+// defaults.
+type SiteConfig struct {
+	// MinInterval is the least time between two requests of one proxy to
+	// the site, across the cluster (I2). Default 1s; NoMinInterval for none.
+	MinInterval time.Duration
+	// QuarantineBase is the first ban's quarantine ceiling; it doubles with
+	// every ban since the last ok. Default 300s.
+	QuarantineBase time.Duration
+	// QuarantineCap caps the ceiling. Default 3600s.
+	QuarantineCap time.Duration
+	// QuarantineFloor is the least quarantine: the time is uniform in
+	// [floor, ceiling] (full jitter, kept off zero). Default base/10.
+	QuarantineFloor time.Duration
+	// FailPenalty is added to MinInterval after a proxy failure. Default 30s.
+	FailPenalty time.Duration
+}
+
+// Config configures a RedisBroker.
+type Config struct {
+	// Pool names the key space: keys are crawlq:{Pool}:…. Default "pool".
+	Pool string
+	// Mode is ModeShared (default), ModeExclusive or ModePartitioned.
+	Mode Mode
+	// Sites holds per-site policies; in ModePartitioned its keys are the
+	// sites proxies are divided over.
+	Sites map[string]SiteConfig
+	// Default is the policy of sites not in Sites, and the fallback of
+	// their zero fields.
+	Default SiteConfig
+	// Logger gets debug lines on syncs and errors; default zap.NewNop().
+	Logger *zap.Logger
+	// Clock, if set, returns a skew added to Redis TIME inside every
+	// script, so tests advance time without sleeping while the scripts
+	// still use Redis's own clock. Default none.
+	Clock func() time.Duration
+	// LeasePoll caps LeaseWait's sleep while proxies are leased, since a
+	// lease may end before it expires (jittered in [LeasePoll/2, LeasePoll]).
+	// Default 20ms.
+	LeasePoll time.Duration
+	// Rand returns a number in [0,1) for the quarantine jitter. Default
+	// math/rand/v2.Float64.
+	Rand func() float64
+}
+
+// ConfigError is a bad configuration value.
+type ConfigError struct{ Field, Reason string }
+
+func (e *ConfigError) Error() string { return "proxies config " + e.Field + ": " + e.Reason }
+
+func (c Config) withDefaults() Config {
+	if c.Pool == "" {
+		c.Pool = "pool"
+	}
+	if c.Mode == "" {
+		c.Mode = ModeShared
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if c.LeasePoll <= 0 {
+		c.LeasePoll = 20 * time.Millisecond
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Float64
+	}
+	c.Default = c.Default.fill(SiteConfig{
+		MinInterval: DefaultMinInterval, QuarantineBase: DefaultQuarantineBase,
+		QuarantineCap: DefaultQuarantineCap, FailPenalty: DefaultFailPenalty,
+	})
+	return c
+}
+
+// fill sets zero fields from d.
+func (s SiteConfig) fill(d SiteConfig) SiteConfig {
+	if s.MinInterval == 0 {
+		s.MinInterval = d.MinInterval
+	}
+	if s.QuarantineBase == 0 {
+		s.QuarantineBase = d.QuarantineBase
+	}
+	if s.QuarantineCap == 0 {
+		s.QuarantineCap = d.QuarantineCap
+	}
+	if s.QuarantineFloor == 0 {
+		s.QuarantineFloor = d.QuarantineFloor
+	}
+	if s.FailPenalty == 0 {
+		s.FailPenalty = d.FailPenalty
+	}
+	return s
+}
+
+// site is the effective policy of site.
+func (c Config) site(name string) SiteConfig {
+	s := c.Sites[name].fill(c.Default)
+	if s.QuarantineFloor == 0 {
+		s.QuarantineFloor = s.QuarantineBase / 10
+	}
+	if s.MinInterval < 0 {
+		s.MinInterval = 0
+	}
+	return s
+}
+
+// partitionSites are the sorted keys of Sites.
+func (c Config) partitionSites() []string {
+	out := make([]string, 0, len(c.Sites))
+	for s := range c.Sites {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// skew is the injected clock offset in ms.
+func (c Config) skew() int64 {
+	if c.Clock == nil {
+		return 0
+	}
+	return c.Clock().Milliseconds()
+}

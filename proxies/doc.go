@@ -1,0 +1,7 @@
+// Package proxies owns crawlq's proxy pool: parsing proxy lists in every
+// common provider format, the cluster-wide Redis broker that hands out
+// fenced, paced, per-site leases (every state change one Lua script on
+// Redis's own clock), quarantine of banned proxies, pool statistics, and
+// static sharding of proxies over servers and sites (modulo, consistent
+// hashing, site division).
+package proxies

@@ -1,0 +1,267 @@
+package proxies
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// RedisBroker is the cluster-wide Broker on Redis: every state change is one
+// Lua script on Redis's clock, so any number of servers share one truth.
+type RedisBroker struct {
+	rdb   redis.UniversalClient
+	cfg   Config
+	k     keys
+	log   *zap.Logger
+	specs sync.Map // spec JSON -> Proxy, so leases don't re-parse specs
+}
+
+var _ Broker = (*RedisBroker)(nil)
+
+// NewRedisBroker returns a broker on rdb; see Config for the defaults.
+func NewRedisBroker(rdb redis.UniversalClient, cfg Config) *RedisBroker {
+	cfg = cfg.withDefaults()
+	return &RedisBroker{rdb: rdb, cfg: cfg, k: newKeys(cfg.Pool), log: cfg.Logger}
+}
+
+// Config returns the broker's configuration with defaults filled in.
+func (b *RedisBroker) Config() Config { return b.cfg }
+
+// SiteConfig returns the effective policy of site.
+func (b *RedisBroker) SiteConfig(site string) SiteConfig { return b.cfg.site(site) }
+
+// Lease takes the free proxy of class that has waited longest for site.
+func (b *RedisBroker) Lease(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
+	return b.lease(ctx, leaseScript, site, class, "", holder, task, ttl)
+}
+
+// LeaseProxy leases the named proxy for site (sticky resume). Besides
+// ErrBusy, ErrQuarantined and ErrUnknownProxy it returns *NotReadyError
+// while the proxy cools down after its last use on site.
+func (b *RedisBroker) LeaseProxy(ctx context.Context, site, proxyID, holder, task string, ttl time.Duration) (*Lease, error) {
+	class, err := b.rdb.HGet(ctx, b.k.classes(), proxyID).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("proxy %s: %w", proxyID, ErrUnknownProxy)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lease proxy %s: %w", proxyID, err)
+	}
+	return b.lease(ctx, leaseProxyScript, site, Class(class), proxyID, holder, task, ttl)
+}
+
+// LeaseWait is Lease that, while nothing is free, sleeps exactly until the
+// broker says the first proxy frees up, then tries again, until ctx ends.
+// While proxies of the site are leased (they may be released early) it
+// sleeps at most Config.LeasePoll between tries.
+func (b *RedisBroker) LeaseWait(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
+	for {
+		l, err := b.Lease(ctx, site, class, holder, task, ttl)
+		var nr *NotReadyError
+		if !errors.As(err, &nr) {
+			return l, err
+		}
+		if err := sleep(ctx, b.waitFor(nr)); err != nil {
+			return nil, fmt.Errorf("site %s class %s: %w (%v)", site, class, err, nr)
+		}
+	}
+}
+
+// waitFor is how long LeaseWait sleeps after nr.
+func (b *RedisBroker) waitFor(nr *NotReadyError) time.Duration {
+	if !nr.Leased || nr.Wait <= b.cfg.LeasePoll {
+		return nr.Wait
+	}
+	return b.cfg.LeasePoll/2 + time.Duration(b.cfg.Rand()*float64(b.cfg.LeasePoll/2))
+}
+
+// sleep waits d (at least 1ms) or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(max(d, time.Millisecond))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, class Class, id, holder, task string, ttl time.Duration) (*Lease, error) {
+	if err := checkLeaseArgs(site, class, ttl); err != nil {
+		return nil, err
+	}
+	sc := b.cfg.site(site)
+	keys := b.leaseKeys(site, class)
+	args := []any{b.cfg.skew(), ttl.Milliseconds(), sc.MinInterval.Milliseconds(),
+		strings.ReplaceAll(holder, "|", "/"), task, knownField(site, class), site, b.exclusive()}
+	if id != "" {
+		args = append(args, id)
+	}
+	for range 4 {
+		res, err := s.Run(ctx, b.rdb, keys, args...).Slice()
+		if err != nil {
+			return nil, fmt.Errorf("lease %s/%s: %w", site, class, err)
+		}
+		if st := res[0].(int64); st != -2 {
+			return b.leaseResult(res, site, class, id, holder, task, sc)
+		}
+		if err := b.sync(ctx, site, class); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("lease %s/%s: pool keeps changing, try again", site, class)
+}
+
+func checkLeaseArgs(site string, class Class, ttl time.Duration) error {
+	switch {
+	case site == "" || strings.ContainsAny(site, "\t:{}"):
+		return &ConfigError{Field: "site", Reason: fmt.Sprintf("bad site name %q", site)}
+	case !class.Valid():
+		return &ConfigError{Field: "class", Reason: fmt.Sprintf("unknown class %q", class)}
+	case ttl < time.Millisecond:
+		return &ConfigError{Field: "ttl", Reason: "lease ttl must be at least 1ms"}
+	}
+	return nil
+}
+
+// exclusive is ARGV[8] of the lease scripts.
+func (b *RedisBroker) exclusive() int64 {
+	if b.cfg.Mode == ModeExclusive {
+		return max(b.cfg.LeasePoll.Milliseconds(), 1)
+	}
+	return 0
+}
+
+func (b *RedisBroker) leaseKeys(site string, class Class) []string {
+	return []string{b.k.ready(site, class), b.k.leases(site), b.k.token(), b.k.proxies(),
+		b.k.known(), b.k.version(), b.k.stats(site), b.k.quarantine(site, class), b.k.busy()}
+}
+
+// leaseResult turns a lease script reply into a Lease or an error.
+func (b *RedisBroker) leaseResult(res []any, site string, class Class, id, holder, task string, sc SiteConfig) (*Lease, error) {
+	switch res[0].(int64) {
+	case 1:
+		return b.newLease(res, site, holder, task, sc)
+	case 0:
+		until, now := ms(num(res[1])), ms(num(res[2]))
+		return nil, &NotReadyError{Site: site, Class: class, Until: until, Wait: until.Sub(now),
+			Exhausted: num(res[3]) == 1, Leased: num(res[4]) > 0}
+	case -1:
+		return nil, fmt.Errorf("site %s class %s: %w", site, class, ErrPoolEmpty)
+	case -3:
+		return nil, fmt.Errorf("proxy %s not in the %s pool of site %s: %w", id, class, site, ErrUnknownProxy)
+	case -4:
+		return nil, fmt.Errorf("proxy %s on site %s: %w", id, site, ErrBusy)
+	case -5:
+		return nil, fmt.Errorf("proxy %s on site %s until %s: %w", id, site, ms(num(res[1])).Format(time.RFC3339), ErrQuarantined)
+	}
+	return nil, fmt.Errorf("lease %s/%s: unexpected reply %v", site, class, res[0])
+}
+
+func (b *RedisBroker) newLease(res []any, site, holder, task string, sc SiteConfig) (*Lease, error) {
+	spec, _ := res[5].(string)
+	p, err := b.proxy(spec)
+	if err != nil {
+		return nil, fmt.Errorf("lease %s: proxy %v: %w", site, res[1], err)
+	}
+	now := ms(num(res[3]))
+	return &Lease{Proxy: p, Site: site, Token: num(res[2]), Holder: holder, Task: task,
+		Expires: ms(num(res[4])), NotBefore: now, MinInterval: sc.MinInterval}, nil
+}
+
+// proxy decodes a stored spec, cached by its text.
+func (b *RedisBroker) proxy(spec string) (Proxy, error) {
+	if p, ok := b.specs.Load(spec); ok {
+		return p.(Proxy), nil
+	}
+	var p Proxy
+	if err := json.Unmarshal([]byte(spec), &p); err != nil {
+		return Proxy{}, fmt.Errorf("bad stored spec: %w", err)
+	}
+	b.specs.Store(spec, p)
+	return p, nil
+}
+
+// Extend pushes the lease's expiry to now+ttl (and its proxy's ready-at to
+// that plus min_interval). ErrStaleLease when the token is not the live one.
+func (b *RedisBroker) Extend(ctx context.Context, l *Lease, ttl time.Duration) (*Lease, error) {
+	sc := b.cfg.site(l.Site)
+	res, err := extendScript.Run(ctx, b.rdb, []string{b.k.ready(l.Site, l.Proxy.Class), b.k.leases(l.Site), b.k.busy()},
+		b.cfg.skew(), l.Proxy.ID, l.Token, ttl.Milliseconds(), sc.MinInterval.Milliseconds(), l.Site).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("extend lease %d: %w", l.Token, err)
+	}
+	if num(res[0]) != 1 {
+		return nil, fmt.Errorf("extend lease %d of proxy %s on %s: %w", l.Token, l.Proxy.ID, l.Site, ErrStaleLease)
+	}
+	n := *l
+	n.Expires = ms(num(res[2]))
+	return &n, nil
+}
+
+// Release ends the lease with an outcome, which sets when the proxy is
+// ready for the site again: ok now+min_interval (and the latency EWMA),
+// failed +FailPenalty, banned a jittered quarantine, rate_limited
+// now+max(RetryAfter, min_interval), neutral now+min_interval.
+// ErrStaleLease when the token is stale; then nothing changes.
+func (b *RedisBroker) Release(ctx context.Context, l *Lease, o Outcome) error {
+	sc := b.cfg.site(l.Site)
+	param, err := outcomeParam(o, sc)
+	if err != nil {
+		return err
+	}
+	keys := []string{b.k.ready(l.Site, l.Proxy.Class), b.k.leases(l.Site), b.k.stats(l.Site),
+		b.k.quarantine(l.Site, l.Proxy.Class), b.k.busy()}
+	res, err := releaseScript.Run(ctx, b.rdb, keys, b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind),
+		sc.MinInterval.Milliseconds(), param, o.Reason, sc.QuarantineBase.Milliseconds(),
+		sc.QuarantineCap.Milliseconds(), sc.QuarantineFloor.Milliseconds(), b.cfg.Rand()).Slice()
+	if err != nil {
+		return fmt.Errorf("release lease %d: %w", l.Token, err)
+	}
+	if num(res[0]) != 1 {
+		return fmt.Errorf("release lease %d of proxy %s on %s: %w", l.Token, l.Proxy.ID, l.Site, ErrStaleLease)
+	}
+	if o.Kind == OutcomeBanned {
+		b.log.Info("proxy quarantined", zap.String("proxy", l.Proxy.Masked()), zap.String("site", l.Site),
+			zap.String("reason", o.Reason), zap.Time("until", ms(num(res[1]))))
+	}
+	return nil
+}
+
+// outcomeParam is ARGV[6] of the release script for o.
+func outcomeParam(o Outcome, sc SiteConfig) (int64, error) {
+	switch o.Kind {
+	case OutcomeOK:
+		return o.Latency.Milliseconds(), nil
+	case OutcomeFailed:
+		return sc.FailPenalty.Milliseconds(), nil
+	case OutcomeRateLimited:
+		return o.RetryAfter.Milliseconds(), nil
+	case OutcomeBanned, OutcomeNeutral:
+		return 0, nil
+	}
+	return 0, &ConfigError{Field: "outcome", Reason: fmt.Sprintf("unknown outcome kind %q", o.Kind)}
+}
+
+// ms is a Redis-clock millisecond time.
+func ms(v int64) time.Time { return time.UnixMilli(v) }
+
+// num reads an integer script reply (int64, or a string score).
+func num(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		f, _ := strconv.ParseFloat(x, 64)
+		return int64(f)
+	}
+	return 0
+}

@@ -1,0 +1,262 @@
+package proxies
+
+import "github.com/redis/go-redis/v9"
+
+// Every state change of the broker is one of these scripts: one round trip,
+// atomic, on Redis's own clock (TIME) plus the broker's injected skew, so
+// servers with skewed clocks agree. Times are milliseconds.
+
+// luaClock is prepended to every script: now(skew) is Redis TIME in ms plus
+// the skew in ms.
+const luaClock = `
+local function clock(skew)
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(skew)
+end
+local function lexp(v) -- token and expiry of a "token|expiry|..." value
+  local tok, exp = string.match(v, '^(%d+)|(%d+)|')
+  return tok, tonumber(exp)
+end
+`
+
+// luaTake leases id: new token, score = expiry + min_interval (a dead
+// holder's proxy frees itself after its TTL, and the next lease is still
+// spaced after a request sent just before expiry), lease hash entry,
+// exclusive-mode busy entry, per-holder counter. Uses the Lease KEYS/ARGV.
+const luaTake = `
+local function take(id, now)
+  local tok = redis.call('INCR', KEYS[3])
+  local exp = now + tonumber(ARGV[2])
+  redis.call('ZADD', KEYS[1], exp + tonumber(ARGV[3]), id)
+  redis.call('HSET', KEYS[2], id, tok .. '|' .. exp .. '|' .. ARGV[4] .. '|' .. ARGV[5])
+  if ARGV[8] ~= '0' then redis.call('HSET', KEYS[9], id, tok .. '|' .. exp .. '|' .. ARGV[7]) end
+  redis.call('HINCRBY', KEYS[7], id .. '|h|' .. ARGV[4], 1)
+  return {1, id, tok, now, exp, redis.call('HGET', KEYS[4], id)}
+end
+local function stale()
+  return redis.call('HGET', KEYS[5], ARGV[6]) ~= (redis.call('GET', KEYS[6]) or '')
+end
+local function busyUntil(id, now) -- exclusive mode: live lease on any site
+  if ARGV[8] == '0' then return nil end
+  local b = redis.call('HGET', KEYS[9], id)
+  if not b then return nil end
+  local _, exp = lexp(b)
+  if exp > now then return exp end
+  return nil
+end
+`
+
+// leaseScript takes the proxy with the lowest ready-at <= now: O(log N).
+//
+// KEYS[1] ready ZSET (site, class)   KEYS[2] leases HASH (site)
+// KEYS[3] token counter              KEYS[4] proxies HASH
+// KEYS[5] known HASH                 KEYS[6] version
+// KEYS[7] stats HASH (site)          KEYS[8] quarantine ZSET (site, class)
+// KEYS[9] busy HASH
+// ARGV[1] skew ms  ARGV[2] ttl ms  ARGV[3] min_interval ms  ARGV[4] holder
+// ARGV[5] task  ARGV[6] known field  ARGV[7] site
+// ARGV[8] "0" in shared and partitioned mode; in exclusive mode the most ms
+// a proxy leased on another site is pushed back on this one
+//
+// Returns {1, id, token, now, expiry, spec} | {0, first-ready-at, now,
+// exhausted 1/0, leases of the site} | {-1} empty | {-2} ready set out of date: sync and retry.
+var leaseScript = redis.NewScript(luaClock + luaTake + `
+local now = clock(ARGV[1])
+if stale() then return {-2} end
+for i = 1, 32 do
+  local c = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1)
+  if #c == 0 then break end
+  local b = busyUntil(c[1], now)
+  if not b then return take(c[1], now) end
+  -- held on another site: look again when it expires, or after the
+  -- poll cap, since it may be released earlier
+  redis.call('ZADD', KEYS[1], math.min(b, now + tonumber(ARGV[8])), c[1])
+end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if #first == 0 then return {-1} end
+local q = redis.call('ZCOUNT', KEYS[8], '(' .. now, '+inf')
+local ex = 0
+if q >= redis.call('ZCARD', KEYS[1]) then ex = 1 end
+return {0, first[2], now, ex, redis.call('HLEN', KEYS[2])}
+`)
+
+// leaseProxyScript takes one named proxy (sticky resume).
+//
+// KEYS and ARGV[1..8] as leaseScript; ARGV[9] proxy id.
+// Returns as leaseScript, plus {-3} not in the pool for this site and
+// class, {-4} leased by someone, {-5, until} quarantined.
+var leaseProxyScript = redis.NewScript(luaClock + luaTake + `
+local now = clock(ARGV[1])
+if stale() then return {-2} end
+local id = ARGV[9]
+local score = redis.call('ZSCORE', KEYS[1], id)
+if not score then return {-3} end
+local cur = redis.call('HGET', KEYS[2], id)
+if cur then
+  local _, exp = lexp(cur)
+  if exp > now then return {-4} end
+end
+if busyUntil(id, now) then return {-4} end
+local q = tonumber(redis.call('ZSCORE', KEYS[8], id) or '0')
+if q > now then return {-5, q} end
+if tonumber(score) > now then return {0, score, now, 0, 0} end
+return take(id, now)
+`)
+
+// releaseScript ends a lease with an outcome if its token is the live one.
+//
+// KEYS[1] ready ZSET  KEYS[2] leases HASH  KEYS[3] stats HASH
+// KEYS[4] quarantine ZSET  KEYS[5] busy HASH
+// ARGV[1] skew ms  ARGV[2] id  ARGV[3] token  ARGV[4] outcome kind
+// ARGV[5] min_interval ms  ARGV[6] latency ms (ok) | penalty ms (failed) |
+// retry-after ms (rate_limited)  ARGV[7] ban reason
+// ARGV[8] quarantine base ms  ARGV[9] cap ms  ARGV[10] floor ms
+// ARGV[11] random in [0,1) for the jitter
+//
+// Returns {1, ready-at} or {0} when the token is stale (nothing changed).
+var releaseScript = redis.NewScript(luaClock + `
+local now = clock(ARGV[1])
+local id, s = ARGV[2], KEYS[3]
+local cur = redis.call('HGET', KEYS[2], id)
+if not cur or lexp(cur) ~= ARGV[3] then return {0} end
+redis.call('HDEL', KEYS[2], id)
+local b = redis.call('HGET', KEYS[5], id)
+if b and lexp(b) == ARGV[3] then redis.call('HDEL', KEYS[5], id) end
+local mi, kind = tonumber(ARGV[5]), ARGV[4]
+local at = now + mi
+if kind == 'ok' then
+  redis.call('HINCRBY', s, id .. '|ok', 1)
+  local lat = tonumber(ARGV[6])
+  local old = tonumber(redis.call('HGET', s, id .. '|ewma'))
+  if old then lat = old * 0.8 + lat * 0.2 end
+  redis.call('HSET', s, id .. '|ewma', lat)
+  if redis.call('HDEL', s, id .. '|streak') == 1 then redis.call('ZREM', KEYS[4], id) end
+elseif kind == 'failed' then
+  redis.call('HINCRBY', s, id .. '|fail', 1)
+  at = at + tonumber(ARGV[6])
+elseif kind == 'rate_limited' then
+  at = now + math.max(tonumber(ARGV[6]), mi)
+elseif kind == 'banned' then
+  local n = redis.call('HINCRBY', s, id .. '|streak', 1)
+  redis.call('HINCRBY', s, id .. '|ban', 1)
+  redis.call('HSET', s, id .. '|lastban', ARGV[7], id .. '|lastbanat', now)
+  local lo = tonumber(ARGV[10])
+  local hi = math.max(lo, math.min(tonumber(ARGV[9]), tonumber(ARGV[8]) * 2 ^ (n - 1)))
+  at = now + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[11])))
+  redis.call('ZADD', KEYS[4], at, id)
+end
+redis.call('ZADD', KEYS[1], 'XX', at, id)
+return {1, at}
+`)
+
+// extendScript pushes a live lease's expiry to now+ttl.
+//
+// KEYS[1] ready ZSET  KEYS[2] leases HASH  KEYS[3] busy HASH
+// ARGV[1] skew ms  ARGV[2] id  ARGV[3] token  ARGV[4] ttl ms
+// ARGV[5] min_interval ms  ARGV[6] site
+//
+// Returns {1, now, expiry} or {0} when the token is stale.
+var extendScript = redis.NewScript(luaClock + `
+local now = clock(ARGV[1])
+local id = ARGV[2]
+local cur = redis.call('HGET', KEYS[2], id)
+if not cur or lexp(cur) ~= ARGV[3] then return {0} end
+local exp = now + tonumber(ARGV[4])
+local rest = string.match(cur, '^%d+|%d+|(.*)$')
+redis.call('HSET', KEYS[2], id, ARGV[3] .. '|' .. exp .. '|' .. rest)
+redis.call('ZADD', KEYS[1], 'XX', exp + tonumber(ARGV[5]), id)
+local b = redis.call('HGET', KEYS[3], id)
+if b and lexp(b) == ARGV[3] then redis.call('HSET', KEYS[3], id, ARGV[3] .. '|' .. exp .. '|' .. ARGV[6]) end
+return {1, now, exp}
+`)
+
+// importScript adds or replaces proxies, all or nothing, and bumps the
+// version so every ready set resyncs on its next lease.
+//
+// KEYS[1] proxies HASH  KEYS[2] classes HASH  KEYS[3] version
+// ARGV triples: id, spec JSON, class.
+// Returns the new version.
+var importScript = redis.NewScript(`
+for i = 1, #ARGV, 3 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
+end
+return redis.call('INCR', KEYS[3])
+`)
+
+// removeScript deletes proxies from the pool and every ready, quarantine,
+// lease and busy entry, and bumps the version.
+//
+// KEYS[1] proxies HASH  KEYS[2] classes HASH  KEYS[3] version
+// KEYS[4] busy HASH  KEYS[5 .. 4+ARGV[1]] ZSETs  KEYS[5+ARGV[1] ..] lease HASHes
+// ARGV[1] number of ZSET keys  ARGV[2..] ids.
+// Returns how many proxies were in the pool.
+var removeScript = redis.NewScript(`
+local nz, n = tonumber(ARGV[1]), 0
+for i = 2, #ARGV do
+  local id = ARGV[i]
+  n = n + redis.call('HDEL', KEYS[1], id)
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('HDEL', KEYS[4], id)
+  for k = 5, #KEYS do
+    if k < 5 + nz then redis.call('ZREM', KEYS[k], id) else redis.call('HDEL', KEYS[k], id) end
+  end
+end
+redis.call('INCR', KEYS[3])
+return n
+`)
+
+// syncScript makes one ready set hold exactly the eligible proxies, if the
+// pool version is still the one they were computed from. New proxies are
+// ready at once (score 0).
+//
+// KEYS[1] ready ZSET  KEYS[2] known HASH  KEYS[3] version
+// KEYS[4] quarantine ZSET
+// ARGV[1] version read ("" for none)  ARGV[2] known field  ARGV[3..] ids.
+// Returns 1, or 0 when the version moved (read again and retry).
+var syncScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[3]) or ''
+if v ~= ARGV[1] then return 0 end
+local want = {}
+for i = 3, #ARGV do want[ARGV[i]] = true end
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if want[id] then want[id] = false else
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('ZREM', KEYS[4], id)
+  end
+end
+for id, add in pairs(want) do
+  if add then redis.call('ZADD', KEYS[1], 0, id) end
+end
+redis.call('HSET', KEYS[2], ARGV[2], v)
+return 1
+`)
+
+// unbanScript ends the quarantine of proxies (all quarantined ones when no
+// id is given) on every listed site and class: ready at once.
+//
+// KEYS triples: ready ZSET, quarantine ZSET, stats HASH of one site and class.
+// ARGV[1] skew ms  ARGV[2..] ids (none: all).
+// Returns how many (proxy, site) quarantines ended.
+var unbanScript = redis.NewScript(luaClock + `
+local now = clock(ARGV[1])
+local n = 0
+for k = 1, #KEYS, 3 do
+  local ids = {}
+  if #ARGV > 1 then
+    for i = 2, #ARGV do ids[#ids + 1] = ARGV[i] end
+  else
+    ids = redis.call('ZRANGEBYSCORE', KEYS[k + 1], '(' .. now, '+inf')
+  end
+  for _, id in ipairs(ids) do
+    local q = tonumber(redis.call('ZSCORE', KEYS[k + 1], id) or '0')
+    redis.call('ZREM', KEYS[k + 1], id)
+    redis.call('HDEL', KEYS[k + 2], id .. '|streak')
+    if q > now then
+      redis.call('ZADD', KEYS[k], 'XX', now, id)
+      n = n + 1
+    end
+  end
+end
+return n
+`)
