@@ -1,0 +1,115 @@
+package ozon
+
+import (
+	"encoding/json"
+	"time"
+
+	"crawlq/tasks/item"
+	"crawlq/tasks/site"
+)
+
+// listingWidgets hold product tiles: search and category pages use
+// searchResultsV2, seller storefronts tileGridDesktop.
+var listingWidgets = []string{"searchResultsV2", "tileGridDesktop"}
+
+// paginatorWidgets carry the next page link in .nextPage.
+var paginatorWidgets = []string{"megaPaginator", "infiniteVirtualPaginator", "paginator"}
+
+// parseListing parses a search, category or seller page, or a bare
+// searchResultsV2 state (the JSON of the page API's widgetStates), which
+// has no paginator, so Next is false for it.
+func parseListing(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
+	base := baseURL(s, pageURL)
+	if site.IsJSON(body) {
+		tiles, ok, err := decodeTiles(body)
+		if err != nil || !ok {
+			return site.Page{}, firstErr(err, site.Unrecognized("JSON has no items[] (want a searchResultsV2 state)"))
+		}
+		return tilesPage(tiles, base, at, false), nil
+	}
+	_, st, err := readStates(body)
+	if err != nil {
+		return site.Page{}, err
+	}
+	for _, w := range listingWidgets {
+		for _, raw := range st[w] {
+			tiles, ok, err := decodeTiles(raw)
+			if err != nil {
+				return site.Page{}, err
+			}
+			if ok {
+				return tilesPage(tiles, base, at, hasNext(st)), nil
+			}
+		}
+	}
+	return site.Page{}, site.Unrecognized("no searchResultsV2 or tileGridDesktop state")
+}
+
+func tilesPage(tiles []tile, base string, at time.Time, next bool) site.Page {
+	page := site.Page{Next: next}
+	for _, t := range tiles {
+		it, ok := t.toItem(base, at)
+		if !ok {
+			continue
+		}
+		page.Items = append(page.Items, it)
+		page.Follow = append(page.Follow, site.Target{Site: Name, Kind: KindProduct, ID: it.ID, URL: it.URL})
+	}
+	return page
+}
+
+// hasNext reports a paginator state with a non-empty nextPage.
+func hasNext(st states) bool {
+	for _, w := range paginatorWidgets {
+		var p struct {
+			NextPage string `json:"nextPage"`
+		}
+		if ok, err := st.first(w, &p); ok && err == nil && p.NextPage != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// baseURL resolves relative links: against the page URL when known, else
+// the site's web endpoint.
+func baseURL(s *site.Site, pageURL string) string {
+	if o := site.Origin(pageURL); o != "" {
+		return pageURL
+	}
+	return s.Endpoint(site.EndpointWeb) + "/"
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// oneItem wraps a product page's item.
+func oneItem(it item.Item) site.Page { return site.Page{Items: []item.Item{it}} }
+
+// number accepts a JSON number or a numeric string ("4.9", "4862").
+type number float64
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (n *number) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		var f float64
+		if s == "" || json.Unmarshal([]byte(s), &f) != nil {
+			return nil
+		}
+		*n = number(f)
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil
+	}
+	*n = number(f)
+	return nil
+}

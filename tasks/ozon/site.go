@@ -1,0 +1,46 @@
+package ozon
+
+import (
+	"time"
+
+	"crawlq/proxies"
+	"crawlq/tasks/site"
+)
+
+// Name is the site's registry name.
+const Name = "ozon"
+
+// Kind names.
+const (
+	KindSearch   = "search"
+	KindCategory = "category"
+	KindProduct  = "product"
+)
+
+// WebURL is the real host.
+const WebURL = "https://www.ozon.ru"
+
+// DefaultMinInterval is the default politeness interval per proxy.
+const DefaultMinInterval = 2 * time.Second
+
+func init() { site.Register(New()) }
+
+// New returns the Ozon site with its defaults: queue "ozon", datacenter
+// proxies, one request per two seconds per proxy.
+func New() *site.Site {
+	return &site.Site{
+		Name:        Name,
+		Queue:       Name,
+		MinInterval: DefaultMinInterval,
+		Class:       proxies.Datacenter,
+		Endpoints:   map[string]string{site.EndpointWeb: WebURL},
+		Kinds: map[string]site.Kind{
+			KindSearch: {Name: KindSearch, Listing: true, Follow: KindProduct,
+				Normalize: normalizeSearch, Build: searchURL, Parse: parseListing},
+			KindCategory: {Name: KindCategory, Listing: true, Follow: KindProduct,
+				Normalize: normalizeCategory, Build: categoryURL, Parse: parseListing},
+			KindProduct: {Name: KindProduct,
+				Normalize: normalizeProduct, Build: productURL, Parse: parseProduct},
+		},
+	}
+}
