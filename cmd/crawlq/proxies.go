@@ -1,0 +1,212 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"crawlq/proxies"
+)
+
+func init() { register(newProxiesCmd) }
+
+// newProxiesCmd is `crawlq proxies`: import, list, stats, remove, unban.
+func newProxiesCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "proxies", Short: "Manage the cluster-wide proxy pool"}
+	cmd.AddCommand(proxiesImportCmd(a), proxiesListCmd(a), proxiesStatsCmd(a), proxiesRemoveCmd(a), proxiesUnbanCmd(a))
+	return cmd
+}
+
+// withBroker opens --redis, builds the broker and runs f with it.
+func withBroker(cmd *cobra.Command, a *app, f func(*proxies.RedisBroker) error) error {
+	log, err := a.logger()
+	if err != nil {
+		return err
+	}
+	conn, err := a.redis(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return f(proxies.NewRedisBroker(conn.Client, proxies.Config{Logger: log}))
+}
+
+func proxiesImportCmd(a *app) *cobra.Command {
+	var class string
+	var sites []string
+	cmd := &cobra.Command{
+		Use:   "import FILE",
+		Short: "Import a proxy list (one a line, any common format); a bad line refuses the whole file",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := proxies.ParseClass(class)
+			if err != nil {
+				return fmt.Errorf("--class: %w", err)
+			}
+			ps, err := proxies.ParseFile(args[0])
+			if err != nil {
+				return fmt.Errorf("import refused, pool unchanged: %w", err)
+			}
+			return withBroker(cmd, a, func(b *proxies.RedisBroker) error {
+				n, err := b.Import(cmd.Context(), ps, proxies.ImportOptions{Class: c, Sites: sites})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "imported %d %s proxies from %s\n", n, c, args[0])
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&class, "class", "datacenter", "proxy class: datacenter, residential or mobile")
+	cmd.Flags().StringSliceVar(&sites, "sites", nil, "limit the proxies to these sites (comma separated); default every site")
+	return cmd
+}
+
+// listedProxy is one line of `proxies list --json`: credentials masked.
+type listedProxy struct {
+	ID    string   `json:"id"`
+	Proxy string   `json:"proxy"`
+	Class string   `json:"class"`
+	Sites []string `json:"sites,omitempty"`
+}
+
+func proxiesListCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the pool's proxies (credentials masked)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withBroker(cmd, a, func(b *proxies.RedisBroker) error {
+				ps, err := b.List(cmd.Context())
+				if err != nil {
+					return err
+				}
+				out := make([]listedProxy, len(ps))
+				for i, p := range ps {
+					out[i] = listedProxy{ID: p.ID, Proxy: p.Masked(), Class: string(p.Class), Sites: p.Sites}
+				}
+				return printList(cmd.OutOrStdout(), out, asJSON)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printList(w io.Writer, ps []listedProxy, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, ps)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPROXY\tCLASS\tSITES")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.Proxy, p.Class, orAll(p.Sites))
+	}
+	return tw.Flush()
+}
+
+func orAll(sites []string) string {
+	if len(sites) == 0 {
+		return "*"
+	}
+	return strings.Join(sites, ",")
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func proxiesStatsCmd(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Pool totals per site (ready, leased, cooling, quarantined) and per-proxy counters",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withBroker(cmd, a, func(b *proxies.RedisBroker) error {
+				st, err := b.Stats(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), st)
+				}
+				return printStats(cmd.OutOrStdout(), st)
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printStats(w io.Writer, st *proxies.PoolStats) error {
+	fmt.Fprintf(w, "%d proxies in the pool\n", st.Total)
+	sites := make([]string, 0, len(st.Sites))
+	for s := range st.Sites {
+		sites = append(sites, s)
+	}
+	sort.Strings(sites)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SITE\tREADY\tLEASED\tCOOLING\tQUARANTINED\tEXHAUSTED")
+	for _, s := range sites {
+		x := st.Sites[s]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\n", s, x.Ready, x.Leased, x.Cooling, x.Quarantined, x.Exhausted)
+	}
+	return tw.Flush()
+}
+
+func proxiesRemoveCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove ID...",
+		Short: "Remove proxies from the pool",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withBroker(cmd, a, func(b *proxies.RedisBroker) error {
+				n, err := b.Remove(cmd.Context(), args...)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %d of %d proxies\n", n, len(args))
+				return nil
+			})
+		},
+	}
+}
+
+func proxiesUnbanCmd(a *app) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "unban [ID...|--all]",
+		Short: "End the quarantine of proxies on every site",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all == (len(args) > 0) {
+				return errors.New("give proxy IDs or --all (not both)")
+			}
+			return withBroker(cmd, a, func(b *proxies.RedisBroker) error {
+				var n int
+				var err error
+				if all {
+					n, err = b.UnbanAll(cmd.Context())
+				} else {
+					n, err = b.Unban(cmd.Context(), args...)
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "ended %d quarantines\n", n)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "unban every quarantined proxy")
+	return cmd
+}
