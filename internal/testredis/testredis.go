@@ -144,3 +144,9 @@ func FreePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// NewClientAt returns a client for addr and db, for child processes of a
+// test that got the address from their parent.
+func NewClientAt(addr string, db int) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, DB: db})
+}

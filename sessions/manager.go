@@ -1,0 +1,134 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"crawlq/fetcher"
+	"crawlq/proxies"
+)
+
+// Config configures a Manager. Zero fields take the defaults named.
+type Config struct {
+	// Broker leases the proxies. Required.
+	Broker proxies.Broker
+	// Redis stores session records. Required.
+	Redis redis.UniversalClient
+	// Holder names this server/worker in leases. Default "crawlq".
+	Holder string
+	// LeaseTTL is the lease's time to live, kept alive while open. Default 30s.
+	LeaseTTL time.Duration
+	// RecordTTL is how long a stored session outlives its last use. Default 30m.
+	RecordTTL time.Duration
+	// MaxLeaseWait bounds how long Open waits for a free proxy. Default 30s.
+	MaxLeaseWait time.Duration
+	// MaxScore retires a session at this error score. Default 3.
+	MaxScore float64
+	// MaxUsage retires a session after this many responses. Default 50.
+	MaxUsage int
+	// MaxAge retires a session this long after it was created. Default 30m.
+	MaxAge time.Duration
+	// Logger logs lease trouble. Default zap.NewNop().
+	Logger *zap.Logger
+}
+
+func (c *Config) withDefaults() {
+	if c.Holder == "" {
+		c.Holder = "crawlq"
+	}
+	setDur(&c.LeaseTTL, 30*time.Second)
+	setDur(&c.RecordTTL, 30*time.Minute)
+	setDur(&c.MaxLeaseWait, 30*time.Second)
+	setDur(&c.MaxAge, 30*time.Minute)
+	if c.MaxScore == 0 {
+		c.MaxScore = 3
+	}
+	if c.MaxUsage == 0 {
+		c.MaxUsage = 50
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+}
+
+func setDur(d *time.Duration, def time.Duration) {
+	if *d == 0 {
+		*d = def
+	}
+}
+
+// Manager opens sessions for tasks.
+type Manager struct {
+	cfg   Config
+	store store
+}
+
+// NewManager builds a Manager.
+func NewManager(cfg Config) *Manager {
+	cfg.withDefaults()
+	return &Manager{cfg: cfg, store: store{rdb: cfg.Redis, ttl: cfg.RecordTTL}}
+}
+
+// Open gives the task a session on site: the stored one if the task ran
+// before and its proxy can be leased again (same IP, same cookies), else a
+// fresh one with a new proxy of class, a new cookie jar and profile.
+func (m *Manager) Open(ctx context.Context, task, site string, class proxies.Class) (*Session, error) {
+	rec, err := m.store.load(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil && rec.Site == site {
+		s, err := m.resume(ctx, rec)
+		if err == nil || !canStartFresh(err) {
+			return s, err
+		}
+		m.cfg.Logger.Info("session starts fresh", zap.String("task", task), zap.String("site", site), zap.Error(err))
+	}
+	return m.fresh(ctx, task, site, class)
+}
+
+// canStartFresh says whether a failed resume may fall back to a new proxy.
+func canStartFresh(err error) bool {
+	return errors.Is(err, proxies.ErrBusy) || errors.Is(err, proxies.ErrQuarantined) ||
+		errors.Is(err, proxies.ErrUnknownProxy) || errors.Is(err, proxies.ErrStaleLease)
+}
+
+func (m *Manager) resume(ctx context.Context, rec *record) (*Session, error) {
+	l, err := m.cfg.Broker.LeaseProxy(ctx, rec.Site, rec.ProxyID, m.cfg.Holder, rec.Task, m.cfg.LeaseTTL)
+	if err != nil {
+		return nil, err
+	}
+	rec.Attempts++
+	rec.Holder = m.cfg.Holder
+	return m.start(ctx, rec, l, true)
+}
+
+func (m *Manager) fresh(ctx context.Context, task, site string, class proxies.Class) (*Session, error) {
+	wctx, cancel := context.WithTimeout(ctx, m.cfg.MaxLeaseWait)
+	defer cancel()
+	l, err := m.cfg.Broker.LeaseWait(wctx, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL)
+	if err != nil {
+		return nil, fmt.Errorf("lease a %s proxy for %s: %w", class, site, err)
+	}
+	rec := &record{Task: task, Site: site, Class: class, ProxyID: l.Proxy.ID,
+		Profile: task + "|" + l.Proxy.ID, Created: time.Now(), Holder: m.cfg.Holder, Attempts: 1}
+	return m.start(ctx, rec, l, false)
+}
+
+func (m *Manager) start(ctx context.Context, rec *record, l *proxies.Lease, resumed bool) (*Session, error) {
+	s := newSession(m, rec, l, resumed)
+	if err := m.store.save(ctx, rec); err != nil {
+		_ = m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral())
+		return nil, err
+	}
+	s.keepAlive()
+	return s, nil
+}
+
+// profileFor returns the session's consistent header profile.
+func profileFor(rec *record) fetcher.Profile { return fetcher.ProfileFor(rec.Profile) }

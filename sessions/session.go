@@ -1,0 +1,266 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"crawlq/detect"
+	"crawlq/fetcher"
+	"crawlq/proxies"
+)
+
+// ErrLeaseLost means the session's lease expired and was re-issued, so the
+// session may no longer send through its proxy.
+var ErrLeaseLost = errors.New("session lost its proxy lease")
+
+// ErrClosed means the session was retired or closed.
+var ErrClosed = errors.New("session is closed")
+
+// Action says what the session did after a response was recorded.
+type Action int
+
+// Actions returned by Record.
+const (
+	// Continue: the session goes on with the same proxy.
+	Continue Action = iota
+	// Retired: the proxy was released with the verdict's outcome and the
+	// stored session dropped; the next Open starts fresh.
+	Retired
+	// Paused: the proxy was released to cool down (rate limited); the stored
+	// session is kept so a retry resumes the same proxy and cookies.
+	Paused
+)
+
+// Session is one task's sticky identity: a lease, cookies and a profile.
+type Session struct {
+	m       *Manager
+	rec     *record
+	jar     *jar
+	profile fetcher.Profile
+	resumed bool
+
+	mu       sync.Mutex
+	lease    *proxies.Lease
+	lastDone time.Time // local time the last response completed
+	earliest time.Time // local time of the lease's NotBefore
+	lost     bool
+	closed   bool
+	stop     chan struct{}
+	stopped  chan struct{}
+}
+
+func newSession(m *Manager, rec *record, l *proxies.Lease, resumed bool) *Session {
+	issued := l.Expires.Add(-m.cfg.LeaseTTL)
+	return &Session{
+		m: m, rec: rec, jar: newJar(rec.Cookies), profile: profileFor(rec), resumed: resumed,
+		lease: l, earliest: time.Now().Add(l.NotBefore.Sub(issued)),
+		stop: make(chan struct{}), stopped: make(chan struct{}),
+	}
+}
+
+// Task is the task ID the session belongs to.
+func (s *Session) Task() string { return s.rec.Task }
+
+// Resumed reports whether Open resumed a stored session.
+func (s *Session) Resumed() bool { return s.resumed }
+
+// Lease returns the current lease (its expiry moves as it is extended).
+func (s *Session) Lease() proxies.Lease {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return *s.lease
+}
+
+// Proxy is the proxy URL to send through (with credentials: never print it).
+func (s *Session) Proxy() *url.URL { return s.Lease().Proxy.URL() }
+
+// ProxyID is the leased proxy's ID, safe to print.
+func (s *Session) ProxyID() string { return s.Lease().Proxy.ID }
+
+// Jar is the session's cookie jar.
+func (s *Session) Jar() http.CookieJar { return s.jar }
+
+// Profile is the session's header profile.
+func (s *Session) Profile() fetcher.Profile { return s.profile }
+
+// Usage is how many responses the session has recorded.
+func (s *Session) Usage() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec.Usage
+}
+
+// Score is the session's error score.
+func (s *Session) Score() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec.Score
+}
+
+// Pace waits until the proxy may send to the site again: not before the
+// lease's NotBefore, and min_interval after the last response (I2).
+func (s *Session) Pace(ctx context.Context) error {
+	wait, err := s.untilNext()
+	if err != nil || wait <= 0 {
+		return err
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return s.usable()
+	}
+}
+
+func (s *Session) untilNext() (time.Duration, error) {
+	if err := s.usable(); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := s.earliest
+	if !s.lastDone.IsZero() {
+		if after := s.lastDone.Add(s.lease.MinInterval); after.After(next) {
+			next = after
+		}
+	}
+	return time.Until(next), nil
+}
+
+func (s *Session) usable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return ErrClosed
+	case s.lost:
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+// Record notes a judged response: it updates the error score and usage,
+// stores the cookies, and retires or pauses the session when the verdict or
+// its health says so, releasing the proxy with the mapped Outcome.
+func (s *Session) Record(ctx context.Context, v detect.Verdict, latency time.Duration) (Action, error) {
+	retire, pause := s.note(v)
+	switch {
+	case pause:
+		return Paused, s.end(ctx, Outcome(v, latency), false)
+	case retire:
+		return Retired, s.end(ctx, Outcome(v, latency), true)
+	}
+	return Continue, s.save(ctx)
+}
+
+// note applies the verdict to the health counters and says what follows.
+func (s *Session) note(v detect.Verdict) (retire, pause bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastDone = time.Now()
+	s.rec.Usage++
+	s.rec.Score = max(0, s.rec.Score+penalty(v))
+	cfg := s.m.cfg
+	retire = v.Kind == detect.Blocked || s.rec.Score >= cfg.MaxScore ||
+		s.rec.Usage >= cfg.MaxUsage || time.Since(s.rec.Created) >= cfg.MaxAge
+	return retire, !retire && v.Kind == detect.RateLimited
+}
+
+func (s *Session) save(ctx context.Context) error {
+	s.mu.Lock()
+	s.rec.Cookies = s.jar.snapshot()
+	rec := *s.rec
+	s.mu.Unlock()
+	return s.m.store.save(ctx, &rec)
+}
+
+// Close releases the proxy with outcome o and keeps the stored session, so
+// a retry of the task resumes the same proxy and cookies.
+func (s *Session) Close(ctx context.Context, o proxies.Outcome) error {
+	return s.end(ctx, o, false)
+}
+
+// Finish releases the proxy with outcome o and drops the stored session:
+// the task is done.
+func (s *Session) Finish(ctx context.Context, o proxies.Outcome) error {
+	return s.end(ctx, o, true)
+}
+
+func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
+	if !s.markClosed() {
+		return nil
+	}
+	close(s.stop)
+	<-s.stopped
+	ctx = context.WithoutCancel(ctx) // release even when the job was cancelled
+	var err error
+	if drop {
+		err = s.m.store.drop(ctx, s.rec.Task)
+	} else {
+		err = s.save(ctx)
+	}
+	l := s.Lease()
+	if rerr := s.m.cfg.Broker.Release(ctx, &l, o); rerr != nil && !errors.Is(rerr, proxies.ErrStaleLease) {
+		err = errors.Join(err, rerr)
+	}
+	return err
+}
+
+func (s *Session) markClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.closed = true
+	return true
+}
+
+// keepAlive extends the lease every third of its TTL until the session
+// ends. A stale token marks the lease lost.
+func (s *Session) keepAlive() {
+	every := s.m.cfg.LeaseTTL / 3
+	go func() {
+		defer close(s.stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				if !s.extend() {
+					return
+				}
+			}
+		}
+	}()
+}
+
+func (s *Session) extend() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), s.m.cfg.LeaseTTL/3)
+	defer cancel()
+	l := s.Lease()
+	nl, err := s.m.cfg.Broker.Extend(ctx, &l, s.m.cfg.LeaseTTL)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case err == nil:
+		s.lease = nl
+	case errors.Is(err, proxies.ErrStaleLease):
+		s.lost = true
+		s.m.cfg.Logger.Warn("session lost its lease", zap.String("task", s.rec.Task), zap.String("proxy", l.Proxy.ID))
+		return false
+	default:
+		s.m.cfg.Logger.Warn("extend lease", zap.String("task", s.rec.Task), zap.Error(err))
+	}
+	return true
+}

@@ -1,0 +1,64 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"crawlq/proxies"
+)
+
+// record is what Redis keeps of a session between attempts of one task.
+type record struct {
+	Task     string         `json:"task"`
+	Site     string         `json:"site"`
+	Class    proxies.Class  `json:"class"`
+	ProxyID  string         `json:"proxy_id"`
+	Profile  string         `json:"profile"`
+	Cookies  []storedCookie `json:"cookies,omitempty"`
+	Usage    int            `json:"usage"`
+	Score    float64        `json:"score"`
+	Created  time.Time      `json:"created"`
+	Holder   string         `json:"holder"`
+	Attempts int            `json:"attempts"`
+}
+
+// store reads and writes session records.
+type store struct {
+	rdb redis.UniversalClient
+	ttl time.Duration
+}
+
+func (s store) load(ctx context.Context, task string) (*record, error) {
+	raw, err := s.rdb.Get(ctx, sessionKey(task)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", task, err)
+	}
+	var r record
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, nil // a corrupt record is dropped: the session starts fresh
+	}
+	return &r, nil
+}
+
+func (s store) save(ctx context.Context, r *record) error {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode session %s: %w", r.Task, err)
+	}
+	if err := s.rdb.Set(ctx, sessionKey(r.Task), raw, s.ttl).Err(); err != nil {
+		return fmt.Errorf("save session %s: %w", r.Task, err)
+	}
+	return nil
+}
+
+func (s store) drop(ctx context.Context, task string) error {
+	return s.rdb.Del(ctx, sessionKey(task)).Err()
+}

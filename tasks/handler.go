@@ -1,0 +1,177 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
+
+	"crawlq/detect"
+	"crawlq/fetcher"
+	"crawlq/proxies"
+	"crawlq/sessions"
+	"crawlq/tasks/results"
+	"crawlq/tasks/site"
+)
+
+// HandlerConfig wires a Handler. Every field but Logger, Observe and Now
+// is required.
+type HandlerConfig struct {
+	Sites    *site.Registry
+	Sessions *sessions.Manager
+	Fetcher  *fetcher.Fetcher
+	// Rules are the detection rules; generic page jobs add their own.
+	Rules detect.Rules
+	Sink  *results.Sink
+	// Client enqueues the jobs a search with follow finds.
+	Client *asynq.Client
+	// Holder names this server in logs.
+	Holder string
+	// Logger gets a line per page. Default zap.NewNop().
+	Logger *zap.Logger
+	// Observe, if set, is told every response's site, verdict and latency
+	// (the worker's metrics).
+	Observe func(site, verdict string, latency time.Duration)
+	// Now stamps items. Default time.Now.
+	Now func() time.Time
+}
+
+// Handler runs crawl jobs: one sticky session per job, each page paced,
+// fetched, judged and parsed, items written with the page's progress.
+type Handler struct {
+	cfg    HandlerConfig
+	detect *detect.Detector
+}
+
+var _ asynq.Handler = (*Handler)(nil)
+
+// NewHandler builds a Handler.
+func NewHandler(cfg HandlerConfig) *Handler {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Handler{cfg: cfg, detect: detect.New(cfg.Rules)}
+}
+
+// NewMux routes every task type to h.
+func NewMux(h *Handler) *asynq.ServeMux {
+	mux := asynq.NewServeMux()
+	for _, t := range []string{TypeWildberriesSearch, TypeWildberriesProduct, TypeOzonSearch,
+		TypeOzonProduct, TypeAvitoSearch, TypeAvitoItem, TypePageFetch} {
+		mux.Handle(t, h)
+	}
+	return mux
+}
+
+// ProcessTask runs one attempt of a job. A bad payload is archived at once
+// with its reason (SkipRetry); a ban retries soon on another proxy; a rate
+// limit retries after its Retry-After.
+func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("handler panic: %v", p)
+		}
+	}()
+	j, err := DecodeJob(t.Payload())
+	if err == nil {
+		j, err = j.Normalize(h.cfg.Sites)
+	}
+	if err != nil {
+		return permanent(fmt.Errorf("task %s: %w", t.Type(), err))
+	}
+	r := h.newRun(ctx, j)
+	err = r.crawl(ctx)
+	if err != nil {
+		r.sum.Error = err.Error()
+	}
+	r.sum.write(ctx, t)
+	return err
+}
+
+func (h *Handler) newRun(ctx context.Context, j Job) *run {
+	id, _ := asynq.GetTaskID(ctx)
+	n, _ := asynq.GetRetryCount(ctx)
+	r := &run{h: h, job: j, task: id, det: h.detect,
+		sum: Summary{Task: id, Site: j.Site, Kind: j.Kind, Attempt: n + 1}}
+	r.log = h.cfg.Logger.With(zap.String("server", h.cfg.Holder), zap.String("task", id), zap.String("site", j.Site))
+	if j.Kind == KindFetch {
+		r.det = detect.New(h.cfg.Rules.With(j.Site, "page", j.Fetch.rule()))
+	}
+	return r
+}
+
+// run is one attempt of one job.
+type run struct {
+	h    *Handler
+	job  Job
+	task string
+	det  *detect.Detector
+	sess *sessions.Session
+	sum  Summary
+	log  *zap.Logger
+}
+
+func (r *run) crawl(ctx context.Context) error {
+	prog, err := r.h.cfg.Sink.Progress(ctx, r.task)
+	if err != nil {
+		return err
+	}
+	r.sum.Pages, r.sum.Items = prog.Pages, prog.Items
+	for page := prog.Pages + 1; page <= r.job.Pages; page++ {
+		more, err := r.page(ctx, page)
+		if err != nil {
+			r.pause(ctx)
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	return r.close(ctx, proxies.OK(0))
+}
+
+// close ends the session, if one is open, dropping its stored record.
+func (r *run) close(ctx context.Context, o proxies.Outcome) error {
+	if r.sess == nil {
+		return nil
+	}
+	s := r.sess
+	r.sess = nil
+	return s.Finish(ctx, o)
+}
+
+// pause releases the proxy without judgement and keeps the stored session,
+// so the next attempt resumes the same proxy and cookies.
+func (r *run) pause(ctx context.Context) {
+	if r.sess != nil {
+		_ = r.sess.Close(ctx, proxies.Neutral())
+		r.sess = nil
+	}
+}
+
+// session opens (or resumes) the job's session when it has none.
+func (r *run) session(ctx context.Context) error {
+	if r.sess != nil {
+		return nil
+	}
+	s, err := r.h.cfg.Sessions.Open(ctx, r.task, r.job.Site, r.job.Class)
+	var nr *proxies.NotReadyError
+	switch {
+	case errors.As(err, &nr):
+		return retryAfter(max(nr.Wait, time.Second), err)
+	case errors.Is(err, proxies.ErrPoolEmpty):
+		return retryAfter(30*time.Second, err)
+	case err != nil:
+		return err
+	}
+	r.sess = s
+	p := s.Lease().Proxy
+	r.sum.ProxyID, r.sum.Proxy, r.sum.Resumed = p.ID, p.Masked(), s.Resumed()
+	return nil
+}

@@ -1,0 +1,219 @@
+package tasks
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"crawlq/proxies"
+	"crawlq/tasks/site"
+)
+
+// MaxPages bounds a listing job's pages.
+const MaxPages = 100
+
+// ErrBadJob is wrapped by every validation error of a job.
+var ErrBadJob = errors.New("bad job")
+
+// JobError names the field of a job that is wrong and why.
+type JobError struct {
+	Field, Reason string
+}
+
+func (e *JobError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Reason) }
+
+// Unwrap makes errors.Is(err, ErrBadJob) true.
+func (e *JobError) Unwrap() error { return ErrBadJob }
+
+// Job is the payload of every crawl task, and one line of a jobs.jsonl file.
+type Job struct {
+	// Site is "wildberries", "ozon", "avito" (or any name for page:fetch).
+	Site string `json:"site"`
+	// Kind is "search", "category", "product", "item" or "fetch".
+	Kind string `json:"kind"`
+	site.Request
+	// Pages is how many listing pages to crawl, from 1. Default 1.
+	Pages int `json:"pages,omitempty"`
+	// Follow enqueues the product/item jobs a listing page links to.
+	Follow bool `json:"follow,omitempty"`
+	// Class is the proxy class; default the site's.
+	Class proxies.Class `json:"class,omitempty"`
+	// Fetch describes a generic page:fetch job.
+	Fetch *PageSpec `json:"fetch,omitempty"`
+}
+
+// Type is the job's Asynq task type.
+func (j Job) Type() string {
+	if j.Kind == KindFetch {
+		return TypePageFetch
+	}
+	return j.Site + ":" + j.Kind
+}
+
+// Normalize validates j against the registry and returns its canonical
+// form: defaults filled in, query trimmed, IDs taken from pasted URLs.
+func (j Job) Normalize(reg *site.Registry) (Job, error) {
+	if j.Kind == KindFetch {
+		return j.normalizeFetch()
+	}
+	s, err := reg.Get(j.Site)
+	if err != nil {
+		return j, &JobError{"site", fmt.Sprintf("%q is not a known site (known: %s)", j.Site, strings.Join(reg.Names(), ", "))}
+	}
+	k, err := s.Kind(j.Kind)
+	if err != nil {
+		return j, &JobError{"kind", fmt.Sprintf("%q is not a kind of %s (kinds: %s)", j.Kind, j.Site, strings.Join(s.KindNames(), ", "))}
+	}
+	if err := j.normalizeCommon(s.Class); err != nil {
+		return j, err
+	}
+	if !k.Listing {
+		j.Pages, j.Follow = 0, false
+	}
+	req := j.Request
+	req.Page = 1
+	req, err = s.Normalize(j.Kind, req)
+	if err != nil {
+		return j, requestError(err)
+	}
+	req.Page = 0
+	j.Request = req
+	return j, nil
+}
+
+func (j *Job) normalizeCommon(def proxies.Class) error {
+	switch {
+	case j.Pages < 0 || j.Pages > MaxPages:
+		return &JobError{"pages", fmt.Sprintf("%d is out of range 1..%d", j.Pages, MaxPages)}
+	case j.Pages == 0:
+		j.Pages = 1
+	}
+	if j.Class == "" {
+		j.Class = def
+	}
+	if !j.Class.Valid() {
+		return &JobError{"class", fmt.Sprintf("%q: want datacenter, residential or mobile", j.Class)}
+	}
+	return nil
+}
+
+func requestError(err error) error {
+	var re *site.RequestError
+	if errors.As(err, &re) {
+		return &JobError{re.Field, re.Reason}
+	}
+	return &JobError{"request", err.Error()}
+}
+
+// Target is the canonical thing the job crawls; the task ID derives from it.
+func (j Job) Target() string {
+	if j.Kind == KindFetch {
+		return j.Fetch.URL
+	}
+	r := j.Request
+	return strings.Join([]string{r.Query, r.Location, r.Category, r.ID}, "\x1f")
+}
+
+// TaskID is "site:kind:<hash of the canonical target>", so a duplicate
+// enqueue of the same job is refused by Asynq.
+func (j Job) TaskID() string {
+	sum := sha1.Sum([]byte(j.Target()))
+	return j.Site + ":" + j.Kind + ":" + hex.EncodeToString(sum[:10])
+}
+
+// DecodeJob reads a task payload strictly: unknown fields are errors.
+func DecodeJob(payload []byte) (Job, error) {
+	var j Job
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return j, &JobError{"payload", err.Error()}
+	}
+	return j, nil
+}
+
+// Defaults for the tasks NewTask builds.
+const (
+	// DefaultMaxRetry is how often a job is retried before it is archived.
+	DefaultMaxRetry = 12
+	// DefaultRetention keeps a finished task and its result for the UI.
+	DefaultRetention = 24 * time.Hour
+	// DefaultTimeout bounds one attempt of a job.
+	DefaultTimeout = 10 * time.Minute
+)
+
+// NewTask validates and normalizes j and builds its Asynq task: the site's
+// queue, the derived task ID, retries, retention and timeout.
+func NewTask(reg *site.Registry, j Job, opts ...asynq.Option) (*asynq.Task, error) {
+	j, err := j.Normalize(reg)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := json.Marshal(j)
+	if err != nil {
+		return nil, fmt.Errorf("encode job: %w", err)
+	}
+	base := []asynq.Option{asynq.Queue(queueOf(reg, j)), asynq.TaskID(j.TaskID()),
+		asynq.MaxRetry(DefaultMaxRetry), asynq.Retention(DefaultRetention), asynq.Timeout(DefaultTimeout)}
+	return asynq.NewTask(j.Type(), payload, append(base, opts...)...), nil
+}
+
+func queueOf(reg *site.Registry, j Job) string {
+	if j.Kind == KindFetch {
+		return PageQueue
+	}
+	s, err := reg.Get(j.Site)
+	if err != nil || s.Queue == "" {
+		return j.Site
+	}
+	return s.Queue
+}
+
+// NewWildberriesSearchTask builds a wildberries:search job.
+func NewWildberriesSearchTask(query string, pages int, follow bool) (*asynq.Task, error) {
+	return NewTask(site.Default(), Job{Site: "wildberries", Kind: "search", Request: site.Request{Query: query}, Pages: pages, Follow: follow})
+}
+
+// NewWildberriesProductTask builds a wildberries:product job for an ID or URL.
+func NewWildberriesProductTask(idOrURL string) (*asynq.Task, error) {
+	return NewTask(site.Default(), Job{Site: "wildberries", Kind: "product", Request: idOrURLRequest(idOrURL)})
+}
+
+// NewOzonSearchTask builds an ozon:search job.
+func NewOzonSearchTask(query string, pages int, follow bool) (*asynq.Task, error) {
+	return NewTask(site.Default(), Job{Site: "ozon", Kind: "search", Request: site.Request{Query: query}, Pages: pages, Follow: follow})
+}
+
+// NewOzonProductTask builds an ozon:product job for an ID or URL.
+func NewOzonProductTask(idOrURL string) (*asynq.Task, error) {
+	return NewTask(site.Default(), Job{Site: "ozon", Kind: "product", Request: idOrURLRequest(idOrURL)})
+}
+
+// NewAvitoSearchTask builds an avito:search job in a location.
+func NewAvitoSearchTask(location, query string, pages int, follow bool) (*asynq.Task, error) {
+	return NewTask(site.Default(), Job{Site: "avito", Kind: "search", Request: site.Request{Query: query, Location: location}, Pages: pages, Follow: follow})
+}
+
+// NewAvitoItemTask builds an avito:item job for an ID or URL.
+func NewAvitoItemTask(idOrURL string) (*asynq.Task, error) {
+	return NewTask(site.Default(), Job{Site: "avito", Kind: "item", Request: idOrURLRequest(idOrURL)})
+}
+
+// NewPageFetchTask builds a generic page:fetch job.
+func NewPageFetchTask(spec PageSpec) (*asynq.Task, error) {
+	return NewTask(site.Default(), Job{Kind: KindFetch, Fetch: &spec})
+}
+
+func idOrURLRequest(s string) site.Request {
+	if strings.Contains(s, "/") {
+		return site.Request{URL: s}
+	}
+	return site.Request{ID: s}
+}

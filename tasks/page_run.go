@@ -1,0 +1,144 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/zap"
+
+	"crawlq/detect"
+	"crawlq/sessions"
+	"crawlq/tasks/site"
+)
+
+// page crawls one page of the job; more says whether a next page exists.
+func (r *run) page(ctx context.Context, page int) (more bool, err error) {
+	url, err := r.url(page)
+	if err != nil {
+		return false, permanent(err)
+	}
+	if err := r.session(ctx); err != nil {
+		return false, err
+	}
+	step, err := r.sess.Get(ctx, r.h.cfg.Fetcher, r.det, r.detectKind(), url, page)
+	if err != nil {
+		return false, err
+	}
+	r.observe(step)
+	if step.Action == sessions.Retired || step.Action == sessions.Paused {
+		r.sess = nil // released by the session with the verdict's outcome
+	}
+	return r.verdict(ctx, page, step)
+}
+
+func (r *run) observe(step sessions.Step) {
+	r.sum.count(step.Verdict)
+	var latency time.Duration
+	if step.Response != nil {
+		latency = step.Response.Latency
+	}
+	if r.h.cfg.Observe != nil {
+		r.h.cfg.Observe(r.job.Site, step.Verdict.Kind.String(), latency)
+	}
+	r.log.Debug("page", zap.String("proxy", r.sum.ProxyID), zap.Stringer("verdict", step.Verdict), zap.Duration("latency", latency))
+}
+
+// verdict acts on a judged page.
+func (r *run) verdict(ctx context.Context, page int, step sessions.Step) (bool, error) {
+	v := step.Verdict
+	err := v.Err(r.job.Site, r.sum.Proxy)
+	switch v.Kind {
+	case detect.OK:
+		return r.ok(ctx, page, step)
+	case detect.NotFound:
+		if page > 1 {
+			return false, nil // past the last page
+		}
+		r.close(ctx, sessions.Outcome(v, 0))
+		return false, permanent(err)
+	case detect.Blocked:
+		r.log.Warn("blocked", zap.String("proxy", r.sum.ProxyID), zap.String("rule", v.Rule))
+		return false, retryAfter(time.Second, err) // banned: soon, on another proxy
+	case detect.RateLimited:
+		return false, retryAfter(max(v.RetryAfter, time.Second), err)
+	case detect.ProxyFailure:
+		r.close(ctx, sessions.Outcome(v, 0)) // penalty, and a new proxy next time
+		return false, retryAfter(time.Second, err)
+	}
+	return false, err // server error: back off
+}
+
+func (r *run) ok(ctx context.Context, page int, step sessions.Step) (bool, error) {
+	p, err := r.parse(step)
+	if err != nil {
+		return false, err
+	}
+	if err := r.follow(ctx, p.Follow); err != nil {
+		return false, err
+	}
+	if err := r.h.cfg.Sink.WritePage(ctx, r.task, page, p.Items); err != nil {
+		return false, err
+	}
+	r.sum.Pages, r.sum.Items = page, r.sum.Items+len(p.Items)
+	return p.Next, nil
+}
+
+func (r *run) parse(step sessions.Step) (site.Page, error) {
+	resp, now := step.Response, r.h.cfg.Now()
+	if r.job.Kind == KindFetch {
+		items, err := r.job.Fetch.extract(r.job.Site, resp.Body, resp.FinalURL, now)
+		return site.Page{Items: items}, err
+	}
+	p, err := r.h.cfg.Sites.Parse(r.job.Site, r.job.Kind, resp.Body, resp.FinalURL, now)
+	if errors.Is(err, site.ErrUnrecognized) {
+		err = retryAfter(5*time.Second, err) // a layout change or an unseen block page
+	}
+	return p, err
+}
+
+// follow enqueues the product/item jobs of a listing page; a job already
+// queued is refused by its task ID and counted as a duplicate.
+func (r *run) follow(ctx context.Context, targets []site.Target) error {
+	if !r.job.Follow {
+		return nil
+	}
+	for _, t := range targets {
+		task, err := NewTask(r.h.cfg.Sites, Job{Site: t.Site, Kind: t.Kind, Class: r.job.Class,
+			Request: site.Request{ID: t.ID, URL: t.URL}})
+		if err != nil {
+			r.log.Warn("follow target refused", zap.String("target", t.String()), zap.Error(err))
+			continue
+		}
+		switch _, err := r.h.cfg.Client.EnqueueContext(ctx, task); {
+		case err == nil:
+			r.sum.Followed++
+		case errors.Is(err, asynq.ErrTaskIDConflict):
+			r.sum.Duplicates++
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) url(page int) (string, error) {
+	if r.job.Kind == KindFetch {
+		return r.job.Fetch.URL, nil
+	}
+	s, err := r.h.cfg.Sites.Get(r.job.Site)
+	if err != nil {
+		return "", err
+	}
+	req := r.job.Request
+	req.Page = page
+	return s.URL(r.job.Kind, req)
+}
+
+func (r *run) detectKind() string {
+	if r.job.Kind == KindFetch {
+		return "page"
+	}
+	return r.job.Kind
+}

@@ -1,0 +1,50 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/hibiken/asynq"
+
+	"crawlq/detect"
+)
+
+// Summary is a job's result, written with Asynq's ResultWriter and shown in
+// the web UI: what the attempt did, with no secrets in it.
+type Summary struct {
+	Task    string `json:"task"`
+	Site    string `json:"site"`
+	Kind    string `json:"kind"`
+	Attempt int    `json:"attempt"`
+	// Pages is the number of pages done so far, over all attempts.
+	Pages int `json:"pages"`
+	// Items is the number of items written so far, over all attempts.
+	Items int `json:"items"`
+	// Followed and Duplicates count the follow-up jobs enqueued and refused
+	// as already queued.
+	Followed   int `json:"followed,omitempty"`
+	Duplicates int `json:"duplicates,omitempty"`
+	// ProxyID and Proxy name the last proxy used, credentials masked.
+	ProxyID  string         `json:"proxy_id,omitempty"`
+	Proxy    string         `json:"proxy,omitempty"`
+	Resumed  bool           `json:"resumed,omitempty"`
+	Verdicts map[string]int `json:"verdicts"`
+	Error    string         `json:"error,omitempty"`
+}
+
+func (s *Summary) count(v detect.Verdict) {
+	if s.Verdicts == nil {
+		s.Verdicts = map[string]int{}
+	}
+	s.Verdicts[v.Kind.String()]++
+}
+
+// write stores the summary as the task's result (best effort: a result
+// that cannot be written does not fail the job).
+func (s *Summary) write(ctx context.Context, t *asynq.Task) {
+	raw, err := json.Marshal(s)
+	if err != nil || t.ResultWriter() == nil {
+		return
+	}
+	_, _ = t.ResultWriter().Write(raw)
+}

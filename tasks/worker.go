@@ -1,0 +1,179 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"crawlq/detect"
+	"crawlq/fetcher"
+	"crawlq/proxies"
+	"crawlq/sessions"
+	"crawlq/tasks/results"
+	"crawlq/tasks/site"
+)
+
+// WorkerConfig configures a Worker. Zero fields take the defaults named.
+type WorkerConfig struct {
+	// Redis is the queues' Redis (Asynq). Required.
+	Redis asynq.RedisConnOpt
+	// RDB is the Redis of the broker, sessions and results. Required.
+	RDB redis.UniversalClient
+	// Broker leases proxies. Default: a RedisBroker on RDB with the sites'
+	// min intervals (BrokerConfig).
+	Broker proxies.Broker
+	// ServerID names this worker in leases, logs and metrics. Default
+	// hostname-pid.
+	ServerID string
+	// Concurrency is the number of jobs run at once. Default 10.
+	Concurrency int
+	// Queues maps queue name to priority weight. Default: every site's
+	// queue and the page queue, weight 1.
+	Queues map[string]int
+	// Sites is the site registry. Default site.Default().
+	Sites *site.Registry
+	// Rules are the ban detection rules. Default detect.Builtin().
+	Rules *detect.Rules
+	// Fetcher configures HTTP requests (timeouts, body cap).
+	Fetcher fetcher.Config
+	// LeaseTTL is the proxy lease TTL, kept alive while a job runs. Default 30s.
+	LeaseTTL time.Duration
+	// ShutdownTimeout is how long in-flight jobs get to finish on SIGTERM
+	// before they are cancelled, their leases released and the jobs handed
+	// back to the queue. Default 10s.
+	ShutdownTimeout time.Duration
+	// Logger is the worker's log. Default zap.NewNop().
+	Logger *zap.Logger
+	// Observe is told every response's site, verdict and latency.
+	Observe func(site, verdict string, latency time.Duration)
+}
+
+func (c *WorkerConfig) withDefaults() {
+	if c.ServerID == "" {
+		host, _ := os.Hostname()
+		c.ServerID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 10
+	}
+	if c.Sites == nil {
+		c.Sites = site.Default()
+	}
+	if c.Rules == nil {
+		r := detect.Builtin()
+		c.Rules = &r
+	}
+	if c.Queues == nil {
+		c.Queues = DefaultQueues(c.Sites)
+	}
+	if c.Broker == nil {
+		c.Broker = proxies.NewRedisBroker(c.RDB, BrokerConfig(c.Sites, c.Logger))
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+}
+
+// DefaultQueues is every site's queue and the page queue, weight 1.
+func DefaultQueues(reg *site.Registry) map[string]int {
+	q := map[string]int{PageQueue: 1}
+	for _, name := range reg.Names() {
+		if s, err := reg.Get(name); err == nil {
+			q[s.Queue] = 1
+		}
+	}
+	return q
+}
+
+// BrokerConfig is the broker policy of the registry's sites: each site's
+// min_interval between two requests of one proxy (I2).
+func BrokerConfig(reg *site.Registry, log *zap.Logger) proxies.Config {
+	sites := map[string]proxies.SiteConfig{}
+	for _, name := range reg.Names() {
+		if s, err := reg.Get(name); err == nil {
+			sites[name] = proxies.SiteConfig{MinInterval: s.MinInterval}
+		}
+	}
+	return proxies.Config{Sites: sites, Logger: log}
+}
+
+// Worker serves the crawl queues.
+type Worker struct {
+	cfg     WorkerConfig
+	client  *asynq.Client
+	handler *Handler
+}
+
+// NewWorker builds a Worker; Run starts it.
+func NewWorker(cfg WorkerConfig) *Worker {
+	cfg.withDefaults()
+	client := asynq.NewClient(cfg.Redis)
+	h := NewHandler(HandlerConfig{
+		Sites: cfg.Sites, Fetcher: fetcher.New(withLogger(cfg.Fetcher, cfg.Logger)), Rules: *cfg.Rules,
+		Sink: results.NewSink(cfg.RDB, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
+		Observe: cfg.Observe,
+		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
+			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger}),
+	})
+	return &Worker{cfg: cfg, client: client, handler: h}
+}
+
+func withLogger(c fetcher.Config, log *zap.Logger) fetcher.Config {
+	if c.Logger == nil {
+		c.Logger = log
+	}
+	return c
+}
+
+// ServerID is the worker's name in leases and logs.
+func (w *Worker) ServerID() string { return w.cfg.ServerID }
+
+// Run serves jobs until ctx ends, then stops taking work, gives in-flight
+// jobs ShutdownTimeout to finish, cancels the rest (their sessions release
+// their leases; Asynq hands the jobs back to the queue) and returns.
+func (w *Worker) Run(ctx context.Context) error {
+	defer w.client.Close()
+	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	srv := asynq.NewServer(w.cfg.Redis, w.asynqConfig(base))
+	if err := srv.Start(NewMux(w.handler)); err != nil {
+		return fmt.Errorf("start worker %s: %w", w.cfg.ServerID, err)
+	}
+	w.cfg.Logger.Info("worker started", zap.String("server", w.cfg.ServerID),
+		zap.Int("concurrency", w.cfg.Concurrency), zap.Any("queues", w.cfg.Queues))
+	<-ctx.Done()
+	w.cfg.Logger.Info("worker stopping", zap.String("server", w.cfg.ServerID))
+	srv.Stop()
+	stop := time.AfterFunc(w.cfg.ShutdownTimeout*3/4, cancel)
+	defer stop.Stop()
+	srv.Shutdown()
+	return nil
+}
+
+func (w *Worker) asynqConfig(base context.Context) asynq.Config {
+	log := w.cfg.Logger.With(zap.String("server", w.cfg.ServerID))
+	return asynq.Config{
+		Concurrency:              w.cfg.Concurrency,
+		Queues:                   w.cfg.Queues,
+		BaseContext:              func() context.Context { return base },
+		RetryDelayFunc:           RetryDelay,
+		ShutdownTimeout:          w.cfg.ShutdownTimeout,
+		TaskCheckInterval:        100 * time.Millisecond,
+		DelayedTaskCheckInterval: time.Second,
+		Logger:                   log.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel)).Sugar(),
+		LogLevel:                 asynq.WarnLevel,
+		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
+			id, _ := asynq.GetTaskID(ctx)
+			log.Info("job attempt failed", zap.String("task", id), zap.String("type", t.Type()), zap.Error(err))
+		}),
+	}
+}
