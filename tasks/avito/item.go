@@ -1,0 +1,73 @@
+package avito
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"crawlq/tasks/item"
+	"crawlq/tasks/site"
+)
+
+// parseItem parses a listing page, or the buyerItem JSON of a listing
+// (bare, or wrapped as {name,url,viewdata}).
+func parseItem(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
+	if site.IsJSON(body) {
+		return parseBuyerItem(s, body, pageURL, at)
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
+	if err != nil {
+		return site.Page{}, site.BadBody("html: %w", err)
+	}
+	it := pageItem(s, doc, pageURL, at)
+	if it.ID == "" || it.Title == "" {
+		return site.Page{}, site.Unrecognized(`no item-view/item-id or item-view/title-info`)
+	}
+	return site.Page{Items: []item.Item{it}}, nil
+}
+
+func pageItem(s *site.Site, doc *goquery.Document, pageURL string, at time.Time) item.Item {
+	price := doc.Find(`[data-marker="item-view/item-price"][itemprop="price"]`).First()
+	it := item.Item{Site: Name, FetchedAt: at,
+		Title:    site.Clean(doc.Find(`h1[data-marker="item-view/title-info"]`).First().Text()),
+		Currency: currency(doc.Find(`[itemprop="priceCurrency"]`).First().AttrOr("content", "")),
+		Seller:   sellerName(doc),
+	}
+	it.Price, _ = site.Kopecks(price.AttrOr("content", ""))
+	it.URL = itemPageURL(s, doc, pageURL)
+	it.ID = itemID(doc, it.URL)
+	return it
+}
+
+// itemID: the "№ 3889452914" text, else the URL's _<id> suffix.
+func itemID(doc *goquery.Document, pageURL string) string {
+	if n, ok := site.Count(doc.Find(`[data-marker="item-view/item-id"]`).First().Text()); ok && n > 0 {
+		return itoa(n)
+	}
+	return idFromLink(pageURL)
+}
+
+func sellerName(doc *goquery.Document) string {
+	for _, sel := range []string{`[data-marker="seller-info/name"]`, `[data-marker="seller-link/link"]`} {
+		if n := site.Clean(doc.Find(sel).First().Text()); n != "" {
+			return n
+		}
+	}
+	return ""
+}
+
+// itemPageURL: og:url or the canonical link, else the page URL, without
+// query and fragment.
+func itemPageURL(s *site.Site, doc *goquery.Document, pageURL string) string {
+	for _, u := range []string{
+		doc.Find(`meta[property="og:url"]`).AttrOr("content", ""),
+		doc.Find(`link[rel="canonical"]`).AttrOr("href", ""),
+		pageURL,
+	} {
+		if idFromLink(u) != "" {
+			return site.Resolve(baseURL(s, pageURL), u, true)
+		}
+	}
+	return site.Resolve("", pageURL, true)
+}

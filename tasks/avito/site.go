@@ -1,0 +1,50 @@
+package avito
+
+import (
+	"time"
+
+	"crawlq/proxies"
+	"crawlq/tasks/site"
+)
+
+// Name is the site's registry name.
+const Name = "avito"
+
+// Kind names.
+const (
+	KindSearch   = "search"
+	KindCategory = "category"
+	KindItem     = "item"
+)
+
+// WebURL is the real host.
+const WebURL = "https://www.avito.ru"
+
+// DefaultLocation is used when a request names none: all of Russia.
+const DefaultLocation = "rossiya"
+
+// DefaultMinInterval is the default politeness interval per proxy.
+const DefaultMinInterval = 3 * time.Second
+
+func init() { site.Register(New()) }
+
+// New returns the Avito site with its defaults: queue "avito",
+// residential proxies (Avito bans datacenter ranges quickly), one request
+// per three seconds per proxy.
+func New() *site.Site {
+	return &site.Site{
+		Name:        Name,
+		Queue:       Name,
+		MinInterval: DefaultMinInterval,
+		Class:       proxies.Residential,
+		Endpoints:   map[string]string{site.EndpointWeb: WebURL},
+		Kinds: map[string]site.Kind{
+			KindSearch: {Name: KindSearch, Listing: true, Follow: KindItem,
+				Normalize: normalizeSearch, Build: listingURL, Parse: parseSERP},
+			KindCategory: {Name: KindCategory, Listing: true, Follow: KindItem,
+				Normalize: normalizeCategory, Build: listingURL, Parse: parseSERP},
+			KindItem: {Name: KindItem,
+				Normalize: normalizeItem, Build: itemURL, Parse: parseItem},
+		},
+	}
+}
