@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/spf13/cobra"
+
+	"crawlq/proxies"
+	"crawlq/tasks"
+	"crawlq/tasks/site"
+)
+
+func init() { register(newEnqueueCmd) }
+
+type enqueueFlags struct {
+	file, location, category, class, config, item string
+	pages                                        int
+	follow, wait, json                           bool
+	fields, expect                               []string
+	timeout                                      time.Duration
+}
+
+func newEnqueueCmd(a *app) *cobra.Command {
+	var f enqueueFlags
+	cmd := &cobra.Command{
+		Use:   "enqueue SITE KIND ARGS… | enqueue -f jobs.jsonl",
+		Short: "Queue crawl jobs (validated first: one bad job and nothing is queued)",
+		Example: `  crawlq enqueue wildberries search "кроссовки" --pages 3 --follow
+  crawlq enqueue avito search --location moskva "iphone 15"
+  crawlq enqueue ozon product https://www.ozon.ru/product/...-747122168/
+  crawlq enqueue page fetch https://example.com/list --item .card --field title=h2 --field price=.price
+  crawlq enqueue -f jobs.jsonl --wait`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runEnqueue(cmd, a, f, args) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.file, "file", "f", "", "JSON lines file of jobs ({\"site\":…,\"kind\":…,\"query\":…})")
+	fl.IntVar(&f.pages, "pages", 1, "listing pages to crawl")
+	fl.BoolVar(&f.follow, "follow", false, "also crawl the product/item pages a listing links to")
+	fl.StringVar(&f.class, "class", "", "proxy class: datacenter, residential or mobile (default: the site's)")
+	fl.StringVar(&f.location, "location", "", "Avito region slug (moskva, krasnodar…)")
+	fl.StringVar(&f.category, "category", "", "site category (for KIND category)")
+	fl.StringVar(&f.config, "config", "", "YAML config file (site overrides)")
+	fl.StringVar(&f.item, "item", "", "page fetch: CSS selector of each item")
+	fl.StringArrayVar(&f.fields, "field", nil, "page fetch: FIELD=SELECTOR[@attr] (repeat)")
+	fl.StringArrayVar(&f.expect, "expect", nil, "page fetch: selector that must match (repeat)")
+	fl.BoolVar(&f.wait, "wait", false, "show progress until the batch finishes, then a summary")
+	fl.DurationVar(&f.timeout, "wait-timeout", 0, "with --wait, give up after this long (0: never)")
+	fl.BoolVar(&f.json, "json", false, "print the batch (and with --wait the final counts) as JSON")
+	return cmd
+}
+
+func runEnqueue(cmd *cobra.Command, a *app, f enqueueFlags, args []string) error {
+	loaded, err := tasks.LoadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	jobs, where, err := f.jobs(args)
+	if err != nil {
+		return err
+	}
+	enq := &tasks.Enqueuer{Sites: loaded.Sites}
+	ts, err := enq.Build(jobs, func(i int) string { return where[i] })
+	if err != nil {
+		return err // validated before Redis is touched: nothing queued
+	}
+	ctx := cmd.Context()
+	conn, err := a.redis(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	enq.Client = asynq.NewClient(conn.Asynq)
+	defer enq.Client.Close()
+	b, err := enq.Enqueue(ctx, ts)
+	if err != nil {
+		return err
+	}
+	report(cmd.OutOrStdout(), b, f.json)
+	if !f.wait {
+		return nil
+	}
+	return waitBatch(ctx, cmd, conn.Asynq, b, f)
+}
+
+// jobs builds the jobs from -f or from SITE KIND ARGS…, with their origin.
+func (f enqueueFlags) jobs(args []string) ([]tasks.Job, []string, error) {
+	if f.file != "" {
+		if len(args) > 0 {
+			return nil, nil, fmt.Errorf("give either -f FILE or SITE KIND ARGS, not both")
+		}
+		r, err := os.Open(f.file)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer r.Close()
+		return tasks.ReadJobs(r, f.file)
+	}
+	if len(args) < 2 {
+		return nil, nil, fmt.Errorf("want SITE KIND ARGS… (e.g. wildberries search \"кроссовки\") or -f jobs.jsonl")
+	}
+	return f.argJobs(args[0], args[1], args[2:])
+}
+
+func (f enqueueFlags) argJobs(siteName, kind string, rest []string) ([]tasks.Job, []string, error) {
+	base := tasks.Job{Site: siteName, Kind: kind, Pages: f.pages, Follow: f.follow, Class: proxies.Class(f.class),
+		Request: site.Request{Location: f.location, Category: f.category}}
+	if f.pages < 1 {
+		return nil, nil, fmt.Errorf("--pages %d: want at least 1", f.pages)
+	}
+	switch kind {
+	case "search":
+		base.Query = strings.Join(rest, " ")
+		return []tasks.Job{base}, []string{"arguments"}, nil
+	case "category":
+		return []tasks.Job{base}, []string{"arguments"}, nil
+	case tasks.KindFetch:
+		return f.fetchJobs(base, rest)
+	}
+	if len(rest) == 0 {
+		return nil, nil, fmt.Errorf("%s %s: give one or more IDs or URLs", siteName, kind)
+	}
+	var jobs []tasks.Job
+	var where []string
+	for i, arg := range rest {
+		j := base
+		j.Request = site.Request{}
+		if strings.Contains(arg, "/") {
+			j.URL = arg
+		} else {
+			j.ID = arg
+		}
+		jobs, where = append(jobs, j), append(where, fmt.Sprintf("argument %d (%s)", i+3, arg))
+	}
+	return jobs, where, nil
+}
+
+func (f enqueueFlags) fetchJobs(base tasks.Job, urls []string) ([]tasks.Job, []string, error) {
+	fields := map[string]string{}
+	for _, kv := range f.fields {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, nil, fmt.Errorf("--field %q: want FIELD=SELECTOR", kv)
+		}
+		fields[k] = v
+	}
+	if base.Site == "page" {
+		base.Site = ""
+	}
+	var jobs []tasks.Job
+	var where []string
+	for i, u := range urls {
+		j := base
+		j.Request = site.Request{}
+		j.Fetch = &tasks.PageSpec{URL: u, Item: f.item, Fields: fields, Expect: f.expect}
+		jobs, where = append(jobs, j), append(where, fmt.Sprintf("argument %d (%s)", i+3, u))
+	}
+	if len(jobs) == 0 {
+		return nil, nil, fmt.Errorf("page fetch: give one or more URLs")
+	}
+	return jobs, where, nil
+}
+
+func report(w io.Writer, b *tasks.Batch, asJSON bool) {
+	if asJSON {
+		_ = json.NewEncoder(w).Encode(b)
+		return
+	}
+	for _, q := range b.Enqueued {
+		fmt.Fprintf(w, "enqueued %s %s (queue %s)\n", q.Type, q.ID, q.Queue)
+	}
+	for _, q := range b.Duplicates {
+		fmt.Fprintf(w, "duplicate %s %s: already queued, not run twice\n", q.Type, q.ID)
+	}
+	fmt.Fprintf(w, "%d enqueued, %d duplicates\n", len(b.Enqueued), len(b.Duplicates))
+}
+
+func waitBatch(ctx context.Context, cmd *cobra.Command, opt asynq.RedisConnOpt, b *tasks.Batch, f enqueueFlags) error {
+	insp := asynq.NewInspector(opt)
+	defer insp.Close()
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	errw := cmd.ErrOrStderr()
+	c, err := tasks.Wait(ctx, insp, b.All(), 500*time.Millisecond, func(c tasks.Counts) { progressBar(errw, c) })
+	fmt.Fprintln(errw)
+	if f.json {
+		_ = json.NewEncoder(cmd.OutOrStdout()).Encode(c)
+	} else {
+		fmt.Fprintf(cmd.OutOrStdout(), "done: %d completed, %d failed (archived), %d of %d\n", c.Completed, c.Failed, c.Completed+c.Failed, c.Total)
+	}
+	if err != nil {
+		return fmt.Errorf("wait: %w", err)
+	}
+	if c.Failed > 0 {
+		return fmt.Errorf("%d of %d jobs failed: see `crawlq status` or the web UI's archived tasks", c.Failed, c.Total)
+	}
+	return nil
+}
+
+func progressBar(w io.Writer, c tasks.Counts) {
+	const width = 30
+	done := c.Completed + c.Failed
+	n := 0
+	if c.Total > 0 {
+		n = done * width / c.Total
+	}
+	fmt.Fprintf(w, "\r[%s%s] %d/%d done, %d failed, %d retrying, %d active ",
+		strings.Repeat("#", n), strings.Repeat(".", width-n), done, c.Total, c.Failed, c.Retrying, c.Active)
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"crawlq/proxies"
+	"crawlq/tasks"
+	"crawlq/web"
+)
+
+func init() { register(newWorkerCmd) }
+
+type workerFlags struct {
+	serverID    string
+	concurrency int
+	queues      string
+	config      string
+	metricsAddr string
+	brokerRedis string
+	shutdown    time.Duration
+	leaseTTL    time.Duration
+}
+
+func newWorkerCmd(a *app) *cobra.Command {
+	var f workerFlags
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run crawl jobs from the queues until SIGTERM/SIGINT",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runWorker(cmd.Context(), a, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.serverID, "server-id", "", "this worker's name in leases, logs and metrics (default host-pid)")
+	fl.IntVar(&f.concurrency, "concurrency", 10, "jobs run at once")
+	fl.StringVar(&f.queues, "queues", "", "queue weights, e.g. wildberries=3,ozon=2,avito=1 (default: every site, weight 1)")
+	fl.StringVar(&f.config, "config", "", "YAML config file (sites, rules, broker)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve this worker's Prometheus metrics on ADDR (e.g. :9100)")
+	fl.StringVar(&f.brokerRedis, "broker-redis", "", "Redis URL of the proxy broker and sessions, if not the queue's")
+	fl.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long in-flight jobs get before they are handed back")
+	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "proxy lease TTL (kept alive while a job runs)")
+	return cmd
+}
+
+func runWorker(ctx context.Context, a *app, f workerFlags) error {
+	log, err := a.logger()
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+	loaded, err := tasks.LoadConfig(f.config)
+	if err != nil {
+		return err
+	}
+	queues, err := parseQueues(f.queues)
+	if err != nil {
+		return err
+	}
+	qconn, err := a.redis(ctx)
+	if err != nil {
+		return err
+	}
+	defer qconn.Close()
+	bconn := qconn
+	if f.brokerRedis != "" {
+		if bconn, err = openURL(ctx, f.brokerRedis); err != nil {
+			return err
+		}
+		defer bconn.Close()
+	}
+	bcfg := loaded.BrokerConfig()
+	bcfg.Logger = log
+	reg := prometheus.NewRegistry()
+	metrics := web.NewWorkerMetrics(reg)
+	w := tasks.NewWorker(tasks.WorkerConfig{
+		Redis: qconn.Asynq, RDB: bconn.Client, Broker: proxies.NewRedisBroker(bconn.Client, bcfg),
+		ServerID: f.serverID, Concurrency: f.concurrency, Queues: queues, Sites: loaded.Sites,
+		Rules: &loaded.Rules, LeaseTTL: f.leaseTTL, ShutdownTimeout: f.shutdown, Logger: log,
+		Observe: metrics.ObserveRequest,
+	})
+	g, gctx := errgroup.WithContext(ctx)
+	if f.metricsAddr != "" {
+		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
+	}
+	g.Go(func() error { return w.Run(gctx) })
+	return g.Wait()
+}
+
+// parseQueues reads "name=weight,…".
+func parseQueues(s string) (map[string]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	out := map[string]int{}
+	for _, part := range strings.Split(s, ",") {
+		name, w, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.Atoi(w)
+		if !ok || name == "" || err != nil || n < 1 {
+			return nil, fmt.Errorf("--queues: %q: want name=weight with weight >= 1", part)
+		}
+		out[name] = n
+	}
+	return out, nil
+}

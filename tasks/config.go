@@ -1,0 +1,103 @@
+package tasks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/yaml.v3"
+
+	"crawlq/detect"
+	"crawlq/proxies"
+	"crawlq/tasks/site"
+)
+
+// Config is crawlq's YAML configuration file (--config):
+//
+//	sites:               # per-site overrides (see tasks/site.Config)
+//	  wildberries: {base_url: http://127.0.0.1:8081, min_interval: 500ms}
+//	rules: rules.yaml    # detect rules merged over the built-ins
+//	broker:
+//	  mode: shared       # shared, exclusive or partitioned
+type Config struct {
+	site.Config `yaml:",inline"`
+	// Rules is a detect rules file, relative to the config file.
+	Rules string `yaml:"rules"`
+	// Broker holds the broker's mode.
+	Broker struct {
+		Mode string `yaml:"mode"`
+	} `yaml:"broker"`
+}
+
+// Loaded is a configuration applied: the site registry, detect rules and
+// broker mode to run with.
+type Loaded struct {
+	Sites *site.Registry
+	Rules detect.Rules
+	Mode  proxies.Mode
+}
+
+// LoadConfig reads path ("" for none) and applies it to a copy of the
+// default registry. Errors name the file and the field (and line where
+// the YAML decoder knows it); nothing is applied on error.
+func LoadConfig(path string) (*Loaded, error) {
+	l := &Loaded{Sites: site.Default().Clone(), Rules: detect.Builtin(), Mode: proxies.ModeShared}
+	if path == "" {
+		return l, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, l.apply(cfg, filepath.Dir(path), path)
+}
+
+// ParseConfig decodes a config strictly: unknown keys are errors.
+func ParseConfig(data []byte) (Config, error) {
+	var cfg Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+func (l *Loaded) apply(cfg Config, dir, path string) error {
+	if err := l.Sites.Apply(cfg.Config); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if cfg.Broker.Mode != "" {
+		m, err := proxies.ParseMode(cfg.Broker.Mode)
+		if err != nil {
+			return fmt.Errorf("%s: broker.mode: %w", path, err)
+		}
+		l.Mode = m
+	}
+	if cfg.Rules != "" {
+		rp := cfg.Rules
+		if !filepath.IsAbs(rp) {
+			rp = filepath.Join(dir, rp)
+		}
+		r, err := detect.LoadRules(rp)
+		if err != nil {
+			return err
+		}
+		l.Rules = r
+	}
+	return nil
+}
+
+// BrokerConfig is the broker policy of the loaded sites and mode.
+func (l *Loaded) BrokerConfig() proxies.Config {
+	c := BrokerConfig(l.Sites, nil)
+	c.Mode = l.Mode
+	return c
+}
