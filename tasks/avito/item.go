@@ -35,6 +35,8 @@ func pageItem(s *site.Site, doc *goquery.Document, pageURL string, at time.Time)
 		Seller:   sellerName(doc),
 	}
 	it.Price, _ = site.Kopecks(price.AttrOr("content", ""))
+	it.Rating, _ = site.Rating(doc.Find(`[data-marker="seller-info/score"]`).First().Text())
+	it.Reviews, _ = site.Count(doc.Find(`[data-marker="seller-info/summary"]`).First().Text())
 	it.URL = itemPageURL(s, doc, pageURL)
 	it.ID = itemID(doc, it.URL)
 	return it

@@ -2,6 +2,8 @@ package avito
 
 import (
 	"bytes"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,9 +33,30 @@ func parseSERP(s *site.Site, body []byte, pageURL string, at time.Time) (site.Pa
 			page.Follow = append(page.Follow, site.Target{Site: Name, Kind: KindItem, ID: it.ID, URL: it.URL})
 		}
 	})
-	next := doc.Find(`[data-marker="pagination-button/nextPage"]`).First()
-	page.Next = next.AttrOr("href", "") != "" && next.AttrOr("aria-disabled", "") != "true"
+	page.Next = hasNext(doc, pageURL)
 	return page, nil
+}
+
+// hasNext: the next-page button has a link, or a numbered page button
+// is past the current page (the p parameter of pageURL, default 1).
+func hasNext(doc *goquery.Document, pageURL string) bool {
+	next := doc.Find(`[data-marker="pagination-button/nextPage"]`).First()
+	if next.AttrOr("href", "") != "" && next.AttrOr("aria-disabled", "") != "true" {
+		return true
+	}
+	current := 1
+	if u, err := url.Parse(pageURL); err == nil {
+		if n, err := strconv.Atoi(u.Query().Get("p")); err == nil && n > 0 {
+			current = n
+		}
+	}
+	found := false
+	doc.Find(`[data-marker^="pagination-button/page("]`).EachWithBreak(func(_ int, b *goquery.Selection) bool {
+		n, _ := strconv.Atoi(strings.TrimSpace(b.AttrOr("data-value", b.Text())))
+		found = n > current
+		return !found
+	})
+	return found
 }
 
 func cardItem(c *goquery.Selection, base string, at time.Time) (item.Item, bool) {

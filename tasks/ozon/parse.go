@@ -38,7 +38,9 @@ func parseListing(s *site.Site, body []byte, pageURL string, at time.Time) (site
 				return site.Page{}, err
 			}
 			if ok {
-				return tilesPage(tiles, base, at, hasNext(st)), nil
+				page := tilesPage(tiles, base, at, false)
+				page.Next = hasNext(st, len(page.Items))
+				return page, nil
 			}
 		}
 	}
@@ -58,8 +60,10 @@ func tilesPage(tiles []tile, base string, at time.Time, next bool) site.Page {
 	return page
 }
 
-// hasNext reports a paginator state with a non-empty nextPage.
-func hasNext(st states) bool {
+// hasNext reports a paginator state with a non-empty nextPage; a page
+// without any paginator state has a next page when it is not empty
+// (the handler's page limit ends the walk).
+func hasNext(st states, items int) bool {
 	for _, w := range paginatorWidgets {
 		var p struct {
 			NextPage string `json:"nextPage"`
@@ -68,7 +72,12 @@ func hasNext(st states) bool {
 			return true
 		}
 	}
-	return false
+	for _, w := range paginatorWidgets {
+		if len(st[w]) > 0 {
+			return false
+		}
+	}
+	return items > 0
 }
 
 // baseURL resolves relative links: against the page URL when known, else

@@ -3,8 +3,8 @@ package site
 import (
 	"bytes"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"time"

@@ -39,26 +39,29 @@ type size struct {
 // productList is a search/catalog/card response: products[] at the top
 // level (v4 card, newer search) or under data (legacy, v5 search).
 type productList struct {
+	Total    int        `json:"total"`
 	Products *[]product `json:"products"`
 	Data     *struct {
+		Total    int        `json:"total"`
 		Products *[]product `json:"products"`
 	} `json:"data"`
 }
 
 // decodeProducts returns the products of a JSON body, or an error when
 // the body is not JSON or has no products array.
-func decodeProducts(body []byte) ([]product, error) {
+// total is the result count when the response gives one, else 0.
+func decodeProducts(body []byte) (ps []product, total int, err error) {
 	var l productList
 	if err := json.Unmarshal(body, &l); err != nil {
-		return nil, site.BadBody("json: %w", err)
+		return nil, 0, site.BadBody("json: %w", err)
 	}
 	switch {
 	case l.Products != nil:
-		return *l.Products, nil
+		return *l.Products, l.Total, nil
 	case l.Data != nil && l.Data.Products != nil:
-		return *l.Data.Products, nil
+		return *l.Data.Products, l.Data.Total, nil
 	}
-	return nil, site.Unrecognized("no products[] or data.products[] in the JSON")
+	return nil, 0, site.Unrecognized("no products[] or data.products[] in the JSON")
 }
 
 // toItem maps a product to an Item.

@@ -1,6 +1,7 @@
 package wildberries
 
 import (
+	"net/url"
 	"strconv"
 	"time"
 
@@ -10,13 +11,14 @@ import (
 
 // parseListing parses a search or catalog page: the JSON API response or
 // the rendered HTML page. A JSON page has a next page when it is not
-// empty (the APIs give no total); the HTML page when it has a "next page"
-// link.
+// empty and, if the response gives a total, page × items-on-this-page is
+// below it (earlier pages are at least as full); the HTML page when it
+// has a "next page" link.
 func parseListing(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	if !site.IsJSON(body) {
 		return parseSearchHTML(s, body, pageURL, at)
 	}
-	ps, err := decodeProducts(body)
+	ps, total, err := decodeProducts(body)
 	if err != nil {
 		return site.Page{}, err
 	}
@@ -28,7 +30,8 @@ func parseListing(s *site.Site, body []byte, pageURL string, at time.Time) (site
 		page.Items = append(page.Items, p.toItem(s, at))
 	}
 	page.Follow = follow(s, page.Items)
-	page.Next = len(page.Items) > 0
+	n := len(page.Items)
+	page.Next = n > 0 && (total == 0 || pageNumber(pageURL)*n < total)
 	return page, nil
 }
 
@@ -44,7 +47,7 @@ func parseProduct(s *site.Site, body []byte, pageURL string, at time.Time) (site
 			URL: ItemURL(s, id), FetchedAt: at}
 		return site.Page{Items: []item.Item{it}}, nil
 	}
-	ps, err := decodeProducts(body)
+	ps, _, err := decodeProducts(body)
 	if err != nil {
 		return site.Page{}, err
 	}
@@ -67,4 +70,17 @@ func follow(s *site.Site, items []item.Item) []site.Target {
 			URL: productURL(s, site.Request{ID: it.ID})})
 	}
 	return ts
+}
+
+// pageNumber is the page parameter of a listing URL, default 1.
+func pageNumber(pageURL string) int {
+	u, err := url.Parse(pageURL)
+	if err != nil {
+		return 1
+	}
+	n, err := strconv.Atoi(u.Query().Get("page"))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
 }
