@@ -210,3 +210,6 @@ func proxiesUnbanCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVar(&all, "all", false, "unban every quarantined proxy")
 	return cmd
 }
+
+// jsonLine writes v as one line of JSON.
+func jsonLine(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }

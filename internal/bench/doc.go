@@ -1,0 +1,5 @@
+// Package bench runs crawlq's benchmarks that are commands rather than Go
+// benchmarks: `crawlq bench broker` compares the proxy broker's lease and
+// release cycles with the naive broker of the widely copied article and the
+// round-trip floor of the same Redis.
+package bench
