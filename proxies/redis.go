@@ -222,7 +222,7 @@ func (b *RedisBroker) Release(ctx context.Context, l *Lease, o Outcome) error {
 		b.k.quarantine(l.Site, l.Proxy.Class), b.k.busy()}
 	res, err := releaseScript.Run(ctx, b.rdb, keys, b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind),
 		sc.MinInterval.Milliseconds(), param, o.Reason, sc.QuarantineBase.Milliseconds(),
-		sc.QuarantineCap.Milliseconds(), sc.QuarantineFloor.Milliseconds(), b.cfg.Rand()).Slice()
+		sc.QuarantineCap.Milliseconds(), sc.QuarantineFloor.Milliseconds(), b.cfg.Rand(), b.cfg.Mode == ModeExclusive).Slice()
 	if err != nil {
 		return fmt.Errorf("release lease %d: %w", l.Token, err)
 	}

@@ -84,7 +84,9 @@ return {0, first[2], now, ex, redis.call('HLEN', KEYS[2])}
 //
 // KEYS and ARGV[1..8] as leaseScript; ARGV[9] proxy id.
 // Returns as leaseScript, plus {-3} not in the pool for this site and
-// class, {-4} leased by someone, {-5, until} quarantined.
+// class, {-4} leased by someone, {-5, until} quarantined. A live lease
+// held for the same task (ARGV[5]) is taken over with a new token: its
+// holder died and the task runs again; NotBefore is then now+min_interval.
 var leaseProxyScript = redis.NewScript(luaClock + luaTake + `
 local now = clock(ARGV[1])
 if stale() then return {-2} end
@@ -92,15 +94,26 @@ local id = ARGV[9]
 local score = redis.call('ZSCORE', KEYS[1], id)
 if not score then return {-3} end
 local cur = redis.call('HGET', KEYS[2], id)
+local takeover = false
 if cur then
   local _, exp = lexp(cur)
-  if exp > now then return {-4} end
+  if exp > now then
+    -- a live lease of the same task is handed over: the task runs again
+    -- because its worker died; the old token is fenced out
+    if string.match(cur, '^%d+|%d+|[^|]*|(.*)$') ~= ARGV[5] then return {-4} end
+    takeover = true
+  end
 end
-if busyUntil(id, now) then return {-4} end
+if busyUntil(id, now) then -- exclusive mode: held on a site, maybe this one
+  if not takeover or lexp(redis.call('HGET', KEYS[9], id)) ~= lexp(cur) then return {-4} end
+end
 local q = tonumber(redis.call('ZSCORE', KEYS[8], id) or '0')
 if q > now then return {-5, q} end
-if tonumber(score) > now then return {0, score, now, 0, 0} end
-return take(id, now)
+if tonumber(score) > now and not takeover then return {0, score, now, 0, 0} end
+local r = take(id, now)
+-- the old holder may have sent just now: space the first request (I2)
+if takeover then r[4] = now + tonumber(ARGV[3]) end
+return r
 `)
 
 // releaseScript ends a lease with an outcome if its token is the live one.
@@ -111,7 +124,7 @@ return take(id, now)
 // ARGV[5] min_interval ms  ARGV[6] latency ms (ok) | penalty ms (failed) |
 // retry-after ms (rate_limited)  ARGV[7] ban reason
 // ARGV[8] quarantine base ms  ARGV[9] cap ms  ARGV[10] floor ms
-// ARGV[11] random in [0,1) for the jitter
+// ARGV[11] random in [0,1) for the jitter  ARGV[12] exclusive mode "1"/"0"
 //
 // Returns {1, ready-at} or {0} when the token is stale (nothing changed).
 var releaseScript = redis.NewScript(luaClock + `
@@ -120,8 +133,10 @@ local id, s = ARGV[2], KEYS[3]
 local cur = redis.call('HGET', KEYS[2], id)
 if not cur or lexp(cur) ~= ARGV[3] then return {0} end
 redis.call('HDEL', KEYS[2], id)
-local b = redis.call('HGET', KEYS[5], id)
-if b and lexp(b) == ARGV[3] then redis.call('HDEL', KEYS[5], id) end
+if ARGV[12] == '1' then
+  local b = redis.call('HGET', KEYS[5], id)
+  if b and lexp(b) == ARGV[3] then redis.call('HDEL', KEYS[5], id) end
+end
 local mi, kind = tonumber(ARGV[5]), ARGV[4]
 local at = now + mi
 if kind == 'ok' then
