@@ -1,0 +1,55 @@
+package sitetest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"crawlq/tasks/site"
+	"crawlq/testbed"
+)
+
+// Testbed starts the crawlq testbed with its anti-bot rate rules off (the
+// tests fetch directly from one loopback address); it
+// stops when the test ends.
+func Testbed(t testing.TB) *testbed.Testbed {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	rules := map[string]testbed.SiteRules{}
+	for _, name := range testbed.SiteNames {
+		rules[name] = testbed.SiteRules{}
+	}
+	tb, err := testbed.Start(ctx, testbed.Config{Seed: 7, Proxies: 1, Sites: rules})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close(); cancel() })
+	return tb
+}
+
+// SiteOn returns the named site with its base URL at the testbed.
+func SiteOn(t testing.TB, tb *testbed.Testbed, name string) *site.Site {
+	t.Helper()
+	s, err := site.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.BaseURL = tb.SiteURL(name)
+	return s
+}
+
+// Old is the old price a parser reports for a catalog product: only
+// when above the price.
+func Old(p testbed.Product) int64 {
+	if p.OldPrice <= p.Price {
+		return 0
+	}
+	return p.OldPrice
+}
+
+// Query is a one-word query matching several pages of the site's catalog:
+// the first word of the first product's title.
+func Query(tb *testbed.Testbed, site string) string {
+	return strings.Fields(tb.Catalog.Products(site)[0].Title)[0]
+}

@@ -1,0 +1,80 @@
+package wildberries_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"crawlq/tasks/item"
+	"crawlq/tasks/site"
+	"crawlq/tasks/site/sitetest"
+	"crawlq/tasks/wildberries"
+)
+
+var at = sitetest.FetchedAt
+
+func wb(id, title string, price, old int64, seller string, rating float64, reviews int) item.Item {
+	return item.Item{Site: "wildberries", ID: id, Title: title, Price: price, OldPrice: old, Currency: "RUB",
+		Seller: seller, Rating: rating, Reviews: reviews,
+		URL: "https://www.wildberries.ru/catalog/" + id + "/detail.aspx", FetchedAt: at}
+}
+
+// TestParseRealSamples parses every real Wildberries sample into the exact
+// items the file holds (values read from the files by hand).
+func TestParseRealSamples(t *testing.T) {
+	tests := []struct {
+		name, kind  string
+		count       int
+		next        bool
+		first, last item.Item
+	}{
+		{name: "wb_catalog_v2_legacy_priceU.json", kind: "search", count: 100, next: true,
+			first: wb("103442031", "Сумка ACID PRO XS под седло olive", 143600, 359000, "", 0, 0),
+			last:  wb("102092469", "Спортивный крепеж для телефона", 139200, 163800, "", 0, 0)},
+		{name: "wb_search_page_rendered_2025-04.html", kind: "search", count: 30, next: true,
+			first: wb("162352134", "Цикорий растворимый натуральный без кофеина BIO", 50000, 120400, "", 4.9, 21358),
+			last:  wb("188342879", "Натуральный цикорий растворимый 400г", 45300, 86600, "", 4.9, 3424)},
+		{name: "wb_card_v4_detail_2025-07.json", kind: "product", count: 1,
+			first: wb("67858518", "Швабра с отжимом и ведром для мытья пола 10 л", 408800, 649000,
+				"Zetter - официальный магазин", 4.9, 65754)},
+		{name: "wb_basket_card_json_2025-07.json", kind: "product", count: 1,
+			first: wb("67858518", "Швабра с отжимом и ведром для мытья пола 10 л", 0, 0, "", 0, 0)},
+		{name: "wb_product_page_rendered_2025-04.html", kind: "product", count: 1,
+			first: wb("164419278", "Кофе в зернах 1 кг Бразилия Премиум Бленд", 163000, 191800,
+				"DON CUP БРАЗИЛЬСКИЙ КОФЕ", 4.8, 29858)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			page, err := site.Parse(wildberries.Name, tt.kind, sitetest.Sample(t, "wildberries", tt.name), "", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page.Items) != tt.count || page.Next != tt.next {
+				t.Fatalf("got %d items, next %v; want %d, %v", len(page.Items), page.Next, tt.count, tt.next)
+			}
+			if d := cmp.Diff(tt.first, page.Items[0]); d != "" {
+				t.Errorf("first item (-want +got):\n%s", d)
+			}
+			if tt.count > 1 {
+				if d := cmp.Diff(tt.last, page.Items[len(page.Items)-1]); d != "" {
+					t.Errorf("last item (-want +got):\n%s", d)
+				}
+				checkFollow(t, page)
+			}
+		})
+	}
+}
+
+// checkFollow: a listing page follows every item, as card API URLs.
+func checkFollow(t *testing.T, page site.Page) {
+	t.Helper()
+	if len(page.Follow) != len(page.Items) {
+		t.Fatalf("follow %d targets for %d items", len(page.Follow), len(page.Items))
+	}
+	f := page.Follow[0]
+	want := site.Target{Site: "wildberries", Kind: "product", ID: page.Items[0].ID,
+		URL: "https://card.wb.ru/cards/v4/detail?nm=" + page.Items[0].ID + "&appType=1&curr=rub&dest=-1257786&spp=30"}
+	if d := cmp.Diff(want, f); d != "" {
+		t.Errorf("first follow target (-want +got):\n%s", d)
+	}
+}
