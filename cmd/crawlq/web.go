@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"crawlq/proxies"
+	"crawlq/web"
+)
+
+// webFlags are the flags of `crawlq web`.
+type webFlags struct {
+	listen, auth, prometheus string
+	readOnly                 bool
+	refresh                  time.Duration
+}
+
+func init() { register(newWebCmd) }
+
+func newWebCmd(a *app) *cobra.Command {
+	f := webFlags{}
+	cmd := &cobra.Command{
+		Use:   "web",
+		Short: "Serve the dashboard: proxy pool at /, Asynq's UI at /monitoring/, /api/pool, /metrics",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runWeb(cmd.Context(), a, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", web.DefaultListen, "address to listen on (beyond loopback, set --auth)")
+	// The env default is read at run time so --help never prints it.
+	fl.StringVar(&f.auth, "auth", "", "USER:PASS for HTTP basic auth on every path; env CRAWLQ_WEB_AUTH")
+	fl.BoolVar(&f.readOnly, "read-only", false, "make Asynq's UI view-only (no delete, pause, run, archive)")
+	fl.StringVar(&f.prometheus, "prometheus", "", "Prometheus URL for the time-series charts of Asynq's UI")
+	fl.DurationVar(&f.refresh, "refresh", 10*time.Second, "page auto-refresh and success-rate sampling interval")
+	return cmd
+}
+
+func runWeb(ctx context.Context, a *app, f webFlags) error {
+	if f.auth == "" {
+		f.auth = os.Getenv("CRAWLQ_WEB_AUTH")
+	}
+	log, err := a.logger()
+	if err != nil {
+		return err
+	}
+	conn, err := a.redis(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	srv, err := web.NewServer(web.Config{
+		Redis: conn.Asynq, Broker: proxies.NewRedisBroker(conn.Client, proxies.Config{Logger: log}),
+		Auth: f.auth, ReadOnly: f.readOnly, PrometheusURL: f.prometheus, Logger: log, Refresh: f.refresh,
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	return srv.Run(ctx, f.listen)
+}
