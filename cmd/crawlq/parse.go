@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	_ "crawlq/tasks/avito" // registers avito
+	_ "crawlq/tasks/ozon"  // registers ozon
 	"crawlq/tasks/site"
-	_ "crawlq/tasks/avito"       // registers avito
-	_ "crawlq/tasks/ozon"        // registers ozon
 	_ "crawlq/tasks/wildberries" // registers wildberries
 )
 

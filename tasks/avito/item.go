@@ -18,7 +18,7 @@ func parseItem(s *site.Site, body []byte, pageURL string, at time.Time) (site.Pa
 	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
-		return site.Page{}, site.BadBody("html: %w", err)
+		return site.Page{}, site.BadBody("parse html: %w", err)
 	}
 	it := pageItem(s, doc, pageURL, at)
 	if it.ID == "" || it.Title == "" {

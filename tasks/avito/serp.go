@@ -19,7 +19,7 @@ import (
 func parseSERP(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
-		return site.Page{}, site.BadBody("html: %w", err)
+		return site.Page{}, site.BadBody("parse html: %w", err)
 	}
 	cards := doc.Find(`[data-marker="item"][data-item-id]`)
 	if cards.Length() == 0 && doc.Find(`[data-marker="catalog-serp"], [data-marker="page-title"]`).Length() == 0 {

@@ -19,7 +19,7 @@ type states map[string][]json.RawMessage
 func readStates(body []byte) (*goquery.Document, states, error) {
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
-		return nil, nil, site.BadBody("html: %w", err)
+		return nil, nil, site.BadBody("parse html: %w", err)
 	}
 	st := states{}
 	doc.Find(`div[id^="state-"][data-state]`).Each(func(_ int, d *goquery.Selection) {

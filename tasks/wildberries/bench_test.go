@@ -18,9 +18,13 @@ func benchParse(b *testing.B, kind, file string) {
 	}
 }
 
-func BenchmarkParseSearchJSON(b *testing.B) { benchParse(b, "search", "wb_catalog_v2_legacy_priceU.json") }
-func BenchmarkParseSearchHTML(b *testing.B) { benchParse(b, "search", "wb_search_page_rendered_2025-04.html") }
-func BenchmarkParseCardJSON(b *testing.B)   { benchParse(b, "product", "wb_card_v4_detail_2025-07.json") }
+func BenchmarkParseSearchJSON(b *testing.B) {
+	benchParse(b, "search", "wb_catalog_v2_legacy_priceU.json")
+}
+func BenchmarkParseSearchHTML(b *testing.B) {
+	benchParse(b, "search", "wb_search_page_rendered_2025-04.html")
+}
+func BenchmarkParseCardJSON(b *testing.B) { benchParse(b, "product", "wb_card_v4_detail_2025-07.json") }
 func BenchmarkParseProductHTML(b *testing.B) {
 	benchParse(b, "product", "wb_product_page_rendered_2025-04.html")
 }

@@ -17,7 +17,7 @@ import (
 func parseSearchHTML(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
-		return site.Page{}, site.BadBody("html: %w", err)
+		return site.Page{}, site.BadBody("parse html: %w", err)
 	}
 	cards := doc.Find("article.product-card[data-nm-id]")
 	if cards.Length() == 0 && doc.Find(".catalog-page, .search-page, .product-card-list").Length() == 0 {
@@ -60,7 +60,7 @@ func cardItem(s *site.Site, c *goquery.Selection, at time.Time) (item.Item, bool
 func parseProductHTML(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
-		return site.Page{}, site.BadBody("html: %w", err)
+		return site.Page{}, site.BadBody("parse html: %w", err)
 	}
 	id := strings.TrimSpace(doc.Find("#productNmId").First().Text())
 	if !nmIDRe.MatchString(id) {

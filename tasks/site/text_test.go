@@ -1,0 +1,46 @@
+package site_test
+
+import (
+	"testing"
+
+	"crawlq/tasks/site"
+)
+
+func TestKopecks(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     int64
+		ok       bool
+	}{
+		{"ozon nbsp", "924\u00a0₽", 92400, true},
+		{"ozon thin spaces", "2\u2009099\u2009₽", 209900, true},
+		{"wb entity text", "1 204 ₽", 120400, true},
+		{"decimal comma", "1 234,5 ₽", 123450, true},
+		{"plain", "27000", 2700000, true},
+		{"no digits", "Цена не указана", 0, false},
+		{"absurd", "99999999999999999999", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := site.Kopecks(tt.in)
+			if got != tt.want || ok != tt.ok {
+				t.Fatalf("Kopecks(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestCountAndRating(t *testing.T) {
+	if n, ok := site.Count("21\u00a0358 оценок"); n != 21358 || !ok {
+		t.Errorf("Count = %d, %v", n, ok)
+	}
+	if n, ok := site.Count("4.9 • 32 582 отзыва"); n != 4 || !ok {
+		t.Errorf("Count stops at the first number: %d, %v", n, ok)
+	}
+	if r, ok := site.Rating("4,9"); r != 4.9 || !ok {
+		t.Errorf("Rating = %v, %v", r, ok)
+	}
+	if _, ok := site.Rating("7.5"); ok {
+		t.Error("Rating accepted 7.5")
+	}
+}
