@@ -37,11 +37,18 @@ func init() {
 }
 
 func runParse(cmd *cobra.Command, siteName, kind, pageURL, file string) error {
+	s, err := site.Get(siteName)
+	if err != nil {
+		return fmt.Errorf("--site: %w", err)
+	}
+	if _, err := s.Kind(kind); err != nil {
+		return fmt.Errorf("--kind: %w", err)
+	}
 	body, err := site.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	page, err := site.Parse(siteName, kind, body, pageURL, time.Now().UTC())
+	page, err := s.Parse(kind, body, pageURL, time.Now().UTC())
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
