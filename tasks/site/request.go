@@ -55,6 +55,3 @@ func ParseURL(s *Site, kind, raw string) (*url.URL, error) {
 	}
 	return u, nil
 }
-
-// PathEscape escapes one path segment, keeping it readable.
-func PathEscape(seg string) string { return url.PathEscape(seg) }
