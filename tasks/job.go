@@ -75,7 +75,7 @@ func (j Job) Normalize(reg *site.Registry) (Job, error) {
 		return j, err
 	}
 	if !k.Listing {
-		j.Pages, j.Follow = 0, false
+		j.Pages, j.Follow = 1, false // one page: the product or item
 	}
 	req := j.Request
 	req.Page = 1

@@ -55,7 +55,7 @@ func (j Job) normalizeFetch() (Job, error) {
 	if err := j.Fetch.check(); err != nil {
 		return j, err
 	}
-	j.Request, j.Pages, j.Follow = site.Request{}, 0, false
+	j.Request, j.Pages, j.Follow = site.Request{}, 1, false
 	return j, j.normalizeCommon(proxies.Datacenter)
 }
 

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -21,7 +22,18 @@ const (
 	ozonHeadingState = "state-webProductHeading-3385933-default-1"
 	ozonPriceState   = "state-webPrice-3121879-default-1"
 	ozonScoreState   = "state-webReviewProductScore-3132021-default-1"
+	ozonPagerState   = "state-megaPaginator-3547910-default-1"
 )
+
+// pager is the megaPaginator state: nextPage is empty on the last page, as
+// on the real site, so crawlers stop without asking past the end.
+func (o *ozon) pager(q string, page int) jsonMap {
+	next := ""
+	if page < o.c.Pages(SiteOzon, q) {
+		next = OzonSearchPath + "?" + url.Values{"text": {q}, "page": {strconv.Itoa(page + 1)}}.Encode()
+	}
+	return jsonMap{"currentPage": page, "nextPage": next, "totalPages": o.c.Pages(SiteOzon, q)}
+}
 
 // ozon serves the search and product pages with widget states.
 type ozon struct{ c *Catalog }
@@ -103,12 +115,14 @@ func (o *ozon) search(w http.ResponseWriter, r *http.Request) {
 		tiles = append(tiles, ozonTile(p))
 	}
 	state := jsonMap{"tileLayout": "LAYOUT_GRID4", "items": tiles, "cols": 12, "page": page}
-	render(w, http.StatusOK, ozonSearchTmpl, jsonMap{"Query": q, "ID": ozonSearchState, "State": mustJSON(state)})
+	render(w, http.StatusOK, ozonSearchTmpl, jsonMap{"Query": q, "ID": ozonSearchState, "State": mustJSON(state),
+		"PagerID": ozonPagerState, "Pager": mustJSON(o.pager(q, page))})
 }
 
 var ozonSearchTmpl = template.Must(template.New("ozon-search").Parse(`<!DOCTYPE html>
 <html lang="ru"><head><meta charset="utf-8"><title>{{.Query}} — купить на OZON</title></head>
-<body><div id="layoutPage"><div data-widget="searchResultsV2"><div id="{{.ID}}" data-state="{{.State}}"></div></div></div></body></html>
+<body><div id="layoutPage"><div data-widget="searchResultsV2"><div id="{{.ID}}" data-state="{{.State}}"></div></div>
+<div data-widget="megaPaginator"><div id="{{.PagerID}}" data-state="{{.Pager}}"></div></div></div></body></html>
 `))
 
 // product serves /product/<slug>-<id>/.

@@ -43,10 +43,14 @@ func CheckID(s *Site, kind, id string) (string, error) {
 }
 
 // ParseURL parses a pasted absolute URL (the scheme may be missing:
-// "www.ozon.ru/product/…").
+// "www.ozon.ru/product/…") or a path on the site's web endpoint ("/…",
+// the canonical form Normalize stores, so normalizing twice is the same).
 func ParseURL(s *Site, kind, raw string) (*url.URL, error) {
 	raw = strings.TrimSpace(raw)
-	if !strings.Contains(raw, "://") {
+	switch {
+	case strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, "//"):
+		raw = s.Endpoint(EndpointWeb) + raw
+	case !strings.Contains(raw, "://"):
 		raw = "https://" + raw
 	}
 	u, err := url.Parse(raw)
