@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hibiken/asynq"
+
+	"crawlq/internal/testredis"
+)
+
+// run executes the crawlq CLI in-process with args against the test Redis.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(append([]string{"--redis", testredis.URL(t, testredis.DBCmd)}, args...))
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func queued(t *testing.T) int {
+	t.Helper()
+	insp := asynq.NewInspector(asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: testredis.DBCmd})
+	defer insp.Close()
+	qs, _ := insp.Queues()
+	n := 0
+	for _, q := range qs {
+		if info, err := insp.GetQueueInfo(q); err == nil {
+			n += info.Size
+		}
+	}
+	return n
+}
+
+// TestEnqueueBadInputQueuesNothing: every bad enqueue exits with an error
+// naming the problem, and nothing is queued.
+func TestEnqueueBadInputQueuesNothing(t *testing.T) {
+	dir := t.TempDir()
+	jobs := filepath.Join(dir, "jobs.jsonl")
+	content := `{"site":"wildberries","kind":"search","query":"кофе"}
+# a comment
+{"site":"ozon","kind":"product","id":"747122168"}
+{"site":"avito","kind":"search","query":"iphone",
+`
+	if err := os.WriteFile(jobs, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	invalid := filepath.Join(dir, "invalid.jsonl")
+	if err := os.WriteFile(invalid, []byte(`{"site":"ozon","kind":"search","query":"x"}`+"\n"+`{"site":"ozon","kind":"search","query":"x","pages":0,"class":"spaceship"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "unknown site", args: []string{"enqueue", "ebay", "search", "iphone"}, want: `site: "ebay" is not a known site`},
+		{name: "empty query", args: []string{"enqueue", "wildberries", "search"}, want: "query"},
+		{name: "pages 0", args: []string{"enqueue", "ozon", "search", "кофе", "--pages", "0"}, want: "--pages 0"},
+		{name: "malformed jobs line", args: []string{"enqueue", "-f", jobs}, want: jobs + ":4: "},
+		{name: "invalid job in file", args: []string{"enqueue", "-f", invalid}, want: invalid + ":2: class"},
+		{name: "product without id", args: []string{"enqueue", "ozon", "product"}, want: "give one or more IDs or URLs"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			testredis.Client(t, testredis.DBCmd)
+			_, err := run(t, tc.args...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("crawlq %v: err %v, want one naming %q", tc.args, err, tc.want)
+			}
+			if n := queued(t); n != 0 {
+				t.Errorf("%d tasks queued after a refused enqueue", n)
+			}
+		})
+	}
+}
+
+// TestEnqueueQueuesOnceAndCountsDuplicates: a good enqueue queues the job
+// on its site's queue; the same again is a counted duplicate.
+func TestEnqueueQueuesOnceAndCountsDuplicates(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	args := []string{"enqueue", "wildberries", "search", "кроссовки", "--pages", "3", "--follow"}
+	out, err := run(t, args...)
+	if err != nil || !strings.Contains(out, "1 enqueued, 0 duplicates") {
+		t.Fatalf("first enqueue: %v\n%s", err, out)
+	}
+	out, err = run(t, args...)
+	if err != nil || !strings.Contains(out, "0 enqueued, 1 duplicates") {
+		t.Fatalf("second enqueue: %v\n%s", err, out)
+	}
+	if n := queued(t); n != 1 {
+		t.Errorf("%d tasks queued, want 1", n)
+	}
+}
