@@ -21,10 +21,10 @@ func init() { register(newEnqueueCmd) }
 
 type enqueueFlags struct {
 	file, location, category, class, config, item string
-	pages                                        int
-	follow, wait, json                           bool
-	fields, expect                               []string
-	timeout                                      time.Duration
+	pages                                         int
+	follow, wait, json                            bool
+	fields, expect                                []string
+	timeout                                       time.Duration
 }
 
 func newEnqueueCmd(a *app) *cobra.Command {

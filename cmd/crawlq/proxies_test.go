@@ -58,4 +58,3 @@ func TestRedisDownIsAClearError(t *testing.T) {
 		t.Fatalf("err = %v; want 'does not answer' with the password masked", err)
 	}
 }
-
