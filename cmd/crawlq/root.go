@@ -33,12 +33,8 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	env := os.Getenv("CRAWLQ_REDIS")
-	if env == "" {
-		env = redisx.DefaultURL
-	}
-	root.PersistentFlags().StringVar(&a.redisURL, "redis", env,
-		`Redis URL (redis://[:password@]host:port/db, rediss://… for TLS) or "embedded"; env CRAWLQ_REDIS`)
+	root.PersistentFlags().StringVar(&a.redisURL, "redis", "",
+		`Redis URL (redis://[:password@]host:port/db, rediss://… for TLS) or "embedded"; env CRAWLQ_REDIS; default `+redisx.DefaultURL)
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().BoolVar(&a.logJSON, "log-json", false, "log as JSON lines instead of console text")
 	for _, f := range commands {
@@ -47,9 +43,21 @@ func newRoot() *cobra.Command {
 	return root
 }
 
-// redis opens the --redis connection; the caller closes it.
+// redis opens --redis, else $CRAWLQ_REDIS, else the default; the caller
+// closes it. The env value is read here, not as the flag's default, so
+// --help never prints a password.
 func (a *app) redis(ctx context.Context) (*redisx.Conn, error) {
-	return redisx.Open(ctx, a.redisURL)
+	return redisx.Open(ctx, a.redisTarget())
+}
+
+func (a *app) redisTarget() string {
+	if a.redisURL != "" {
+		return a.redisURL
+	}
+	if env := os.Getenv("CRAWLQ_REDIS"); env != "" {
+		return env
+	}
+	return redisx.DefaultURL
 }
 
 // logger builds the zap logger from --log-level and --log-json; logs go to
