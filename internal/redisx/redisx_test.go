@@ -1,0 +1,55 @@
+package redisx
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/hibiken/asynq"
+)
+
+func TestMaskHidesPasswords(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{name: "password", in: "redis://:s3cret@host:6379/2", want: "redis://:***@host:6379/2"},
+		{name: "user and password", in: "rediss://app:s3cret@host:6380/0", want: "rediss://app:***@host:6380/0"},
+		{name: "none", in: "redis://host:6379/0", want: "redis://host:6379/0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Mask(tc.in); got != tc.want {
+				t.Errorf("Mask(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestEmbeddedRunsAsynq: the zero-setup Redis answers and Asynq can queue
+// and inspect on it (the embedded default itself is what is tested here).
+func TestEmbeddedRunsAsynq(t *testing.T) {
+	ctx := context.Background()
+	c, err := Open(ctx, Embedded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !c.Embedded() || c.Ping(ctx) != nil {
+		t.Fatal("embedded redis does not answer")
+	}
+	cl := asynq.NewClient(c.Asynq)
+	defer cl.Close()
+	if _, err := cl.Enqueue(asynq.NewTask("x:y", nil), asynq.Queue("q")); err != nil {
+		t.Fatalf("enqueue on embedded redis: %v", err)
+	}
+	insp := asynq.NewInspector(c.Asynq)
+	defer insp.Close()
+	if info, err := insp.GetQueueInfo("q"); err != nil || info.Pending != 1 {
+		t.Fatalf("queue info %+v %v", info, err)
+	}
+}
+
+func TestBadURLNamesTheFlag(t *testing.T) {
+	_, err := Open(context.Background(), "http://:pw@host")
+	if err == nil || !strings.Contains(err.Error(), "--redis") || strings.Contains(err.Error(), "pw@") {
+		t.Fatalf("err %v: want a --redis error without the password", err)
+	}
+}
