@@ -1,0 +1,120 @@
+package demo
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Config configures Run. Zero fields take the defaults named.
+type Config struct {
+	// Duration bounds the run: the demo ends when every job is done or
+	// when Duration has passed, whichever comes first. Default 60s.
+	Duration time.Duration
+	// Listen is the dashboard's address. If the port is taken, a free port
+	// on the same host is used instead. Empty: no dashboard.
+	Listen string
+	// Proxies is the size of the proxy farm. Default 24.
+	Proxies int
+	// Dead and Flaky are how many farm proxies are dead and how many drop
+	// a FlakyRate share of their connections. Defaults 2, 2 and 0.3; a
+	// negative count means none.
+	Dead, Flaky int
+	FlakyRate   float64
+	// Seed makes the catalog, the job mix and the flaky drops repeatable.
+	// Default 1.
+	Seed int64
+	// Mix is the jobs enqueued for every site. Default DefaultMix.
+	Mix Mix
+	// Workers is the number of in-process workers, named demo-1, demo-2…
+	// Default 3.
+	Workers int
+	// Concurrency is each worker's number of jobs run at once. Default 4.
+	Concurrency int
+	// Every is how often progress is polled and shown. Default 1s.
+	Every time.Duration
+	// Progress receives the live progress line and notices (stderr in the
+	// command). Nil shows nothing.
+	Progress io.Writer
+	// Logger receives the workers' and dashboard's logs. Default: none.
+	Logger *zap.Logger
+}
+
+// Mix is the set of jobs enqueued for each site.
+type Mix struct {
+	// Searches is the number of search jobs with follow per site; each
+	// crawls up to Pages pages and enqueues the products it finds.
+	Searches int
+	// Pages is each search's page limit.
+	Pages int
+	// MinMatches and MaxMatches bound how many catalog products a search
+	// query matches, so the number of followed jobs stays known.
+	MinMatches, MaxMatches int
+	// Products is the number of product (Avito: item) jobs per site
+	// enqueued directly by URL, for products no search finds.
+	Products int
+}
+
+// DefaultMix finishes well inside a minute on a two-core machine: per
+// site two searches of 10 to 40 products each, plus three direct products.
+var DefaultMix = Mix{Searches: 2, Pages: 2, MinMatches: 10, MaxMatches: 40, Products: 3}
+
+// Defaults of Config.
+const (
+	DefaultDuration    = 60 * time.Second
+	DefaultProxies     = 24
+	DefaultWorkers     = 3
+	DefaultConcurrency = 4
+)
+
+func (c Config) withDefaults() Config {
+	setDefault(&c.Duration, DefaultDuration)
+	setDefault(&c.Every, time.Second)
+	setDefault(&c.Proxies, DefaultProxies)
+	setDefault(&c.Workers, DefaultWorkers)
+	setDefault(&c.Concurrency, DefaultConcurrency)
+	setDefault(&c.Dead, 2)
+	setDefault(&c.Flaky, 2)
+	setDefault(&c.FlakyRate, 0.3)
+	setDefault(&c.Seed, 1)
+	if c.Mix == (Mix{}) {
+		c.Mix = DefaultMix
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	return c
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// validate checks the values a user can give on the command line.
+func (c Config) validate() error {
+	switch {
+	case c.Duration < 0:
+		return fmt.Errorf("duration %s: want a positive duration", c.Duration)
+	case c.Proxies < healthyMin+max(c.Dead, 0)+max(c.Flaky, 0):
+		return fmt.Errorf("proxies %d: want at least %d (%d dead and %d flaky ones are added to %d healthy)",
+			c.Proxies, healthyMin+max(c.Dead, 0)+max(c.Flaky, 0), max(c.Dead, 0), max(c.Flaky, 0), healthyMin)
+	case c.FlakyRate < 0 || c.FlakyRate > 1:
+		return fmt.Errorf("flaky rate %g: want 0..1", c.FlakyRate)
+	case c.Mix.Searches < 0 || c.Mix.Products < 0 || c.Mix.Pages < 0:
+		return fmt.Errorf("job mix %+v: counts must not be negative", c.Mix)
+	case c.Mix.Searches == 0 && c.Mix.Products == 0:
+		return fmt.Errorf("job mix %+v: no jobs", c.Mix)
+	}
+	return nil
+}
+
+// healthyMin is the least number of healthy proxies a demo runs with.
+const healthyMin = 3

@@ -1,0 +1,160 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Run runs the demo: it starts the cluster, enqueues the job mix, shows
+// progress until every job is done, cfg.Duration passes or ctx ends, then
+// stops the workers and the dashboard, counts, and closes everything. An
+// ended ctx (Ctrl-C) is not an error: the summary says "interrupted".
+func Run(ctx context.Context, cfg Config) (*Summary, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	c, err := startCluster(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	p := newProgress(cfg.Progress, cfg.Duration)
+	dash, err := openDashboard(c, cfg, p)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := crawl(ctx, c, cfg, p)
+	if derr := dash.stop(); derr != nil {
+		cfg.Logger.Warn("dashboard stop", zap.Error(derr))
+	}
+	if sum != nil && dash != nil {
+		sum.Dashboard = dash.url
+	}
+	return sum, err
+}
+
+// openDashboard starts the dashboard and tells where it is.
+func openDashboard(c *cluster, cfg Config, p *progress) (*dashboard, error) {
+	dash, moved, err := startDashboard(c, cfg)
+	switch {
+	case err != nil:
+		return nil, err
+	case dash == nil:
+		return nil, nil
+	case moved:
+		p.notice("dashboard: %s is taken, using %s instead (Asynq UI at %smonitoring/)", cfg.Listen, dash.url, dash.url)
+	default:
+		p.notice("dashboard: %s (Asynq UI at %smonitoring/)", dash.url, dash.url)
+	}
+	return dash, nil
+}
+
+// crawl enqueues the mix, runs the workers while watching, stops them and
+// sums up.
+func crawl(ctx context.Context, c *cluster, cfg Config, p *progress) (*Summary, error) {
+	jobs, err := planJobs(c, cfg.Mix)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	if _, err := c.enqueue(ctx, jobs); err != nil {
+		return nil, err
+	}
+	ws := startWorkers(c, cfg)
+	end := watch(ctx, c, cfg, p, start)
+	p.notice("demo: %s; stopping the workers", endReason(end))
+	werr := ws.stop()
+	sum, err := summarize(context.WithoutCancel(ctx), c, cfg, end, time.Since(start))
+	return sum, errors.Join(werr, err)
+}
+
+// watch shows progress every cfg.Every until every job is done, the
+// duration passes or ctx ends, and says which.
+func watch(ctx context.Context, c *cluster, cfg Config, p *progress, start time.Time) string {
+	deadline := time.NewTimer(cfg.Duration - time.Since(start))
+	defer deadline.Stop()
+	tick := time.NewTicker(cfg.Every)
+	defer tick.Stop()
+	for {
+		s, err := c.snapshot(ctx)
+		if err != nil {
+			cfg.Logger.Warn("demo: count jobs", zap.Error(err))
+		} else if p.show(s, time.Since(start)); s.done() {
+			return EndDone
+		}
+		select {
+		case <-ctx.Done():
+			return EndInterrupted
+		case <-deadline.C:
+			return EndDuration
+		case <-tick.C:
+		}
+	}
+}
+
+func endReason(end string) string {
+	switch end {
+	case EndDone:
+		return "every job finished"
+	case EndInterrupted:
+		return "interrupted"
+	}
+	return "duration over"
+}
+
+// summarize counts the final state once the workers are stopped.
+func summarize(ctx context.Context, c *cluster, cfg Config, end string, elapsed time.Duration) (*Summary, error) {
+	s, err := c.snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("final count: %w", err)
+	}
+	items, err := c.uniqueItems(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("count items: %w", err)
+	}
+	sum := &Summary{End: end, Elapsed: elapsed, ElapsedSeconds: elapsed.Round(time.Millisecond).Seconds(),
+		Workers: cfg.Workers, Proxies: cfg.Proxies, Dead: max(cfg.Dead, 0), Flaky: max(cfg.Flaky, 0),
+		Sites: map[string]SiteSummary{}}
+	limits := c.tb.MinIntervals()
+	var total SiteSummary
+	for name, st := range s.Sites {
+		st.Items, st.MinInterval, st.SiteLimit = items[name], c.intervals[name], limits[name]
+		sum.Sites[name] = st
+		total.add(st)
+	}
+	sum.Jobs, sum.Completed, sum.Failed, sum.Unfinished = total.Jobs, total.Completed, total.Failed, total.Unfinished
+	sum.Pages, sum.Items, sum.Blocked = total.Pages, total.Items, total.Blocked
+	checkInvariants(sum, c)
+	sum.BrokerBans = brokerBans(ctx, c, cfg.Logger)
+	return sum, nil
+}
+
+// checkInvariants fills the violations and bans from the testbed's log.
+func checkInvariants(sum *Summary, c *cluster) {
+	r := c.tb.Check()
+	sum.I1Violations, sum.I2Violations, sum.Requests = r.I1Violations, r.I2Violations, r.Requests
+	for _, n := range r.BansPerIP {
+		sum.Bans += n
+	}
+}
+
+// brokerBans sums the broker's banned counters (0 if stats fail).
+func brokerBans(ctx context.Context, c *cluster, log *zap.Logger) int64 {
+	st, err := c.broker.Stats(ctx)
+	if err != nil {
+		log.Warn("demo: pool stats", zap.Error(err))
+		return 0
+	}
+	var n int64
+	for _, p := range st.Proxies {
+		for _, ps := range p.Sites {
+			n += ps.Banned
+		}
+	}
+	return n
+}

@@ -1,0 +1,88 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hibiken/asynq"
+
+	"crawlq/tasks/results"
+	"crawlq/testbed"
+)
+
+// snapshot is the demo's state at one moment: per site and in total.
+type snapshot struct {
+	Sites map[string]SiteSummary
+	Total SiteSummary
+	// Retrying are jobs waiting for their next attempt.
+	Retrying int
+	// Written is the number of item records written to the results stream
+	// (an item seen on a search page and on its own page counts twice).
+	Written int64
+}
+
+// done reports whether every enqueued job has finished, well or not.
+func (s snapshot) done() bool { return s.Total.Jobs > 0 && s.Total.Unfinished == 0 }
+
+// snapshot counts jobs from the site queues and pages and bans from the
+// testbed's request log.
+func (c *cluster) snapshot(ctx context.Context) (snapshot, error) {
+	s := snapshot{Sites: map[string]SiteSummary{}}
+	for name, q := range c.queues() {
+		info, err := c.insp.GetQueueInfo(q)
+		if err != nil {
+			return s, fmt.Errorf("queue %s: %w", q, err)
+		}
+		s.Sites[name] = jobCounts(info)
+		s.Retrying += info.Retry
+	}
+	tallyLog(s.Sites, c.tb.Log.Entries())
+	for _, st := range s.Sites {
+		s.Total.add(st)
+	}
+	n, err := c.conn.Client.XLen(ctx, results.StreamKey).Result()
+	s.Written = n
+	return s, err
+}
+
+// jobCounts reads a queue's job states.
+func jobCounts(info *asynq.QueueInfo) SiteSummary {
+	unfinished := info.Pending + info.Active + info.Scheduled + info.Retry + info.Aggregating
+	return SiteSummary{Jobs: unfinished + info.Completed + info.Archived, Completed: info.Completed,
+		Failed: info.Archived, Unfinished: unfinished}
+}
+
+// tallyLog counts, per site, the pages served (OK requests), the bans the
+// site started and the requests it refused.
+func tallyLog(sites map[string]SiteSummary, entries []testbed.Entry) {
+	for _, e := range entries {
+		st, ok := sites[e.Site]
+		if !ok {
+			continue
+		}
+		if e.Verdict == testbed.VerdictOK {
+			st.Pages++
+		}
+		if e.Verdict.StartsBan() {
+			st.Bans++
+		}
+		if e.Verdict.Blocked() {
+			st.Blocked++
+		}
+		sites[e.Site] = st
+	}
+}
+
+// uniqueItems counts the distinct items (by site and ID) in the results
+// stream, per site.
+func (c *cluster) uniqueItems(ctx context.Context) (map[string]int, error) {
+	out := map[string]int{}
+	for _, name := range testbed.SiteNames {
+		items, err := results.Read(ctx, c.conn.Client, name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = len(results.Merge(items))
+	}
+	return out, nil
+}

@@ -1,0 +1,149 @@
+package demo
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+	"time"
+)
+
+// How a demo ended.
+const (
+	// EndDone: every job finished before the duration passed.
+	EndDone = "done"
+	// EndDuration: the duration passed first; unfinished jobs were left.
+	EndDuration = "duration"
+	// EndInterrupted: the caller's context ended (Ctrl-C).
+	EndInterrupted = "interrupted"
+)
+
+// Summary is what a demo did. Its JSON form starts with the keys `crawlq
+// demo --json` promises: jobs, completed, failed, pages, items, bans,
+// i1_violations, i2_violations.
+type Summary struct {
+	// Jobs counts every job that reached a site queue, followed ones too.
+	Jobs      int `json:"jobs"`
+	Completed int `json:"completed"`
+	// Failed jobs were archived (out of retries or permanently bad).
+	Failed int `json:"failed"`
+	// Pages are the requests the sites served normally (testbed log).
+	Pages int `json:"pages"`
+	// Items are distinct items (site, ID) in the results stream.
+	Items int `json:"items"`
+	// Bans are the bans the sites started (the testbed's BansPerIP summed):
+	// what a too-fast or cross-site IP gets.
+	Bans int `json:"bans"`
+	// I1Violations and I2Violations come from the testbed's log checker.
+	I1Violations int `json:"i1_violations"`
+	I2Violations int `json:"i2_violations"`
+	// Unfinished jobs were still queued, running or retrying at the end.
+	Unfinished int `json:"unfinished"`
+	// Blocked are the requests the sites refused (any anti-bot verdict).
+	Blocked int `json:"blocked"`
+	// BrokerBans are the quarantines the workers' ban verdicts put on
+	// proxies (the broker's banned counters summed).
+	BrokerBans int64 `json:"broker_bans"`
+	// Requests is the number of site requests the testbed logged.
+	Requests int `json:"requests"`
+	// Sites breaks the counts down per site.
+	Sites map[string]SiteSummary `json:"sites"`
+	// End is EndDone, EndDuration or EndInterrupted.
+	End string `json:"end"`
+	// Elapsed is the time from the first enqueue to the last count.
+	Elapsed time.Duration `json:"-"`
+	// ElapsedSeconds is Elapsed in seconds, for the JSON line.
+	ElapsedSeconds float64 `json:"elapsed_s"`
+	// Workers, Proxies, Dead and Flaky describe the cluster.
+	Workers int `json:"workers"`
+	Proxies int `json:"proxies"`
+	Dead    int `json:"dead_proxies"`
+	Flaky   int `json:"flaky_proxies"`
+	// Dashboard is the dashboard's URL, if it ran.
+	Dashboard string `json:"dashboard,omitempty"`
+}
+
+// SiteSummary is one site's part of a Summary.
+type SiteSummary struct {
+	Jobs       int `json:"jobs"`
+	Completed  int `json:"completed"`
+	Failed     int `json:"failed"`
+	Unfinished int `json:"unfinished"`
+	Pages      int `json:"pages"`
+	Items      int `json:"items"`
+	Bans       int `json:"bans"`
+	Blocked    int `json:"blocked"`
+	// MinInterval is the broker's pacing of one proxy on the site and
+	// SiteLimit the testbed's per-IP limit it must respect.
+	MinInterval time.Duration `json:"-"`
+	SiteLimit   time.Duration `json:"-"`
+}
+
+func (s *SiteSummary) add(o SiteSummary) {
+	s.Jobs += o.Jobs
+	s.Completed += o.Completed
+	s.Failed += o.Failed
+	s.Unfinished += o.Unfinished
+	s.Pages += o.Pages
+	s.Items += o.Items
+	s.Bans += o.Bans
+	s.Blocked += o.Blocked
+}
+
+// WriteJSON writes the summary as one JSON line.
+func (s *Summary) WriteJSON(w io.Writer) error {
+	return json.NewEncoder(w).Encode(s)
+}
+
+// WriteText writes the summary for people: a headline, a table per site,
+// the invariants and the bans.
+func (s *Summary) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "crawlq demo: %s in %s — %d workers, %d proxies (%d dead, %d flaky)\n",
+		s.headline(), s.Elapsed.Round(100*time.Millisecond), s.Workers, s.Proxies, s.Dead, s.Flaky)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "site\tjobs\tcompleted\tfailed\tunfinished\tpages\titems\tblocked\tbans\tmin_interval\tsite limit\t")
+	for _, name := range s.siteNames() {
+		st := s.Sites[name]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", name, st.Jobs, st.Completed, st.Failed,
+			st.Unfinished, st.Pages, st.Items, st.Blocked, st.Bans, st.MinInterval, st.SiteLimit)
+	}
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\t\t\n", s.Jobs, s.Completed, s.Failed,
+		s.Unfinished, s.Pages, s.Items, s.Blocked, s.Bans)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "invariants (testbed log, %d requests): I1 exclusive %s, I2 polite %s\n",
+		s.Requests, verdict(s.I1Violations), verdict(s.I2Violations))
+	fmt.Fprintf(w, "bans: %d started by the sites; %d proxy quarantines from the workers' ban verdicts\n", s.Bans, s.BrokerBans)
+	if s.Dashboard != "" {
+		fmt.Fprintf(w, "dashboard was at %s\n", s.Dashboard)
+	}
+	return nil
+}
+
+func (s *Summary) headline() string {
+	switch s.End {
+	case EndDone:
+		return fmt.Sprintf("all %d jobs finished", s.Jobs)
+	case EndInterrupted:
+		return fmt.Sprintf("interrupted, %d of %d jobs finished", s.Completed+s.Failed, s.Jobs)
+	}
+	return fmt.Sprintf("duration over, %d of %d jobs finished", s.Completed+s.Failed, s.Jobs)
+}
+
+func (s *Summary) siteNames() []string {
+	names := make([]string, 0, len(s.Sites))
+	for name := range s.Sites {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func verdict(n int) string {
+	if n == 0 {
+		return "held (0 violations)"
+	}
+	return fmt.Sprintf("BROKEN (%d violations)", n)
+}

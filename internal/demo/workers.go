@@ -1,0 +1,62 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"crawlq/tasks"
+)
+
+// Worker settings of the demo: short, so a stop is quick.
+const (
+	leaseTTL        = 10 * time.Second
+	shutdownTimeout = 3 * time.Second
+)
+
+// workers are the demo's in-process crawlq workers, named demo-1, demo-2…
+type workers struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	errs   []error
+}
+
+// startWorkers runs cfg.Workers workers on the cluster until stop. They do
+// not follow the caller's context: stop ends them after the last count.
+func startWorkers(c *cluster, cfg Config) *workers {
+	ctx, cancel := context.WithCancel(context.Background())
+	ws := &workers{cancel: cancel}
+	for i := 1; i <= cfg.Workers; i++ {
+		w := tasks.NewWorker(tasks.WorkerConfig{
+			Redis: c.conn.Asynq, RDB: c.conn.Client, ServerID: fmt.Sprintf("demo-%d", i),
+			Concurrency: cfg.Concurrency, Sites: c.reg, LeaseTTL: leaseTTL,
+			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger,
+		})
+		ws.wg.Add(1)
+		go ws.run(ctx, w)
+	}
+	return ws
+}
+
+func (ws *workers) run(ctx context.Context, w *tasks.Worker) {
+	defer ws.wg.Done()
+	if err := w.Run(ctx); err != nil {
+		ws.mu.Lock()
+		ws.errs = append(ws.errs, err)
+		ws.mu.Unlock()
+	}
+}
+
+// stop makes every worker stop taking work, waits for in-flight jobs (up
+// to the shutdown timeout; the rest go back to their queue) and returns
+// the workers' errors.
+func (ws *workers) stop() error {
+	ws.cancel()
+	ws.wg.Wait()
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return errors.Join(ws.errs...)
+}
