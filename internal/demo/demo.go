@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -117,7 +118,7 @@ func summarize(ctx context.Context, c *cluster, cfg Config, end string, elapsed 
 	if err != nil {
 		return nil, fmt.Errorf("count items: %w", err)
 	}
-	sum := &Summary{End: end, Elapsed: elapsed, ElapsedSeconds: elapsed.Round(time.Millisecond).Seconds(),
+	sum := &Summary{End: end, Elapsed: elapsed, ElapsedSeconds: math.Round(elapsed.Seconds()*1000) / 1000,
 		Workers: cfg.Workers, Proxies: cfg.Proxies, Dead: max(cfg.Dead, 0), Flaky: max(cfg.Flaky, 0),
 		Sites: map[string]SiteSummary{}}
 	limits := c.tb.MinIntervals()
@@ -128,9 +129,9 @@ func summarize(ctx context.Context, c *cluster, cfg Config, end string, elapsed 
 		total.add(st)
 	}
 	sum.Jobs, sum.Completed, sum.Failed, sum.Unfinished = total.Jobs, total.Completed, total.Failed, total.Unfinished
-	sum.Pages, sum.Items, sum.Blocked = total.Pages, total.Items, total.Blocked
+	sum.Pages, sum.Items, sum.Blocked, sum.FailedAttempts = total.Pages, total.Items, total.Blocked, total.FailedAttempts
 	checkInvariants(sum, c)
-	sum.BrokerBans = brokerBans(ctx, c, cfg.Logger)
+	sum.BrokerBans, sum.ProxyFailures = brokerCounts(ctx, c, cfg.Logger)
 	return sum, nil
 }
 
@@ -143,18 +144,18 @@ func checkInvariants(sum *Summary, c *cluster) {
 	}
 }
 
-// brokerBans sums the broker's banned counters (0 if stats fail).
-func brokerBans(ctx context.Context, c *cluster, log *zap.Logger) int64 {
+// brokerCounts sums the broker's banned and failed counters (zeros if
+// the stats cannot be read).
+func brokerCounts(ctx context.Context, c *cluster, log *zap.Logger) (banned, failed int64) {
 	st, err := c.broker.Stats(ctx)
 	if err != nil {
 		log.Warn("demo: pool stats", zap.Error(err))
-		return 0
+		return 0, 0
 	}
-	var n int64
 	for _, p := range st.Proxies {
 		for _, ps := range p.Sites {
-			n += ps.Banned
+			banned, failed = banned+ps.Banned, failed+ps.Failed
 		}
 	}
-	return n
+	return banned, failed
 }

@@ -2,7 +2,9 @@ package demo
 
 import (
 	"context"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,4 +39,97 @@ func TestRunCrawlsEverySite(t *testing.T) {
 		t.Errorf("violations I1 %d, I2 %d; want 0", sum.I1Violations, sum.I2Violations)
 	}
 	t.Logf("summary: %+v\nprogress:\n%s", sum, out.String())
+}
+
+// cancelOnProgress cancels a context at the first progress line: the
+// demo is crawling when it is written.
+type cancelOnProgress struct {
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	out    strings.Builder
+}
+
+func (w *cancelOnProgress) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if strings.Contains(string(p), "jobs ") {
+		w.cancel()
+	}
+	return w.out.Write(p)
+}
+
+// TestRunInterrupted: an ended context (Ctrl-C) stops the workers and the
+// dashboard, still sums up, says "interrupted" and leaks nothing.
+func TestRunInterrupted(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &cancelOnProgress{cancel: cancel}
+	sum, err := Run(ctx, Config{Duration: time.Minute, Mix: testMix, Proxies: 8, Listen: "127.0.0.1:0", Progress: w})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if sum.End != EndInterrupted {
+		t.Errorf("end = %q, want %q", sum.End, EndInterrupted)
+	}
+	if sum.Jobs == 0 || sum.Dashboard == "" {
+		t.Errorf("jobs %d, dashboard %q; want the enqueued jobs and the dashboard URL", sum.Jobs, sum.Dashboard)
+	}
+	if sum.I1Violations != 0 || sum.I2Violations != 0 {
+		t.Errorf("violations I1 %d, I2 %d; want 0", sum.I1Violations, sum.I2Violations)
+	}
+}
+
+// TestListenTakenPort: a taken dashboard port is replaced by a free one on
+// the same host, and the move is reported.
+func TestListenTakenPort(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		name      string
+		addr      string
+		wantMoved bool
+	}{
+		{name: "free port", addr: "127.0.0.1:0", wantMoved: false},
+		{name: "taken port", addr: busy.Addr().String(), wantMoved: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, moved, err := listen(tc.addr)
+			if err != nil {
+				t.Fatalf("listen(%s): %v", tc.addr, err)
+			}
+			defer l.Close()
+			host, _, _ := net.SplitHostPort(l.Addr().String())
+			if moved != tc.wantMoved || host != "127.0.0.1" || l.Addr().String() == busy.Addr().String() {
+				t.Errorf("listen(%s) = %s, moved %v; want a 127.0.0.1 port other than %s, moved %v",
+					tc.addr, l.Addr(), moved, busy.Addr(), tc.wantMoved)
+			}
+		})
+	}
+}
+
+// TestConfigRejectsBadInput: values a user can give are checked, naming
+// the field.
+func TestConfigRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{name: "too few proxies", cfg: Config{Proxies: 5}, want: "proxies 5: want at least 7"},
+		{name: "negative duration", cfg: Config{Duration: -time.Second}, want: "duration -1s"},
+		{name: "flaky rate above 1", cfg: Config{FlakyRate: 2}, want: "flaky rate 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Run(context.Background(), tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Run(%+v) error = %v, want one containing %q", tc.cfg, err, tc.want)
+			}
+		})
+	}
 }

@@ -49,7 +49,7 @@ func (c *cluster) snapshot(ctx context.Context) (snapshot, error) {
 func jobCounts(info *asynq.QueueInfo) SiteSummary {
 	unfinished := info.Pending + info.Active + info.Scheduled + info.Retry + info.Aggregating
 	return SiteSummary{Jobs: unfinished + info.Completed + info.Archived, Completed: info.Completed,
-		Failed: info.Archived, Unfinished: unfinished}
+		Failed: info.Archived, Unfinished: unfinished, FailedAttempts: info.FailedTotal}
 }
 
 // tallyLog counts, per site, the pages served (OK requests), the bans the

@@ -42,6 +42,12 @@ type Summary struct {
 	Unfinished int `json:"unfinished"`
 	// Blocked are the requests the sites refused (any anti-bot verdict).
 	Blocked int `json:"blocked"`
+	// FailedAttempts are job attempts that failed and were retried or
+	// archived (Asynq's failed counter): dead and flaky proxies show here.
+	FailedAttempts int `json:"failed_attempts"`
+	// ProxyFailures are the broker's failure counters summed: leases
+	// released after a connection to the proxy failed.
+	ProxyFailures int64 `json:"proxy_failures"`
 	// BrokerBans are the quarantines the workers' ban verdicts put on
 	// proxies (the broker's banned counters summed).
 	BrokerBans int64 `json:"broker_bans"`
@@ -74,6 +80,8 @@ type SiteSummary struct {
 	Items      int `json:"items"`
 	Bans       int `json:"bans"`
 	Blocked    int `json:"blocked"`
+	// FailedAttempts counts the site's failed job attempts.
+	FailedAttempts int `json:"failed_attempts"`
 	// MinInterval is the broker's pacing of one proxy on the site and
 	// SiteLimit the testbed's per-IP limit it must respect.
 	MinInterval time.Duration `json:"-"`
@@ -89,6 +97,7 @@ func (s *SiteSummary) add(o SiteSummary) {
 	s.Items += o.Items
 	s.Bans += o.Bans
 	s.Blocked += o.Blocked
+	s.FailedAttempts += o.FailedAttempts
 }
 
 // WriteJSON writes the summary as one JSON line.
@@ -102,20 +111,22 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "crawlq demo: %s in %s — %d workers, %d proxies (%d dead, %d flaky)\n",
 		s.headline(), s.Elapsed.Round(100*time.Millisecond), s.Workers, s.Proxies, s.Dead, s.Flaky)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "site\tjobs\tcompleted\tfailed\tunfinished\tpages\titems\tblocked\tbans\tmin_interval\tsite limit\t")
+	fmt.Fprintln(tw, "site\tjobs\tcompleted\tfailed\tunfinished\tretried\tpages\titems\tblocked\tbans\tmin_interval\tsite limit\t")
 	for _, name := range s.siteNames() {
 		st := s.Sites[name]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", name, st.Jobs, st.Completed, st.Failed,
-			st.Unfinished, st.Pages, st.Items, st.Blocked, st.Bans, st.MinInterval, st.SiteLimit)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", name, st.Jobs, st.Completed, st.Failed,
+			st.Unfinished, st.FailedAttempts, st.Pages, st.Items, st.Blocked, st.Bans, st.MinInterval, st.SiteLimit)
 	}
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\t\t\n", s.Jobs, s.Completed, s.Failed,
-		s.Unfinished, s.Pages, s.Items, s.Blocked, s.Bans)
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\t\t\n", s.Jobs, s.Completed, s.Failed,
+		s.Unfinished, s.FailedAttempts, s.Pages, s.Items, s.Blocked, s.Bans)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "invariants (testbed log, %d requests): I1 exclusive %s, I2 polite %s\n",
 		s.Requests, verdict(s.I1Violations), verdict(s.I2Violations))
 	fmt.Fprintf(w, "bans: %d started by the sites; %d proxy quarantines from the workers' ban verdicts\n", s.Bans, s.BrokerBans)
+	fmt.Fprintf(w, "faulty proxies: %d failed job attempts retried elsewhere, %d proxy failures counted by the broker\n",
+		s.FailedAttempts, s.ProxyFailures)
 	if s.Dashboard != "" {
 		fmt.Fprintf(w, "dashboard was at %s\n", s.Dashboard)
 	}
