@@ -1,0 +1,105 @@
+package tasks_test
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"crawlq/internal/testredis"
+	"crawlq/proxies"
+	"crawlq/tasks"
+	"crawlq/tasks/results"
+	"crawlq/tasks/site"
+	"crawlq/testbed"
+)
+
+// TestSIGTERMHandsBackJobsAndReleasesLeases: a worker told to stop in the
+// middle of a long job returns within its shutdown timeout, the job goes
+// back to the queue (not lost) and no proxy stays leased.
+func TestSIGTERMHandsBackJobsAndReleasesLeases(t *testing.T) {
+	ctx := context.Background()
+	rdb := testredis.Client(t, testredis.DBTasks)
+	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 2, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	reg, err := testbedRegistry(tb.Sites())
+	if err != nil {
+		t.Fatal(err)
+	}
+	importFarm(t, rdb, tb, reg)
+	// 20 Avito pages at one request per second per proxy: far longer than
+	// the worker's 2 s shutdown timeout.
+	q := biggestQuery(tb.Catalog, "avito")
+	if pages := tb.Catalog.Pages("avito", q); pages < 8 {
+		t.Fatalf("the largest avito query %q has %d pages; want at least 8", q, pages)
+	}
+	task, err := tasks.NewTask(reg, tasks.Job{Site: "avito", Kind: "search", Request: site.Request{Query: q}, Pages: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := asynq.NewClient(asynqOpt(t))
+	defer c.Close()
+	info, err := c.Enqueue(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startWorker(t, "server-stop", tb)
+	insp := asynq.NewInspector(asynqOpt(t))
+	defer insp.Close()
+	waitPages(t, rdb, info.ID, 2)
+	start := time.Now()
+	_ = w.Process.Signal(syscall.SIGTERM)
+	if err := w.Wait(); err != nil {
+		t.Fatalf("worker exit: %v", err)
+	}
+	t.Logf("worker stopped %s after SIGTERM", time.Since(start).Round(10*time.Millisecond))
+	got, err := insp.GetTaskInfo("avito", info.ID)
+	if err != nil || (got.State != asynq.TaskStatePending && got.State != asynq.TaskStateRetry) {
+		t.Fatalf("job after shutdown: %+v %v; want it back in the queue", got, err)
+	}
+	st, err := proxies.NewRedisBroker(rdb, tasks.BrokerConfig(reg, nil)).Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Sites["avito"].Leased; n != 0 {
+		t.Fatalf("%d proxies still leased on avito after the worker stopped", n)
+	}
+}
+
+// waitPages waits until the job has written n pages (a real condition).
+func waitPages(t *testing.T, rdb *redis.Client, task string, n int) {
+	t.Helper()
+	sink := results.NewSink(rdb, 0)
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if p, err := sink.Progress(context.Background(), task); err == nil && p.Pages >= n {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("job %s did not reach page %d", task, n)
+}
+
+// biggestQuery is the title word with the most matches on a site.
+func biggestQuery(c *testbed.Catalog, siteName string) string {
+	best, n, seen := "", 0, map[string]bool{}
+	for _, p := range c.Products(siteName) {
+		for _, w := range strings.Fields(strings.ToLower(p.Title)) {
+			if seen[w] {
+				continue
+			}
+			seen[w] = true
+			if m := len(c.Matches(siteName, w)); m > n {
+				best, n = w, m
+			}
+		}
+	}
+	return best
+}
