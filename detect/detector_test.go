@@ -287,3 +287,28 @@ func TestJudgeDocument(t *testing.T) {
 		t.Error("json page: got a document, want nil")
 	}
 }
+
+// TestShortListingIsNotAPlaceholder: with the built-in rules, a last
+// search page with few results after many full ones is OK (a ban here
+// would quarantine a healthy proxy); product pages keep the size drop.
+func TestShortListingIsNotAPlaceholder(t *testing.T) {
+	d := detect.New(detect.Builtin())
+	tile := `<div data-marker="item" data-item-id="1"><a data-marker="item-title" title="x">x</a></div>`
+	for range 6 {
+		if v := d.Judge("avito", "search", &detect.Response{Status: 200, Body: page("Avito", strings.Repeat(tile, 50))}); v.Kind != detect.OK {
+			t.Fatalf("full listing: %v", v)
+		}
+	}
+	if v := d.Judge("avito", "search", &detect.Response{Status: 200, Body: page("Avito", tile)}); v.Kind != detect.OK {
+		t.Fatalf("a one-result last page was judged %v, want ok", v)
+	}
+	item := `<h1 data-marker="item-view/title-info">x</h1>` + strings.Repeat(`<p>description</p>`, 400)
+	for range 6 {
+		if v := d.Judge("avito", "item", &detect.Response{Status: 200, Body: page("Avito", item)}); v.Kind != detect.OK {
+			t.Fatalf("item page: %v", v)
+		}
+	}
+	if v := d.Judge("avito", "item", &detect.Response{Status: 200, Body: page("Avito", `<h1 data-marker="item-view/title-info">x</h1>`)}); v.Kind != detect.Blocked {
+		t.Fatalf("a shrunken item page was judged %v, want blocked", v)
+	}
+}
