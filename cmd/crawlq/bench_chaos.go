@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"crawlq/internal/chaos"
+)
+
+func init() { registerBench(benchChaosCmd) }
+
+// benchChaosCmd is `crawlq bench chaos`.
+func benchChaosCmd(a *app) *cobra.Command {
+	var o chaos.Options
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "chaos",
+		Short: "Run three workers against the strict testbed while killing a worker, Redis and proxies; count lost jobs, violations, stuck leases, duplicates",
+		Long: `Starts its own queue Redis (AOF on) and broker Redis from redis-server on
+PATH, the testbed in strict anti-bot mode and --workers crawlq worker
+processes (this binary), enqueues --jobs jobs, then at 30 % of them
+finished kills a worker with SIGKILL (restarted later), at 40 % kills a
+quarter of the proxies, at 45 % stops the broker's Redis for 10 s and at
+60 % restarts the queue Redis. It prints one JSON line
+{"jobs","completed","archived","lost","i1_violations","i2_violations",
+"stuck_leases","duplicate_items"} and a second with timings, and exits
+non-zero when a goal is missed. --redis is not used.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := a.logger()
+			if err != nil {
+				return err
+			}
+			defer log.Sync()
+			if o.Binary, err = os.Executable(); err != nil {
+				return fmt.Errorf("locate the crawlq binary: %w", err)
+			}
+			o.Logger = log
+			rep, err := chaos.Run(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if err := printChaos(cmd, rep, asJSON); err != nil {
+				return err
+			}
+			if f := rep.Failures(); len(f) > 0 {
+				return fmt.Errorf("chaos goals missed: %s", strings.Join(f, "; "))
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&o.Jobs, "jobs", 600, fmt.Sprintf("jobs to enqueue (at least %d)", chaos.MinJobs))
+	fl.IntVar(&o.Workers, "workers", 3, "crawlq worker processes")
+	fl.IntVar(&o.Concurrency, "concurrency", 6, "each worker's --concurrency")
+	fl.IntVar(&o.Proxies, "proxies", 32, "testbed farm proxies")
+	fl.DurationVar(&o.LeaseTTL, "lease-ttl", 0, "workers' --lease-ttl (default 5s)")
+	fl.DurationVar(&o.Timeout, "timeout", 0, "bound of the whole run (default 4m30s)")
+	fl.Int64Var(&o.Seed, "seed", 1, "seed of the catalog and the job mix")
+	fl.BoolVar(&o.KeepDir, "keep", false, "keep the run directory with the worker and Redis logs")
+	fl.BoolVar(&asJSON, "json", false, "print the result and the details as two JSON lines")
+	return cmd
+}
+
+func printChaos(cmd *cobra.Command, rep *chaos.Report, asJSON bool) error {
+	if asJSON {
+		if err := writeJSONLine(cmd, rep.Result); err != nil {
+			return err
+		}
+		return writeJSONLine(cmd, rep.Details)
+	}
+	r, d, w := rep.Result, rep.Details, cmd.OutOrStdout()
+	fmt.Fprintf(w, "jobs %d: completed %d, archived %d, lost %d (unfinished %d)\n", r.Jobs, r.Completed, r.Archived, r.Lost, d.Unfinished)
+	fmt.Fprintf(w, "I1 violations %d, I2 violations %d (%d requests, %d bans)\n", r.I1Violations, r.I2Violations, d.Requests, d.Bans)
+	fmt.Fprintf(w, "stuck leases %d, duplicate items %d (%d items, %d missing)\n", r.StuckLeases, r.DuplicateItems, d.Items, d.MissingItems)
+	for _, f := range d.Faults {
+		fmt.Fprintf(w, "fault %-14s at %5.1fs (%3.0f%%) for %5.1fs  %s %s\n", f.Name, f.AtS, f.Progress*100, f.TookS, f.Note, f.Error)
+	}
+	fmt.Fprintf(w, "setup %.1fs, crawl %.1fs, total %.1fs\n", d.SetupS, d.CrawlS, d.DurationS)
+	if d.Dir != "" {
+		fmt.Fprintf(w, "logs in %s\n", d.Dir)
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"gopkg.in/yaml.v3"
+
+	"crawlq/proxies"
+	"crawlq/tasks"
+	_ "crawlq/tasks/avito" // the three sites register themselves
+	_ "crawlq/tasks/ozon"
+	"crawlq/tasks/site"
+	_ "crawlq/tasks/wildberries"
+	"crawlq/testbed"
+)
+
+// cluster is everything a chaos run starts; close stops all of it.
+type cluster struct {
+	o       Options
+	log     *zap.Logger
+	dir     string
+	queue   *redisServer
+	broker  *redisServer
+	tb      *testbed.Testbed
+	reg     *site.Registry
+	workers []*worker
+	// brokerRDB reads the broker's Redis: pool stats and the results stream.
+	brokerRDB *redis.Client
+	pool      *proxies.RedisBroker
+	insp      *asynq.Inspector
+	client    *asynq.Client
+}
+
+// intervalMargin is how much slower than the testbed's rule the workers
+// must at least be, so request jitter is no violation while a real overlap
+// still is.
+const intervalMargin = 1.2
+
+// minInterval is the site's own default min_interval (what users run),
+// raised to intervalMargin times the testbed's rule if that is more.
+func minInterval(reg *site.Registry, name string, rule time.Duration) time.Duration {
+	floor := time.Duration(float64(rule) * intervalMargin).Round(time.Millisecond)
+	if s, err := reg.Get(name); err == nil && s.MinInterval > floor {
+		return s.MinInterval
+	}
+	return floor
+}
+
+// startCluster starts the two Redis servers and the testbed, writes the
+// worker config and imports the farm. On error it stops what it started.
+func startCluster(ctx context.Context, o Options) (c *cluster, err error) {
+	c = &cluster{o: o, log: o.Logger}
+	defer func() {
+		if err != nil {
+			c.close()
+			c = nil
+		}
+	}()
+	if c.dir, err = os.MkdirTemp("", "crawlq-chaos-"); err != nil {
+		return nil, fmt.Errorf("chaos dir: %w", err)
+	}
+	if err = c.startRedis(ctx); err != nil {
+		return nil, err
+	}
+	if c.tb, err = testbed.Start(ctx, testbed.Config{Proxies: o.Proxies, Seed: o.Seed, Strict: true,
+		Dir: c.dir, Farm: testbed.FarmConfig{Auth: true}}); err != nil {
+		return nil, fmt.Errorf("testbed: %w", err)
+	}
+	cfg, err := c.writeConfig()
+	if err != nil {
+		return nil, err
+	}
+	loaded, err := tasks.LoadConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.reg = loaded.Sites
+	c.connect(loaded)
+	c.workers = c.newWorkers(cfg)
+	return c, c.importFarm(ctx)
+}
+
+func (c *cluster) startRedis(ctx context.Context) error {
+	var err error
+	if c.queue, err = newRedisServer("queue-redis", c.dir, true); err != nil {
+		return err
+	}
+	if err = c.queue.start(ctx); err != nil {
+		return err
+	}
+	if c.broker, err = newRedisServer("broker-redis", c.dir, false); err != nil {
+		return err
+	}
+	return c.broker.start(ctx)
+}
+
+// workerConfig is the YAML the workers read with --config.
+type workerConfig struct {
+	Sites map[string]site.SiteConfig `yaml:"sites"`
+}
+
+// writeConfig points every site at the testbed, datacenter proxies, with
+// a min_interval above the testbed's rule.
+func (c *cluster) writeConfig() (string, error) {
+	wc := workerConfig{Sites: map[string]site.SiteConfig{}}
+	for name, r := range c.tb.Rules() {
+		gap := minInterval(site.Default(), name, r.MinInterval)
+		wc.Sites[name] = site.SiteConfig{BaseURL: c.tb.SiteURL(name), MinInterval: gap.String(), Class: string(proxies.Datacenter)}
+	}
+	raw, err := yaml.Marshal(wc)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.dir, "crawlq.yaml")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		return "", fmt.Errorf("write worker config: %w", err)
+	}
+	return path, nil
+}
+
+func (c *cluster) connect(loaded *tasks.Loaded) {
+	qopt := asynq.RedisClientOpt{Addr: c.queue.addr()}
+	c.insp = asynq.NewInspector(qopt)
+	c.client = asynq.NewClient(qopt)
+	c.brokerRDB = redis.NewClient(&redis.Options{Addr: c.broker.addr()})
+	bcfg := loaded.BrokerConfig()
+	bcfg.Logger = c.log
+	c.pool = proxies.NewRedisBroker(c.brokerRDB, bcfg)
+}
+
+func (c *cluster) importFarm(ctx context.Context) error {
+	ps, err := proxies.ParseFile(c.tb.ProxiesFile)
+	if err != nil {
+		return err
+	}
+	_, err = c.pool.Import(ctx, ps, proxies.ImportOptions{Class: proxies.Datacenter})
+	return err
+}
+
+func (c *cluster) newWorkers(cfg string) []*worker {
+	spec := workerSpec{binary: c.o.Binary, queueURL: c.queue.URL(), brokerURL: c.broker.URL(), config: cfg,
+		dir: c.dir, concurrency: c.o.Concurrency, leaseTTL: c.o.LeaseTTL}
+	out := make([]*worker, c.o.Workers)
+	for i := range out {
+		out[i] = &worker{id: fmt.Sprintf("w%d", i+1), spec: spec}
+	}
+	return out
+}
+
+// startWorkers starts every worker process.
+func (c *cluster) startWorkers() error {
+	for _, w := range c.workers {
+		if err := w.start(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopWorkers stops every worker gracefully; unclean exits are returned.
+func (c *cluster) stopWorkers() error {
+	var errs []error
+	for _, w := range c.workers {
+		errs = append(errs, w.stop())
+	}
+	return errors.Join(errs...)
+}
+
+// queues are the names of the sites' queues.
+func (c *cluster) queues() []string {
+	var out []string
+	for q := range tasks.DefaultQueues(c.reg) {
+		out = append(out, q)
+	}
+	return out
+}
+
+// close kills whatever still runs and removes the run directory (unless
+// kept). It is safe on a half-started cluster.
+func (c *cluster) close() {
+	for _, w := range c.workers {
+		w.kill9()
+	}
+	if c.insp != nil {
+		_ = c.insp.Close()
+		_ = c.client.Close()
+		_ = c.brokerRDB.Close()
+	}
+	if c.tb != nil {
+		c.tb.Close()
+	}
+	for _, r := range []*redisServer{c.queue, c.broker} {
+		if r != nil {
+			r.kill()
+		}
+	}
+	if c.dir != "" && !c.o.KeepDir {
+		os.RemoveAll(c.dir)
+	}
+}

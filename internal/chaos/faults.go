@@ -1,0 +1,190 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"crawlq/testbed"
+)
+
+// Fault names, as FaultTiming reports them.
+const (
+	FaultKillWorker   = "kill_worker"
+	FaultProxiesDie   = "proxies_die"
+	FaultBrokerOutage = "broker_outage"
+	FaultQueueRestart = "queue_restart"
+)
+
+// fault is one disruption, fired once when the finished share of jobs
+// reaches at.
+type fault struct {
+	name string
+	at   float64
+	run  func(ctx context.Context, c *cluster) (note string, err error)
+}
+
+// schedule is the order of the faults: a worker dies at 30 %, a quarter of
+// the proxies at 40 %, the broker's Redis stops at 45 %, the queue Redis
+// restarts at 60 %.
+var schedule = []fault{
+	{FaultKillWorker, 0.30, killWorker},
+	{FaultProxiesDie, 0.40, killProxies},
+	{FaultBrokerOutage, 0.45, brokerOutage},
+	{FaultQueueRestart, 0.60, restartQueue},
+}
+
+// FaultTiming is when a fault fired and how long it lasted.
+type FaultTiming struct {
+	Name string `json:"name"`
+	// Progress is the finished share of jobs when it fired.
+	Progress float64 `json:"progress"`
+	// AtS is seconds from the first enqueue to the fault.
+	AtS float64 `json:"at_s"`
+	// TookS is how long the fault lasted (outage, time dead).
+	TookS float64 `json:"took_s"`
+	Note  string  `json:"note,omitempty"`
+	Error string  `json:"error,omitempty"`
+	// Fired is false for a fault whose threshold was never reached.
+	Fired bool `json:"fired"`
+}
+
+// faultRunner fires the schedule as progress is reported.
+type faultRunner struct {
+	c      *cluster
+	start  time.Time
+	next   int
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	timing []FaultTiming
+}
+
+func newFaultRunner(c *cluster, start time.Time) *faultRunner {
+	fr := &faultRunner{c: c, start: start, timing: make([]FaultTiming, len(schedule))}
+	for i, f := range schedule {
+		fr.timing[i] = FaultTiming{Name: f.name}
+	}
+	return fr
+}
+
+// progress fires every fault whose threshold share has been reached.
+func (fr *faultRunner) progress(ctx context.Context, share float64) {
+	for fr.next < len(schedule) && share >= schedule[fr.next].at {
+		i := fr.next
+		fr.next++
+		fr.wg.Add(1)
+		go fr.fire(ctx, i, share)
+	}
+}
+
+func (fr *faultRunner) fire(ctx context.Context, i int, share float64) {
+	defer fr.wg.Done()
+	f, at := schedule[i], time.Now()
+	fr.c.log.Info("fault", zap.String("fault", f.name), zap.Float64("progress", share))
+	note, err := f.run(ctx, fr.c)
+	t := FaultTiming{Name: f.name, Progress: round2(share), AtS: seconds(at.Sub(fr.start)),
+		TookS: seconds(time.Since(at)), Note: note, Fired: true}
+	if err != nil {
+		t.Error = err.Error()
+		fr.c.log.Error("fault failed", zap.String("fault", f.name), zap.Error(err))
+	}
+	fr.mu.Lock()
+	fr.timing[i] = t
+	fr.mu.Unlock()
+}
+
+// wait waits for the running faults (a dead worker's restart) to end and
+// returns every fault's timing.
+func (fr *faultRunner) wait() []FaultTiming {
+	fr.wg.Wait()
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	return append([]FaultTiming(nil), fr.timing...)
+}
+
+// killWorker kills the second worker with SIGKILL and starts it again
+// RestartAfter later. Its active jobs come back through Asynq's lease
+// recovery, its proxy leases expire after one lease TTL.
+func killWorker(ctx context.Context, c *cluster) (string, error) {
+	w := c.workers[1]
+	w.kill9()
+	if err := sleep(ctx, c.o.RestartAfter); err != nil {
+		return w.id + " killed, not restarted", err
+	}
+	return fmt.Sprintf("%s killed -9, restarted after %s", w.id, c.o.RestartAfter), w.start()
+}
+
+// killProxies makes every fourth farm proxy dead: refused connections, cut
+// tunnels.
+func killProxies(_ context.Context, c *cluster) (string, error) {
+	n := c.tb.Farm.Len()
+	dead := 0
+	for i := 0; i < n && dead < n/4; i += 4 {
+		if err := c.tb.Farm.SetFault(i, testbed.Fault{Dead: true}); err != nil {
+			return "", err
+		}
+		dead++
+	}
+	return fmt.Sprintf("%d of %d proxies dead", dead, n), nil
+}
+
+// brokerOutage freezes the broker's Redis (SIGSTOP) for BrokerOutage and
+// thaws it (SIGCONT): its data, the pool, sessions and results stream,
+// stays, so nothing needs re-importing.
+func brokerOutage(ctx context.Context, c *cluster) (string, error) {
+	held := c.leased(ctx)
+	if err := c.broker.pause(); err != nil {
+		return "", err
+	}
+	err := sleep(ctx, c.o.BrokerOutage)
+	if rerr := c.broker.resume(); rerr != nil {
+		return "", rerr
+	}
+	return fmt.Sprintf("SIGSTOP for %s with %d leases held", c.o.BrokerOutage, held), err
+}
+
+// restartQueue stops the queue Redis with SIGTERM (it fsyncs its AOF),
+// leaves it down for QueueOutage and starts it again on the same port and
+// directory: the queues come back from the AOF.
+func restartQueue(ctx context.Context, c *cluster) (string, error) {
+	if err := c.queue.stop(); err != nil {
+		return "", err
+	}
+	if err := sleep(ctx, c.o.QueueOutage); err != nil {
+		return "stopped, not restarted", err
+	}
+	return fmt.Sprintf("SIGTERM, down %s, restarted from its AOF", c.o.QueueOutage), c.queue.start(ctx)
+}
+
+// leased counts the broker's live leases (-1 when it does not answer).
+func (c *cluster) leased(ctx context.Context) int {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := c.pool.Stats(ctx)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, s := range st.Sites {
+		n += s.Leased
+	}
+	return n
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func seconds(d time.Duration) float64 { return round2(d.Seconds()) }
+
+func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }

@@ -1,0 +1,91 @@
+package chaos
+
+import (
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Options configure Run. Zero fields take the defaults named.
+type Options struct {
+	// Binary is the crawlq executable the workers run. Required.
+	Binary string
+	// Jobs is the number of jobs enqueued, at least MinJobs. Default 600.
+	Jobs int
+	// Workers is the number of `crawlq worker` processes. Default 3.
+	Workers int
+	// Concurrency is each worker's --concurrency. Default 6.
+	Concurrency int
+	// Proxies is the farm size. Default 32.
+	Proxies int
+	// LeaseTTL is the workers' --lease-ttl, and how long Run waits after
+	// the last job before it counts stuck leases. Default 5s.
+	LeaseTTL time.Duration
+	// BrokerOutage is how long the broker's Redis is stopped. Default 10s.
+	BrokerOutage time.Duration
+	// QueueOutage is how long the queue Redis stays down between its
+	// SIGTERM and its restart. Default 2s.
+	QueueOutage time.Duration
+	// RestartAfter is how long the killed worker stays dead. Default 15s.
+	RestartAfter time.Duration
+	// Timeout bounds the whole run; jobs not finished by then count as
+	// unfinished. Default 4m30s (the goal is a run under 5 minutes).
+	Timeout time.Duration
+	// Seed makes the testbed catalog and the job mix repeatable. Default 1.
+	Seed int64
+	// KeepDir keeps the run directory (worker and Redis logs) and reports
+	// its path in Details.Dir.
+	KeepDir bool
+	// Logger receives the harness's progress and fault events. Default
+	// zap.NewNop().
+	Logger *zap.Logger
+}
+
+// MinJobs is the least number of jobs a chaos run enqueues.
+const MinJobs = 500
+
+func (o Options) withDefaults() Options {
+	setInt(&o.Jobs, 600)
+	setInt(&o.Workers, 3)
+	setInt(&o.Concurrency, 6)
+	setInt(&o.Proxies, 32)
+	setDur(&o.LeaseTTL, 5*time.Second)
+	setDur(&o.BrokerOutage, 10*time.Second)
+	setDur(&o.QueueOutage, 2*time.Second)
+	setDur(&o.RestartAfter, 15*time.Second)
+	setDur(&o.Timeout, 4*time.Minute+30*time.Second)
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Binary == "":
+		return fmt.Errorf("chaos: no crawlq binary given")
+	case o.Jobs < MinJobs:
+		return fmt.Errorf("chaos: --jobs %d: want at least %d", o.Jobs, MinJobs)
+	case o.Workers < 2:
+		return fmt.Errorf("chaos: --workers %d: want at least 2 (one is killed)", o.Workers)
+	case o.Proxies < 8:
+		return fmt.Errorf("chaos: --proxies %d: want at least 8 (a quarter die)", o.Proxies)
+	}
+	return nil
+}
+
+func setInt(v *int, def int) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+func setDur(v *time.Duration, def time.Duration) {
+	if *v <= 0 {
+		*v = def
+	}
+}

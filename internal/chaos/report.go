@@ -1,0 +1,103 @@
+package chaos
+
+import (
+	"fmt"
+	"time"
+)
+
+// Result is the chaos run's one JSON line. The goals: Lost, I1Violations,
+// I2Violations, StuckLeases and DuplicateItems all 0.
+type Result struct {
+	// Jobs is the number of jobs enqueued.
+	Jobs int `json:"jobs"`
+	// Completed and Archived count the jobs in those final states.
+	Completed int `json:"completed"`
+	Archived  int `json:"archived"`
+	// Lost counts enqueued jobs that are neither completed, archived nor
+	// still queued: they disappeared.
+	Lost int `json:"lost"`
+	// I1Violations and I2Violations are what the testbed's sites saw: one
+	// IP sending twice at once, or faster than the site's min interval.
+	I1Violations int `json:"i1_violations"`
+	I2Violations int `json:"i2_violations"`
+	// StuckLeases counts leases the broker still reports one lease TTL
+	// after the last job, with every worker idle.
+	StuckLeases int `json:"stuck_leases"`
+	// DuplicateItems counts results-stream records beyond the first of
+	// each (site, id). The jobs are chosen so that no two of them yield the
+	// same item, so any repeat is a page written twice.
+	DuplicateItems int `json:"duplicate_items"`
+}
+
+// Details is the second JSON line: timings and the counts behind Result.
+type Details struct {
+	// DurationS is the whole run, setup and cleanup included.
+	DurationS float64 `json:"duration_s"`
+	// SetupS is the time to start Redis, the testbed and import the farm.
+	SetupS float64 `json:"setup_s"`
+	// CrawlS is from the first enqueue until every job was finished.
+	CrawlS float64       `json:"crawl_s"`
+	Faults []FaultTiming `json:"faults"`
+	// Unfinished counts jobs still queued, active or retrying when the
+	// run's deadline passed.
+	Unfinished int `json:"unfinished"`
+	// ArchivedWithoutReason counts archived jobs with an empty last error.
+	ArchivedWithoutReason int `json:"archived_without_reason"`
+	// ArchivedReasons counts archived jobs by their last error.
+	ArchivedReasons map[string]int `json:"archived_reasons,omitempty"`
+	// Items is the number of records in the results stream.
+	Items int `json:"items"`
+	// MissingItems counts items of completed jobs absent from the stream.
+	MissingItems int `json:"missing_items"`
+	// UnexpectedItems counts stream items no job was meant to yield.
+	UnexpectedItems int `json:"unexpected_items"`
+	// Requests and Bans are the testbed sites' totals.
+	Requests int `json:"requests"`
+	Bans     int `json:"bans"`
+	// BrokerBans counts the ban outcomes workers reported to the broker;
+	// more than Bans means pages judged blocked that the sites served.
+	BrokerBans int `json:"broker_bans"`
+	// Violations describes the first invariant violations.
+	Violations []string `json:"violations,omitempty"`
+	// StuckHolders names the holders of stuck leases.
+	StuckHolders []string `json:"stuck_holders,omitempty"`
+	// WorkerExits lists workers that died on their own or exited uncleanly.
+	WorkerExits []string `json:"worker_exits,omitempty"`
+	// Dir is the kept run directory (Options.KeepDir) with every log.
+	Dir string `json:"dir,omitempty"`
+}
+
+// Report is a chaos run's outcome.
+type Report struct {
+	Result
+	Details Details
+}
+
+// RunLimit is the goal for a whole run's duration.
+const RunLimit = 5 * time.Minute
+
+// Failures lists every goal the run missed; empty means all were met.
+func (r *Report) Failures() []string {
+	var out []string
+	add := func(bad bool, format string, args ...any) {
+		if bad {
+			out = append(out, fmt.Sprintf(format, args...))
+		}
+	}
+	d := r.Details
+	add(r.Lost > 0, "%d jobs lost", r.Lost)
+	add(r.I1Violations > 0, "%d I1 violations", r.I1Violations)
+	add(r.I2Violations > 0, "%d I2 violations", r.I2Violations)
+	add(r.StuckLeases > 0, "%d leases stuck after one lease TTL", r.StuckLeases)
+	add(r.DuplicateItems > 0, "%d duplicate items", r.DuplicateItems)
+	add(d.ArchivedWithoutReason > 0, "%d archived jobs without a reason", d.ArchivedWithoutReason)
+	add(d.Unfinished > 0, "%d jobs unfinished at the deadline", d.Unfinished)
+	add(d.MissingItems > 0, "%d items of completed jobs missing", d.MissingItems)
+	add(len(d.WorkerExits) > 0, "workers exited: %v", d.WorkerExits)
+	add(d.DurationS >= RunLimit.Seconds(), "run took %.0fs, goal under %s", d.DurationS, RunLimit)
+	for _, f := range d.Faults {
+		add(!f.Fired, "fault %s never fired", f.Name)
+		add(f.Error != "", "fault %s: %s", f.Name, f.Error)
+	}
+	return out
+}
