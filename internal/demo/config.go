@@ -19,10 +19,11 @@ type Config struct {
 	// Proxies is the size of the proxy farm. Default 24.
 	Proxies int
 	// Dead and Flaky are how many farm proxies are dead and how many drop
-	// a FlakyRate share of their connections. Defaults 2, 2 and 0.3; a
-	// negative count means none.
+	// a FlakyRate share of their connections. Defaults 2 and 2; a negative
+	// count means none.
 	Dead, Flaky int
-	FlakyRate   float64
+	// FlakyRate is the share of connections a flaky proxy drops. Default 0.3.
+	FlakyRate float64
 	// Seed makes the catalog, the job mix and the flaky drops repeatable.
 	// Default 1.
 	Seed int64

@@ -114,17 +114,13 @@ func summarize(ctx context.Context, c *cluster, cfg Config, end string, elapsed 
 	if err != nil {
 		return nil, fmt.Errorf("final count: %w", err)
 	}
-	items, err := c.uniqueItems(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("count items: %w", err)
-	}
 	sum := &Summary{End: end, Elapsed: elapsed, ElapsedSeconds: math.Round(elapsed.Seconds()*1000) / 1000,
 		Workers: cfg.Workers, Proxies: cfg.Proxies, Dead: max(cfg.Dead, 0), Flaky: max(cfg.Flaky, 0),
 		Sites: map[string]SiteSummary{}}
 	limits := c.tb.MinIntervals()
 	var total SiteSummary
 	for name, st := range s.Sites {
-		st.Items, st.MinInterval, st.SiteLimit = items[name], c.intervals[name], limits[name]
+		st.MinInterval, st.SiteLimit = c.intervals[name], limits[name]
 		sum.Sites[name] = st
 		total.add(st)
 	}

@@ -39,7 +39,7 @@ func isTerminal(w io.Writer) bool {
 func (p *progress) show(s snapshot, elapsed time.Duration) {
 	line := fmt.Sprintf("%3.0fs/%s  jobs %d: done %d, failed %d, retrying %d, waiting %d | pages %d, items %d | failed attempts %d, blocked %d, bans %d",
 		elapsed.Seconds(), p.total, s.Total.Jobs, s.Total.Completed, s.Total.Failed, s.Retrying,
-		s.Total.Unfinished-s.Retrying, s.Total.Pages, s.Written, s.Total.FailedAttempts, s.Total.Blocked, s.Total.Bans)
+		s.Total.Unfinished-s.Retrying, s.Total.Pages, s.Total.Items, s.Total.FailedAttempts, s.Total.Blocked, s.Total.Bans)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		p.redrawn = true

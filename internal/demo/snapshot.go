@@ -16,16 +16,13 @@ type snapshot struct {
 	Total SiteSummary
 	// Retrying are jobs waiting for their next attempt.
 	Retrying int
-	// Written is the number of item records written to the results stream
-	// (an item seen on a search page and on its own page counts twice).
-	Written int64
 }
 
 // done reports whether every enqueued job has finished, well or not.
 func (s snapshot) done() bool { return s.Total.Jobs > 0 && s.Total.Unfinished == 0 }
 
-// snapshot counts jobs from the site queues and pages and bans from the
-// testbed's request log.
+// snapshot counts jobs from the site queues, distinct items from the
+// results stream, and pages and bans from the testbed's request log.
 func (c *cluster) snapshot(ctx context.Context) (snapshot, error) {
 	s := snapshot{Sites: map[string]SiteSummary{}}
 	for name, q := range c.queues() {
@@ -37,12 +34,13 @@ func (c *cluster) snapshot(ctx context.Context) (snapshot, error) {
 		s.Retrying += info.Retry
 	}
 	tallyLog(s.Sites, c.tb.Log.Entries())
+	if err := c.countItems(ctx, s.Sites); err != nil {
+		return s, err
+	}
 	for _, st := range s.Sites {
 		s.Total.add(st)
 	}
-	n, err := c.conn.Client.XLen(ctx, results.StreamKey).Result()
-	s.Written = n
-	return s, err
+	return s, nil
 }
 
 // jobCounts reads a queue's job states.
@@ -73,16 +71,22 @@ func tallyLog(sites map[string]SiteSummary, entries []testbed.Entry) {
 	}
 }
 
-// uniqueItems counts the distinct items (by site and ID) in the results
-// stream, per site.
-func (c *cluster) uniqueItems(ctx context.Context) (map[string]int, error) {
-	out := map[string]int{}
-	for _, name := range testbed.SiteNames {
-		items, err := results.Read(ctx, c.conn.Client, name)
-		if err != nil {
-			return nil, err
-		}
-		out[name] = len(results.Merge(items))
+// countItems counts the distinct items (by site and ID) in the results
+// stream: an item seen on a search page and on its own page counts once.
+func (c *cluster) countItems(ctx context.Context, sites map[string]SiteSummary) error {
+	items, err := results.Read(ctx, c.conn.Client, "")
+	if err != nil {
+		return fmt.Errorf("count items: %w", err)
 	}
-	return out, nil
+	seen := map[[2]string]bool{}
+	for _, it := range items {
+		st, ok := sites[it.Site]
+		if !ok || seen[[2]string{it.Site, it.ID}] {
+			continue
+		}
+		seen[[2]string{it.Site, it.ID}] = true
+		st.Items++
+		sites[it.Site] = st
+	}
+	return nil
 }

@@ -70,7 +70,8 @@ type Summary struct {
 	Dashboard string `json:"dashboard,omitempty"`
 }
 
-// SiteSummary is one site's part of a Summary.
+// SiteSummary is one site's part of a Summary; its counts mean what the
+// Summary's fields of the same names mean.
 type SiteSummary struct {
 	Jobs       int `json:"jobs"`
 	Completed  int `json:"completed"`
