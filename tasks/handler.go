@@ -59,14 +59,28 @@ func NewHandler(cfg HandlerConfig) *Handler {
 	return &Handler{cfg: cfg, detect: detect.New(cfg.Rules)}
 }
 
-// NewMux routes every task type to h.
+// NewMux routes every task type to h. A task of any other type is
+// archived at once (SkipRetry) with a reason naming its type.
 func NewMux(h *Handler) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
 	for _, t := range []string{TypeWildberriesSearch, TypeWildberriesProduct, TypeOzonSearch,
 		TypeOzonProduct, TypeAvitoSearch, TypeAvitoItem, TypePageFetch} {
 		mux.Handle(t, h)
 	}
+	mux.Use(skipUnknownType)
 	return mux
+}
+
+// skipUnknownType makes asynq's "handler not found" permanent: no retry
+// teaches a worker a task type it does not know.
+func skipUnknownType(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		err := next.ProcessTask(ctx, t)
+		if errors.Is(err, asynq.ErrHandlerNotFound) {
+			return permanent(fmt.Errorf("unknown task type %q: %w", t.Type(), err))
+		}
+		return err
+	})
 }
 
 // ProcessTask runs one attempt of a job. A bad payload is archived at once
