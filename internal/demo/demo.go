@@ -82,11 +82,13 @@ func watch(ctx context.Context, c *cluster, cfg Config, p *progress, start time.
 	tick := time.NewTicker(cfg.Every)
 	defer tick.Stop()
 	for {
-		s, err := c.snapshot(ctx)
-		if err != nil {
+		if s, err := c.snapshot(ctx); err != nil {
 			cfg.Logger.Warn("demo: count jobs", zap.Error(err))
-		} else if p.show(s, time.Since(start)); s.done() {
-			return EndDone
+		} else {
+			p.show(s, time.Since(start))
+			if s.done() {
+				return EndDone
+			}
 		}
 		select {
 		case <-ctx.Done():
