@@ -56,8 +56,7 @@ type WorkerConfig struct {
 
 func (c *WorkerConfig) withDefaults() {
 	if c.ServerID == "" {
-		host, _ := os.Hostname()
-		c.ServerID = fmt.Sprintf("%s-%d", host, os.Getpid())
+		c.ServerID = DefaultServerID()
 	}
 	if c.Concurrency == 0 {
 		c.Concurrency = 10
@@ -81,6 +80,12 @@ func (c *WorkerConfig) withDefaults() {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
+}
+
+// DefaultServerID is WorkerConfig.ServerID's default: hostname-pid.
+func DefaultServerID() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
 // DefaultQueues is every site's queue and the page queue, weight 1.

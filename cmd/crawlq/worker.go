@@ -79,8 +79,13 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	bcfg.Logger = log
 	reg := prometheus.NewRegistry()
 	metrics := web.NewWorkerMetrics(reg)
+	if f.serverID == "" {
+		f.serverID = tasks.DefaultServerID()
+	}
+	broker := proxies.NewFallbackBroker(proxies.NewRedisBroker(bconn.Client, bcfg), proxies.FallbackConfig{
+		ServerID: f.serverID, Logger: log, OnFallback: fallbackGauge(reg)})
 	w := tasks.NewWorker(tasks.WorkerConfig{
-		Redis: qconn.Asynq, RDB: bconn.Client, Broker: proxies.NewRedisBroker(bconn.Client, bcfg),
+		Redis: qconn.Asynq, RDB: bconn.Client, Broker: broker,
 		ServerID: f.serverID, Concurrency: f.concurrency, Queues: queues, Sites: loaded.Sites,
 		Rules: &loaded.Rules, LeaseTTL: f.leaseTTL, ShutdownTimeout: f.shutdown, Logger: log,
 		Observe: metrics.ObserveRequest,
@@ -89,8 +94,32 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	if f.metricsAddr != "" {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
 	}
-	g.Go(func() error { return w.Run(gctx) })
+	fctx, stopFallback := context.WithCancel(gctx)
+	g.Go(func() error { return broker.Run(fctx) })
+	g.Go(func() error {
+		defer stopFallback() // the fallback loops outlive the jobs' shutdown
+		return w.Run(gctx)
+	})
 	return g.Wait()
+}
+
+// fallbackGauge registers crawlq_worker_broker_fallback (1 while the worker
+// leases from its local fallback shard) and crawlq_worker_broker_fallbacks_total
+// with reg, and returns the FallbackConfig.OnFallback that sets them.
+func fallbackGauge(reg prometheus.Registerer) func(bool) {
+	active := prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawlq_worker_broker_fallback",
+		Help: "1 while the broker's Redis does not answer and the worker leases from its fallback shard."})
+	total := prometheus.NewCounter(prometheus.CounterOpts{Name: "crawlq_worker_broker_fallbacks_total",
+		Help: "Switches to the fallback shard because the broker's Redis did not answer."})
+	reg.MustRegister(active, total)
+	return func(on bool) {
+		if on {
+			active.Set(1)
+			total.Inc()
+			return
+		}
+		active.Set(0)
+	}
 }
 
 // parseQueues reads "name=weight,…".
