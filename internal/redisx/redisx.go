@@ -62,6 +62,7 @@ func openEmbedded() (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start embedded redis: %w", err)
 	}
+	m.ClockTTL(true) // expire keys by the wall clock, as a real Redis does
 	opt := &redis.Options{Addr: m.Addr()}
 	return &Conn{Client: redis.NewClient(opt), Asynq: asynqOpt(opt), URL: "embedded (" + m.Addr() + ")", mini: m}, nil
 }

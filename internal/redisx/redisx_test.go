@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 )
@@ -51,5 +52,26 @@ func TestBadURLNamesTheFlag(t *testing.T) {
 	_, err := Open(context.Background(), "http://:pw@host")
 	if err == nil || !strings.Contains(err.Error(), "--redis") || strings.Contains(err.Error(), "pw@") {
 		t.Fatalf("err %v: want a --redis error without the password", err)
+	}
+}
+
+// TestEmbeddedExpiresKeys: keys with a TTL go away on the wall clock, as
+// in a real Redis (miniredis does not do this unless told).
+func TestEmbeddedExpiresKeys(t *testing.T) {
+	ctx := context.Background()
+	c, err := Open(ctx, Embedded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Client.Set(ctx, "k", "v", 20*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Client.Exists(ctx, "k").Val() == 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("a key with a 20ms TTL still exists after 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
