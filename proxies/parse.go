@@ -160,14 +160,29 @@ func (p Proxy) validate() error {
 	if p.Host == "" {
 		return fmt.Errorf("empty host")
 	}
-	if strings.ContainsAny(p.Host, " /@") {
-		return fmt.Errorf("bad host %q", p.Host)
+	if !validHost(p.Host) {
+		return fmt.Errorf("bad host %q (want a host name or an IP address)", p.Host)
 	}
 	n, err := strconv.Atoi(p.Port)
 	if err != nil || n < 1 || n > 65535 {
 		return fmt.Errorf("bad port %q (want 1-65535)", p.Port)
 	}
 	return nil
+}
+
+// validHost accepts an IP address or a DNS name (letters, digits, '.',
+// '-', '_'): a host like "#" or "h?x" would not survive the proxy's URL.
+func validHost(h string) bool {
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	for _, r := range h {
+		ok := r == '.' || r == '-' || r == '_' || (r >= '0' && r <= '9') || (r|0x20 >= 'a' && r|0x20 <= 'z')
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func isPort(s string) bool {
