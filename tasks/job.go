@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -135,6 +136,9 @@ func DecodeJob(payload []byte) (Job, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
 		return j, &JobError{"payload", err.Error()}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return j, &JobError{"payload", "data after the job object"}
 	}
 	return j, nil
 }
