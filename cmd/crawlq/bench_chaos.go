@@ -23,8 +23,8 @@ func benchChaosCmd(a *app) *cobra.Command {
 PATH, the testbed in strict anti-bot mode and --workers crawlq worker
 processes (this binary), enqueues --jobs jobs, then at 30 % of them
 finished kills a worker with SIGKILL (restarted later), at 40 % kills a
-quarter of the proxies, at 45 % stops the broker's Redis for 10 s and at
-60 % restarts the queue Redis. It prints one JSON line
+quarter of the proxies, at 45 % takes the broker's Redis away for 10 s
+(--broker-outage) and at 60 % restarts the queue Redis. It prints one JSON line
 {"jobs","completed","archived","lost","i1_violations","i2_violations",
 "stuck_leases","duplicate_items"} and a second with timings, and exits
 non-zero when a goal is missed. --redis is not used.`,
@@ -56,7 +56,8 @@ non-zero when a goal is missed. --redis is not used.`,
 	fl.IntVar(&o.Jobs, "jobs", 600, fmt.Sprintf("jobs to enqueue (at least %d)", chaos.MinJobs))
 	fl.IntVar(&o.Workers, "workers", 3, "crawlq worker processes")
 	fl.IntVar(&o.Concurrency, "concurrency", 6, "each worker's --concurrency")
-	fl.IntVar(&o.Proxies, "proxies", 32, "testbed farm proxies")
+	fl.IntVar(&o.Proxies, "proxies", 20, "testbed farm proxies")
+	fl.StringVar(&o.BrokerOutageMode, "broker-outage", chaos.OutageRestart, "how the broker's Redis goes away: restart (SIGTERM, start again from its AOF) or freeze (SIGSTOP, SIGCONT)")
 	fl.DurationVar(&o.LeaseTTL, "lease-ttl", 0, "workers' --lease-ttl (default 5s)")
 	fl.DurationVar(&o.Timeout, "timeout", 0, "bound of the whole run (default 4m30s)")
 	fl.Int64Var(&o.Seed, "seed", 1, "seed of the catalog and the job mix")

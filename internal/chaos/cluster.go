@@ -96,7 +96,7 @@ func (c *cluster) startRedis(ctx context.Context) error {
 	if err = c.queue.start(ctx); err != nil {
 		return err
 	}
-	if c.broker, err = newRedisServer("broker-redis", c.dir, false); err != nil {
+	if c.broker, err = newRedisServer("broker-redis", c.dir, true); err != nil {
 		return err
 	}
 	return c.broker.start(ctx)

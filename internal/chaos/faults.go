@@ -131,19 +131,35 @@ func killProxies(_ context.Context, c *cluster) (string, error) {
 	return fmt.Sprintf("%d of %d proxies dead", dead, n), nil
 }
 
-// brokerOutage freezes the broker's Redis (SIGSTOP) for BrokerOutage and
-// thaws it (SIGCONT): its data, the pool, sessions and results stream,
-// stays, so nothing needs re-importing.
+// brokerOutage takes the broker's Redis away for BrokerOutage while
+// sessions are in flight. OutageRestart stops it with SIGTERM (AOF kept)
+// and starts it again: every call fails at once, connection refused.
+// OutageFreeze stops it with SIGSTOP and thaws it with SIGCONT: calls hang
+// until their timeouts. Either way its data (pool, leases, sessions,
+// results stream) is there again afterwards, so nothing is re-imported.
 func brokerOutage(ctx context.Context, c *cluster) (string, error) {
 	held := c.leased(ctx)
-	if err := c.broker.pause(); err != nil {
+	if c.o.BrokerOutageMode == OutageFreeze {
+		return fmt.Sprintf("SIGSTOP for %s with %d leases held", c.o.BrokerOutage, held), freeze(ctx, c)
+	}
+	if err := c.broker.stop(); err != nil {
 		return "", err
+	}
+	if err := sleep(ctx, c.o.BrokerOutage); err != nil {
+		return "stopped, not restarted", err
+	}
+	return fmt.Sprintf("SIGTERM, down %s with %d leases held, restarted from its AOF", c.o.BrokerOutage, held), c.broker.start(ctx)
+}
+
+func freeze(ctx context.Context, c *cluster) error {
+	if err := c.broker.pause(); err != nil {
+		return err
 	}
 	err := sleep(ctx, c.o.BrokerOutage)
 	if rerr := c.broker.resume(); rerr != nil {
-		return "", rerr
+		return rerr
 	}
-	return fmt.Sprintf("SIGSTOP for %s with %d leases held", c.o.BrokerOutage, held), err
+	return err
 }
 
 // restartQueue stops the queue Redis with SIGTERM (it fsyncs its AOF),

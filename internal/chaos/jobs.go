@@ -80,62 +80,72 @@ const maxSearchPages = 3
 // first, whose first pages (up to maxSearchPages) share no product with
 // each other nor with taken, which they are added to.
 func pickSearches(c *testbed.Catalog, name string, want int, taken map[string]bool) []plannedJob {
-	words := queryWords(c, name)
+	cands := candidates(c, name)
 	budget := len(c.Products(name)) / 2 // leave products for the product jobs
 	var out []plannedJob
 	for _, multi := range []bool{true, false} {
-		for _, w := range words {
+		for _, q := range cands {
 			if len(out) == want {
 				return out
 			}
-			if (c.Pages(name, w) >= 2) != multi {
-				continue
-			}
-			if j, ok := searchJob(c, name, w, taken, budget); ok {
-				out = append(out, j)
-				budget -= len(j.items)
+			if (q.pages >= 2) == multi && q.free(taken, budget) {
+				out = append(out, q.plan(name, taken))
+				budget -= len(q.ids)
 			}
 		}
 	}
 	return out
 }
 
-// queryWords are the distinct title words of four letters or more, in
-// catalog order.
-func queryWords(c *testbed.Catalog, name string) []string {
-	var out []string
+// candidate is a query and the products of its first pages.
+type candidate struct {
+	query string
+	pages int
+	ids   []string
+}
+
+// candidates are the distinct title words of four letters or more, in
+// catalog order, with the products of their first maxSearchPages pages.
+func candidates(c *testbed.Catalog, name string) []candidate {
+	var out []candidate
 	seen := map[string]bool{}
+	size := testbed.PageSizes[name]
 	for _, p := range c.Products(name) {
 		for _, w := range strings.Fields(strings.ToLower(p.Title)) {
-			if len([]rune(w)) >= 4 && !seen[w] {
-				seen[w] = true
-				out = append(out, w)
+			if len([]rune(w)) < 4 || seen[w] {
+				continue
 			}
+			seen[w] = true
+			m := c.Matches(name, w)
+			q := candidate{query: w, pages: min((len(m)+size-1)/size, maxSearchPages)}
+			for _, p := range m[:min(len(m), q.pages*size)] {
+				q.ids = append(q.ids, p.ID)
+			}
+			out = append(out, q)
 		}
 	}
 	return out
 }
 
-// searchJob plans a search for query if its items are free and at most
-// budget.
-func searchJob(c *testbed.Catalog, name, query string, taken map[string]bool, budget int) (plannedJob, bool) {
-	pages := min(c.Pages(name, query), maxSearchPages)
-	var ids []string
-	for p := 1; p <= pages; p++ {
-		for _, m := range c.Search(name, query, p) {
-			if taken[m.ID] {
-				return plannedJob{}, false
-			}
-			ids = append(ids, m.ID)
+// free says whether the query's products are untaken and within budget.
+func (q candidate) free(taken map[string]bool, budget int) bool {
+	if len(q.ids) == 0 || len(q.ids) > budget {
+		return false
+	}
+	for _, id := range q.ids {
+		if taken[id] {
+			return false
 		}
 	}
-	if len(ids) == 0 || len(ids) > budget {
-		return plannedJob{}, false
-	}
-	j := plannedJob{job: tasks.Job{Site: name, Kind: "search", Request: site.Request{Query: query}, Pages: pages}}
-	for _, id := range ids {
+	return true
+}
+
+// plan takes the query's products and returns its search job.
+func (q candidate) plan(name string, taken map[string]bool) plannedJob {
+	j := plannedJob{job: tasks.Job{Site: name, Kind: "search", Request: site.Request{Query: q.query}, Pages: q.pages}}
+	for _, id := range q.ids {
 		taken[id] = true
 		j.items = append(j.items, itemKey(name, id))
 	}
-	return j, true
+	return j
 }

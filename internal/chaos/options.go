@@ -17,13 +17,16 @@ type Options struct {
 	Workers int
 	// Concurrency is each worker's --concurrency. Default 6.
 	Concurrency int
-	// Proxies is the farm size. Default 32.
+	// Proxies is the farm size. Default 20.
 	Proxies int
 	// LeaseTTL is the workers' --lease-ttl, and how long Run waits after
 	// the last job before it counts stuck leases. Default 5s.
 	LeaseTTL time.Duration
-	// BrokerOutage is how long the broker's Redis is stopped. Default 10s.
+	// BrokerOutage is how long the broker's Redis is away. Default 10s.
 	BrokerOutage time.Duration
+	// BrokerOutageMode is how it goes away: OutageRestart (default) or
+	// OutageFreeze.
+	BrokerOutageMode string
 	// QueueOutage is how long the queue Redis stays down between its
 	// SIGTERM and its restart. Default 2s.
 	QueueOutage time.Duration
@@ -42,6 +45,16 @@ type Options struct {
 	Logger *zap.Logger
 }
 
+// Broker outage modes.
+const (
+	// OutageRestart stops the broker's Redis with SIGTERM and starts it
+	// again from its AOF: clients get connection refused meanwhile.
+	OutageRestart = "restart"
+	// OutageFreeze stops it with SIGSTOP and resumes it with SIGCONT:
+	// clients hang until their timeouts meanwhile.
+	OutageFreeze = "freeze"
+)
+
 // MinJobs is the least number of jobs a chaos run enqueues.
 const MinJobs = 500
 
@@ -49,12 +62,15 @@ func (o Options) withDefaults() Options {
 	setInt(&o.Jobs, 600)
 	setInt(&o.Workers, 3)
 	setInt(&o.Concurrency, 6)
-	setInt(&o.Proxies, 32)
+	setInt(&o.Proxies, 20)
 	setDur(&o.LeaseTTL, 5*time.Second)
 	setDur(&o.BrokerOutage, 10*time.Second)
 	setDur(&o.QueueOutage, 2*time.Second)
 	setDur(&o.RestartAfter, 15*time.Second)
 	setDur(&o.Timeout, 4*time.Minute+30*time.Second)
+	if o.BrokerOutageMode == "" {
+		o.BrokerOutageMode = OutageRestart
+	}
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
@@ -72,6 +88,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("chaos: --jobs %d: want at least %d", o.Jobs, MinJobs)
 	case o.Workers < 2:
 		return fmt.Errorf("chaos: --workers %d: want at least 2 (one is killed)", o.Workers)
+	case o.BrokerOutageMode != OutageRestart && o.BrokerOutageMode != OutageFreeze:
+		return fmt.Errorf("chaos: --broker-outage %q: want %s or %s", o.BrokerOutageMode, OutageRestart, OutageFreeze)
 	case o.Proxies < 8:
 		return fmt.Errorf("chaos: --proxies %d: want at least 8 (a quarter die)", o.Proxies)
 	}
