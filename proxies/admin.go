@@ -38,7 +38,7 @@ func (b *RedisBroker) Import(ctx context.Context, ps []Proxy, opt ImportOptions)
 	if len(ps) == 0 {
 		return 0, nil
 	}
-	if err := importScript.Run(ctx, b.rdb, []string{b.k.proxies(), b.k.classes(), b.k.version()}, args...).Err(); err != nil {
+	if err := importScript.Run(ctx, b.rdb, []string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.known()}, args...).Err(); err != nil {
 		return 0, fmt.Errorf("import: %w", err)
 	}
 	b.log.Info("proxies imported", zap.Int("count", len(ps)), zap.String("class", string(opt.Class)))
@@ -82,7 +82,7 @@ func (b *RedisBroker) List(ctx context.Context) ([]Proxy, error) {
 	}
 	out := make([]Proxy, 0, len(specs))
 	for id, spec := range specs {
-		p, err := b.proxy(spec)
+		p, err := b.specs.get(id, spec)
 		if err != nil {
 			return nil, fmt.Errorf("proxy %s: %w", id, err)
 		}
@@ -107,7 +107,7 @@ func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {
 		zsets = append(zsets, b.k.ready(sc.site, sc.class), b.k.quarantine(sc.site, sc.class))
 		hashes = append(hashes, b.k.leases(sc.site))
 	}
-	keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.busy()}, zsets...)
+	keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.busy(), b.k.known()}, zsets...)
 	args := []any{len(zsets)}
 	for _, id := range ids {
 		args = append(args, id)
@@ -211,7 +211,7 @@ func (b *RedisBroker) eligible(ctx context.Context, site string, class Class) (s
 	var ids []string
 	parts := b.cfg.partitionSites()
 	for id, spec := range specCmd.Val() {
-		p, err := b.proxy(spec)
+		p, err := b.specs.get(id, spec)
 		if err != nil {
 			return "", nil, fmt.Errorf("proxy %s: %w", id, err)
 		}

@@ -16,7 +16,8 @@ func (k keys) classes() string { return k.prefix + "classes" }
 // the version they were built from.
 func (k keys) version() string { return k.prefix + "version" }
 
-// known is a HASH "site\tclass" -> version its ready set was synced at.
+// known is a HASH "site\tclass" -> version its ready set was synced at, or
+// "" once an import or remove made it out of date.
 func (k keys) known() string { return k.prefix + "known" }
 
 // token is the fencing token counter.
@@ -46,3 +47,50 @@ func (k keys) stats(site string) string { return k.prefix + "stats:" + site }
 
 // knownField is the field of known for one site and class.
 func knownField(site string, c Class) string { return site + "\t" + string(c) }
+
+// scArgs are the script keys and per-site constant arguments of one
+// (site, class), built and boxed once so the lease path allocates no key
+// strings.
+type scArgs struct {
+	lease   []any // leaseScript and leaseProxyScript KEYS
+	release []any // releaseScript KEYS (busy only in exclusive mode)
+	extend  []any // extendScript KEYS
+	// field is the known field, site the site name, minInterval its
+	// min_interval in ms.
+	field, site, minInterval any
+	sc                       SiteConfig
+}
+
+// argsOf returns the cached scArgs of (site, class).
+func (b *RedisBroker) argsOf(site string, class Class) *scArgs {
+	key := siteClass{site: site, class: class}
+	b.mu.RLock()
+	a := b.sets[key]
+	b.mu.RUnlock()
+	if a != nil {
+		return a
+	}
+	a = b.newArgs(site, class)
+	b.mu.Lock()
+	b.sets[key] = a
+	b.mu.Unlock()
+	return a
+}
+
+func (b *RedisBroker) newArgs(site string, class Class) *scArgs {
+	k, sc := b.k, b.cfg.site(site)
+	ready, leases, quar := k.ready(site, class), k.leases(site), k.quarantine(site, class)
+	a := &scArgs{
+		lease:       []any{ready, leases, k.token(), k.proxies(), k.known(), k.stats(site), quar, k.busy()},
+		release:     []any{ready, leases, k.stats(site), quar},
+		extend:      []any{ready, leases, k.busy()},
+		field:       knownField(site, class),
+		site:        site,
+		minInterval: sc.MinInterval.Milliseconds(),
+		sc:          sc,
+	}
+	if b.cfg.Mode == ModeExclusive {
+		a.release = append(a.release, k.busy())
+	}
+	return a
+}

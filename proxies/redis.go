@@ -21,7 +21,10 @@ type RedisBroker struct {
 	cfg   Config
 	k     keys
 	log   *zap.Logger
-	specs sync.Map // spec JSON -> Proxy, so leases don't re-parse specs
+	specs specCache
+
+	mu   sync.RWMutex
+	sets map[siteClass]*scArgs // pre-built script keys per (site, class)
 }
 
 var _ Broker = (*RedisBroker)(nil)
@@ -29,7 +32,8 @@ var _ Broker = (*RedisBroker)(nil)
 // NewRedisBroker returns a broker on rdb; see Config for the defaults.
 func NewRedisBroker(rdb redis.UniversalClient, cfg Config) *RedisBroker {
 	cfg = cfg.withDefaults()
-	return &RedisBroker{rdb: rdb, cfg: cfg, k: newKeys(cfg.Pool), log: cfg.Logger}
+	return &RedisBroker{rdb: rdb, cfg: cfg, k: newKeys(cfg.Pool), log: cfg.Logger,
+		specs: specCache{m: map[string]cachedSpec{}}, sets: map[siteClass]*scArgs{}}
 }
 
 // Config returns the broker's configuration with defaults filled in.
@@ -98,20 +102,19 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 	if err := checkLeaseArgs(site, class, ttl); err != nil {
 		return nil, err
 	}
-	sc := b.cfg.site(site)
-	keys := b.leaseKeys(site, class)
-	args := []any{b.cfg.skew(), ttl.Milliseconds(), sc.MinInterval.Milliseconds(),
-		strings.ReplaceAll(holder, "|", "/"), task, knownField(site, class), site, b.exclusive()}
-	if id != "" {
-		args = append(args, id)
+	a := b.argsOf(site, class)
+	args := []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
+		strings.ReplaceAll(holder, "|", "/"), task, a.field, a.site, b.exclusive(), id}
+	if id == "" {
+		args = args[:8]
 	}
 	for range 4 {
-		res, err := s.Run(ctx, b.rdb, keys, args...).Slice()
+		res, err := b.eval(ctx, s, a.lease, args)
 		if err != nil {
 			return nil, fmt.Errorf("lease %s/%s: %w", site, class, err)
 		}
 		if st := res[0].(int64); st != -2 {
-			return b.leaseResult(res, site, class, id, holder, task, sc)
+			return b.leaseResult(res, site, class, id, holder, task, a.sc)
 		}
 		if err := b.sync(ctx, site, class); err != nil {
 			return nil, err
@@ -140,11 +143,6 @@ func (b *RedisBroker) exclusive() int64 {
 	return 0
 }
 
-func (b *RedisBroker) leaseKeys(site string, class Class) []string {
-	return []string{b.k.ready(site, class), b.k.leases(site), b.k.token(), b.k.proxies(),
-		b.k.known(), b.k.version(), b.k.stats(site), b.k.quarantine(site, class), b.k.busy()}
-}
-
 // leaseResult turns a lease script reply into a Lease or an error.
 func (b *RedisBroker) leaseResult(res []any, site string, class Class, id, holder, task string, sc SiteConfig) (*Lease, error) {
 	switch res[0].(int64) {
@@ -167,8 +165,9 @@ func (b *RedisBroker) leaseResult(res []any, site string, class Class, id, holde
 }
 
 func (b *RedisBroker) newLease(res []any, site, holder, task string, sc SiteConfig) (*Lease, error) {
+	id, _ := res[1].(string)
 	spec, _ := res[5].(string)
-	p, err := b.proxy(spec)
+	p, err := b.specs.get(id, spec)
 	if err != nil {
 		return nil, fmt.Errorf("lease %s: proxy %v: %w", site, res[1], err)
 	}
@@ -177,25 +176,70 @@ func (b *RedisBroker) newLease(res []any, site, holder, task string, sc SiteConf
 		Expires: ms(num(res[4])), NotBefore: now, MinInterval: sc.MinInterval}, nil
 }
 
-// proxy decodes a stored spec, cached by its text.
-func (b *RedisBroker) proxy(spec string) (Proxy, error) {
-	if p, ok := b.specs.Load(spec); ok {
-		return p.(Proxy), nil
+// specCache maps proxy IDs to decoded specs, so leases don't re-parse
+// JSON; an entry is used only while its spec text is the stored one (a
+// re-import may change a proxy's class, sites or labels).
+type specCache struct {
+	mu sync.RWMutex
+	m  map[string]cachedSpec
+}
+
+type cachedSpec struct {
+	spec string
+	p    Proxy
+}
+
+// get returns the decoded spec of id.
+func (c *specCache) get(id, spec string) (Proxy, error) {
+	c.mu.RLock()
+	e, ok := c.m[id]
+	c.mu.RUnlock()
+	if ok && e.spec == spec {
+		return e.p, nil
 	}
 	var p Proxy
 	if err := json.Unmarshal([]byte(spec), &p); err != nil {
 		return Proxy{}, fmt.Errorf("bad stored spec: %w", err)
 	}
-	b.specs.Store(spec, p)
+	c.mu.Lock()
+	c.m[id] = cachedSpec{spec: spec, p: p}
+	c.mu.Unlock()
 	return p, nil
+}
+
+// shas are the pre-boxed SHA1s of the scripts eval runs.
+var shas = map[*redis.Script]any{
+	leaseScript: leaseScript.Hash(), leaseProxyScript: leaseProxyScript.Hash(),
+	releaseScript: releaseScript.Hash(), extendScript: extendScript.Hash(),
+}
+
+// eval runs s by EVALSHA with keys and args already boxed, so a call costs
+// one slice, and loads s once if Redis does not know it (after a restart
+// or SCRIPT FLUSH).
+func (b *RedisBroker) eval(ctx context.Context, s *redis.Script, keys, args []any) ([]any, error) {
+	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, "evalsha", shas[s], len(keys))
+	cmdArgs = append(append(cmdArgs, keys...), args...)
+	for try := 0; ; try++ {
+		cmd := redis.NewSliceCmd(ctx, cmdArgs...)
+		cmd.SetFirstKeyPos(3)
+		_ = b.rdb.Process(ctx, cmd)
+		res, err := cmd.Result()
+		if try > 0 || !redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return res, err
+		}
+		if err := s.Load(ctx, b.rdb).Err(); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // Extend pushes the lease's expiry to now+ttl (and its proxy's ready-at to
 // that plus min_interval). ErrStaleLease when the token is not the live one.
 func (b *RedisBroker) Extend(ctx context.Context, l *Lease, ttl time.Duration) (*Lease, error) {
-	sc := b.cfg.site(l.Site)
-	res, err := extendScript.Run(ctx, b.rdb, []string{b.k.ready(l.Site, l.Proxy.Class), b.k.leases(l.Site), b.k.busy()},
-		b.cfg.skew(), l.Proxy.ID, l.Token, ttl.Milliseconds(), sc.MinInterval.Milliseconds(), l.Site).Slice()
+	a := b.argsOf(l.Site, l.Proxy.Class)
+	res, err := b.eval(ctx, extendScript, a.extend,
+		[]any{b.cfg.skew(), l.Proxy.ID, l.Token, ttl.Milliseconds(), a.minInterval, a.site})
 	if err != nil {
 		return nil, fmt.Errorf("extend lease %d: %w", l.Token, err)
 	}
@@ -213,16 +257,17 @@ func (b *RedisBroker) Extend(ctx context.Context, l *Lease, ttl time.Duration) (
 // now+max(RetryAfter, min_interval), neutral now+min_interval.
 // ErrStaleLease when the token is stale; then nothing changes.
 func (b *RedisBroker) Release(ctx context.Context, l *Lease, o Outcome) error {
-	sc := b.cfg.site(l.Site)
-	param, err := outcomeParam(o, sc)
+	a := b.argsOf(l.Site, l.Proxy.Class)
+	param, err := outcomeParam(o, a.sc)
 	if err != nil {
 		return err
 	}
-	keys := []string{b.k.ready(l.Site, l.Proxy.Class), b.k.leases(l.Site), b.k.stats(l.Site),
-		b.k.quarantine(l.Site, l.Proxy.Class), b.k.busy()}
-	res, err := releaseScript.Run(ctx, b.rdb, keys, b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind),
-		sc.MinInterval.Milliseconds(), param, o.Reason, sc.QuarantineBase.Milliseconds(),
-		sc.QuarantineCap.Milliseconds(), sc.QuarantineFloor.Milliseconds(), b.cfg.Rand(), b.cfg.Mode == ModeExclusive).Slice()
+	args := []any{b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind), a.minInterval, param}
+	if o.Kind == OutcomeBanned {
+		args = append(args, o.Reason, a.sc.QuarantineBase.Milliseconds(), a.sc.QuarantineCap.Milliseconds(),
+			a.sc.QuarantineFloor.Milliseconds(), b.cfg.Rand())
+	}
+	res, err := b.eval(ctx, releaseScript, a.release, args)
 	if err != nil {
 		return fmt.Errorf("release lease %d: %w", l.Token, err)
 	}

@@ -6,53 +6,56 @@ import "github.com/redis/go-redis/v9"
 // atomic, on Redis's own clock (TIME) plus the broker's injected skew, so
 // servers with skewed clocks agree. Times are milliseconds.
 
-// luaClock is prepended to every script: now(skew) is Redis TIME in ms plus
-// the skew in ms.
-const luaClock = `
-local function clock(skew)
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(skew)
-end
-local function lexp(v) -- token and expiry of a "token|expiry|..." value
-  local tok, exp = string.match(v, '^(%d+)|(%d+)|')
-  return tok, tonumber(exp)
-end
+// luaNow is the first line of every timed script: now is Redis TIME in ms
+// plus the skew in ARGV[1] (Lua turns the strings into numbers). It is
+// inlined rather than a function: a closure per call costs more than the
+// arithmetic.
+const luaNow = `
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000) + ARGV[1]
 `
 
 // luaTake leases id: new token, score = expiry + min_interval (a dead
 // holder's proxy frees itself after its TTL, and the next lease is still
 // spaced after a request sent just before expiry), lease hash entry,
 // exclusive-mode busy entry, per-holder counter. Uses the Lease KEYS/ARGV.
+// The lease value is "token|expiry|holder|task"; the busy value
+// "token|expiry|site".
 const luaTake = `
-local function take(id, now)
+local function take(id)
   local tok = redis.call('INCR', KEYS[3])
-  local exp = now + tonumber(ARGV[2])
-  redis.call('ZADD', KEYS[1], exp + tonumber(ARGV[3]), id)
+  local exp = now + ARGV[2]
+  redis.call('ZADD', KEYS[1], exp + ARGV[3], id)
   redis.call('HSET', KEYS[2], id, tok .. '|' .. exp .. '|' .. ARGV[4] .. '|' .. ARGV[5])
-  if ARGV[8] ~= '0' then redis.call('HSET', KEYS[9], id, tok .. '|' .. exp .. '|' .. ARGV[7]) end
-  redis.call('HINCRBY', KEYS[7], id .. '|h|' .. ARGV[4], 1)
+  if ARGV[8] ~= '0' then redis.call('HSET', KEYS[8], id, tok .. '|' .. exp .. '|' .. ARGV[7]) end
+  redis.call('HINCRBY', KEYS[6], id .. '|h|' .. ARGV[4], 1)
   return {1, id, tok, now, exp, redis.call('HGET', KEYS[4], id)}
 end
-local function stale()
-  return redis.call('HGET', KEYS[5], ARGV[6]) ~= (redis.call('GET', KEYS[6]) or '')
-end
-local function busyUntil(id, now) -- exclusive mode: live lease on any site
+local function busyUntil(id) -- exclusive mode: live lease on any site
   if ARGV[8] == '0' then return nil end
-  local b = redis.call('HGET', KEYS[9], id)
+  local b = redis.call('HGET', KEYS[8], id)
   if not b then return nil end
-  local _, exp = lexp(b)
+  local exp = tonumber(string.match(b, '^%d+|(%d+)|'))
   if exp > now then return exp end
   return nil
 end
+`
+
+// luaFresh returns {-2} when the ready set (KEYS[1]) was not synced since
+// the last import or remove: those reset every field of the known HASH
+// (KEYS[5]) to "", and a sync sets its field again. One HGET, where
+// comparing with the version key took two calls.
+const luaFresh = `
+local kv = redis.call('HGET', KEYS[5], ARGV[6])
+if not kv or kv == '' then return {-2} end
 `
 
 // leaseScript takes the proxy with the lowest ready-at <= now: O(log N).
 //
 // KEYS[1] ready ZSET (site, class)   KEYS[2] leases HASH (site)
 // KEYS[3] token counter              KEYS[4] proxies HASH
-// KEYS[5] known HASH                 KEYS[6] version
-// KEYS[7] stats HASH (site)          KEYS[8] quarantine ZSET (site, class)
-// KEYS[9] busy HASH
+// KEYS[5] known HASH                 KEYS[6] stats HASH (site)
+// KEYS[7] quarantine ZSET (site, class)   KEYS[8] busy HASH
 // ARGV[1] skew ms  ARGV[2] ttl ms  ARGV[3] min_interval ms  ARGV[4] holder
 // ARGV[5] task  ARGV[6] known field  ARGV[7] site
 // ARGV[8] "0" in shared and partitioned mode; in exclusive mode the most ms
@@ -60,21 +63,19 @@ end
 //
 // Returns {1, id, token, now, expiry, spec} | {0, first-ready-at, now,
 // exhausted 1/0, leases of the site} | {-1} empty | {-2} ready set out of date: sync and retry.
-var leaseScript = redis.NewScript(luaClock + luaTake + `
-local now = clock(ARGV[1])
-if stale() then return {-2} end
+var leaseScript = redis.NewScript(luaNow + luaFresh + luaTake + `
 for i = 1, 32 do
   local c = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1)
   if #c == 0 then break end
-  local b = busyUntil(c[1], now)
-  if not b then return take(c[1], now) end
+  local b = busyUntil(c[1])
+  if not b then return take(c[1]) end
   -- held on another site: look again when it expires, or after the
   -- poll cap, since it may be released earlier
-  redis.call('ZADD', KEYS[1], math.min(b, now + tonumber(ARGV[8])), c[1])
+  redis.call('ZADD', KEYS[1], math.min(b, now + ARGV[8]), c[1])
 end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if #first == 0 then return {-1} end
-local q = redis.call('ZCOUNT', KEYS[8], '(' .. now, '+inf')
+local q = redis.call('ZCOUNT', KEYS[7], '(' .. now, '+inf')
 local ex = 0
 if q >= redis.call('ZCARD', KEYS[1]) then ex = 1 end
 return {0, first[2], now, ex, redis.call('HLEN', KEYS[2])}
@@ -87,68 +88,70 @@ return {0, first[2], now, ex, redis.call('HLEN', KEYS[2])}
 // class, {-4} leased by someone, {-5, until} quarantined. A live lease
 // held for the same task (ARGV[5]) is taken over with a new token: its
 // holder died and the task runs again; NotBefore is then now+min_interval.
-var leaseProxyScript = redis.NewScript(luaClock + luaTake + `
-local now = clock(ARGV[1])
-if stale() then return {-2} end
+var leaseProxyScript = redis.NewScript(luaNow + luaFresh + luaTake + `
 local id = ARGV[9]
 local score = redis.call('ZSCORE', KEYS[1], id)
 if not score then return {-3} end
 local cur = redis.call('HGET', KEYS[2], id)
 local takeover = false
 if cur then
-  local _, exp = lexp(cur)
-  if exp > now then
+  local tok, exp, task = string.match(cur, '^(%d+)|(%d+)|[^|]*|(.*)$')
+  if tonumber(exp) > now then
     -- a live lease of the same task is handed over: the task runs again
     -- because its worker died; the old token is fenced out
-    if string.match(cur, '^%d+|%d+|[^|]*|(.*)$') ~= ARGV[5] then return {-4} end
-    takeover = true
+    if task ~= ARGV[5] then return {-4} end
+    takeover = tok
   end
 end
-if busyUntil(id, now) then -- exclusive mode: held on a site, maybe this one
-  if not takeover or lexp(redis.call('HGET', KEYS[9], id)) ~= lexp(cur) then return {-4} end
+if busyUntil(id) then -- exclusive mode: held on a site, maybe this one
+  if not takeover or string.match(redis.call('HGET', KEYS[8], id), '^%d+') ~= takeover then return {-4} end
 end
-local q = tonumber(redis.call('ZSCORE', KEYS[8], id) or '0')
+local q = tonumber(redis.call('ZSCORE', KEYS[7], id) or '0')
 if q > now then return {-5, q} end
 if tonumber(score) > now and not takeover then return {0, score, now, 0, 0} end
-local r = take(id, now)
+local r = take(id)
 -- the old holder may have sent just now: space the first request (I2)
-if takeover then r[4] = now + tonumber(ARGV[3]) end
+if takeover then r[4] = now + ARGV[3] end
 return r
 `)
 
 // releaseScript ends a lease with an outcome if its token is the live one.
+// The ok path, the hot one, reads and writes its counters with one HMGET
+// and one HSET.
 //
 // KEYS[1] ready ZSET  KEYS[2] leases HASH  KEYS[3] stats HASH
-// KEYS[4] quarantine ZSET  KEYS[5] busy HASH
+// KEYS[4] quarantine ZSET  KEYS[5] busy HASH, in exclusive mode only
 // ARGV[1] skew ms  ARGV[2] id  ARGV[3] token  ARGV[4] outcome kind
 // ARGV[5] min_interval ms  ARGV[6] latency ms (ok) | penalty ms (failed) |
-// retry-after ms (rate_limited)  ARGV[7] ban reason
+// retry-after ms (rate_limited); for banned only: ARGV[7] ban reason
 // ARGV[8] quarantine base ms  ARGV[9] cap ms  ARGV[10] floor ms
-// ARGV[11] random in [0,1) for the jitter  ARGV[12] exclusive mode "1"/"0"
+// ARGV[11] random in [0,1) for the jitter
 //
 // Returns {1, ready-at} or {0} when the token is stale (nothing changed).
-var releaseScript = redis.NewScript(luaClock + `
-local now = clock(ARGV[1])
-local id, s = ARGV[2], KEYS[3]
+var releaseScript = redis.NewScript(luaNow + `
+local id, tok, s = ARGV[2], ARGV[3], KEYS[3]
 local cur = redis.call('HGET', KEYS[2], id)
-if not cur or lexp(cur) ~= ARGV[3] then return {0} end
+if not cur or string.match(cur, '^%d+') ~= tok then return {0} end
 redis.call('HDEL', KEYS[2], id)
-if ARGV[12] == '1' then
+if KEYS[5] then
   local b = redis.call('HGET', KEYS[5], id)
-  if b and lexp(b) == ARGV[3] then redis.call('HDEL', KEYS[5], id) end
+  if b and string.match(b, '^%d+') == tok then redis.call('HDEL', KEYS[5], id) end
 end
 local mi, kind = tonumber(ARGV[5]), ARGV[4]
 local at = now + mi
 if kind == 'ok' then
-  redis.call('HINCRBY', s, id .. '|ok', 1)
+  local ok, ewma, streak = id .. '|ok', id .. '|ewma', id .. '|streak'
+  local v = redis.call('HMGET', s, ok, ewma, streak)
   local lat = tonumber(ARGV[6])
-  local old = tonumber(redis.call('HGET', s, id .. '|ewma'))
-  if old then lat = old * 0.8 + lat * 0.2 end
-  redis.call('HSET', s, id .. '|ewma', lat)
-  if redis.call('HDEL', s, id .. '|streak') == 1 then redis.call('ZREM', KEYS[4], id) end
+  if v[2] then lat = v[2] * 0.8 + lat * 0.2 end
+  redis.call('HSET', s, ok, (tonumber(v[1]) or 0) + 1, ewma, lat)
+  if v[3] then
+    redis.call('HDEL', s, streak)
+    redis.call('ZREM', KEYS[4], id)
+  end
 elseif kind == 'failed' then
   redis.call('HINCRBY', s, id .. '|fail', 1)
-  at = at + tonumber(ARGV[6])
+  at = at + ARGV[6]
 elseif kind == 'rate_limited' then
   at = now + math.max(tonumber(ARGV[6]), mi)
 elseif kind == 'banned' then
@@ -171,53 +174,65 @@ return {1, at}
 // ARGV[5] min_interval ms  ARGV[6] site
 //
 // Returns {1, now, expiry} or {0} when the token is stale.
-var extendScript = redis.NewScript(luaClock + `
-local now = clock(ARGV[1])
-local id = ARGV[2]
+var extendScript = redis.NewScript(luaNow + `
+local id, tok = ARGV[2], ARGV[3]
 local cur = redis.call('HGET', KEYS[2], id)
-if not cur or lexp(cur) ~= ARGV[3] then return {0} end
-local exp = now + tonumber(ARGV[4])
-local rest = string.match(cur, '^%d+|%d+|(.*)$')
-redis.call('HSET', KEYS[2], id, ARGV[3] .. '|' .. exp .. '|' .. rest)
-redis.call('ZADD', KEYS[1], 'XX', exp + tonumber(ARGV[5]), id)
+if not cur then return {0} end
+local ctok, rest = string.match(cur, '^(%d+)|%d+|(.*)$')
+if ctok ~= tok then return {0} end
+local exp = now + ARGV[4]
+redis.call('HSET', KEYS[2], id, tok .. '|' .. exp .. '|' .. rest)
+redis.call('ZADD', KEYS[1], 'XX', exp + ARGV[5], id)
 local b = redis.call('HGET', KEYS[3], id)
-if b and lexp(b) == ARGV[3] then redis.call('HSET', KEYS[3], id, ARGV[3] .. '|' .. exp .. '|' .. ARGV[6]) end
+if b and string.match(b, '^%d+') == tok then redis.call('HSET', KEYS[3], id, tok .. '|' .. exp .. '|' .. ARGV[6]) end
 return {1, now, exp}
 `)
+
+// luaUnsync bumps the version (KEYS[3]) and marks every ready set out of
+// date (every field of the known HASH named by the given KEYS index), so
+// each resyncs on its next lease.
+const luaUnsync = `
+local function unsync(known)
+  for _, f in ipairs(redis.call('HKEYS', known)) do redis.call('HSET', known, f, '') end
+  return redis.call('INCR', KEYS[3])
+end
+`
 
 // importScript adds or replaces proxies, all or nothing, and bumps the
 // version so every ready set resyncs on its next lease.
 //
 // KEYS[1] proxies HASH  KEYS[2] classes HASH  KEYS[3] version
+// KEYS[4] known HASH
 // ARGV triples: id, spec JSON, class.
 // Returns the new version.
-var importScript = redis.NewScript(`
+var importScript = redis.NewScript(luaUnsync + `
 for i = 1, #ARGV, 3 do
   redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
 end
-return redis.call('INCR', KEYS[3])
+return unsync(KEYS[4])
 `)
 
 // removeScript deletes proxies from the pool and every ready, quarantine,
 // lease and busy entry, and bumps the version.
 //
 // KEYS[1] proxies HASH  KEYS[2] classes HASH  KEYS[3] version
-// KEYS[4] busy HASH  KEYS[5 .. 4+ARGV[1]] ZSETs  KEYS[5+ARGV[1] ..] lease HASHes
+// KEYS[4] busy HASH  KEYS[5] known HASH
+// KEYS[6 .. 5+ARGV[1]] ZSETs  KEYS[6+ARGV[1] ..] lease HASHes
 // ARGV[1] number of ZSET keys  ARGV[2..] ids.
 // Returns how many proxies were in the pool.
-var removeScript = redis.NewScript(`
+var removeScript = redis.NewScript(luaUnsync + `
 local nz, n = tonumber(ARGV[1]), 0
 for i = 2, #ARGV do
   local id = ARGV[i]
   n = n + redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[4], id)
-  for k = 5, #KEYS do
-    if k < 5 + nz then redis.call('ZREM', KEYS[k], id) else redis.call('HDEL', KEYS[k], id) end
+  for k = 6, #KEYS do
+    if k < 6 + nz then redis.call('ZREM', KEYS[k], id) else redis.call('HDEL', KEYS[k], id) end
   end
 end
-redis.call('INCR', KEYS[3])
+unsync(KEYS[5])
 return n
 `)
 
@@ -243,6 +258,9 @@ end
 for id, add in pairs(want) do
   if add then redis.call('ZADD', KEYS[1], 0, id) end
 end
+-- a set synced before any import is fresh too (the lease script takes ""
+-- for out of date)
+if v == '' then v = '0' end
 redis.call('HSET', KEYS[2], ARGV[2], v)
 return 1
 `)
@@ -253,8 +271,7 @@ return 1
 // KEYS triples: ready ZSET, quarantine ZSET, stats HASH of one site and class.
 // ARGV[1] skew ms  ARGV[2..] ids (none: all).
 // Returns how many (proxy, site) quarantines ended.
-var unbanScript = redis.NewScript(luaClock + `
-local now = clock(ARGV[1])
+var unbanScript = redis.NewScript(luaNow + `
 local n = 0
 for k = 1, #KEYS, 3 do
   local ids = {}

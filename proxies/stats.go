@@ -67,8 +67,8 @@ func (b *RedisBroker) snapshot(ctx context.Context, known []siteClass) (*snap, e
 		ready: map[siteClass][]redis.Z{}, quar: map[siteClass]map[string]float64{},
 		leases: map[string]map[string]string{}, stats: map[string]map[string]string{},
 		holders: map[string]map[string]map[string]int64{}}
-	for _, spec := range specCmd.Val() {
-		p, err := b.proxy(spec)
+	for id, spec := range specCmd.Val() {
+		p, err := b.specs.get(id, spec)
 		if err != nil {
 			return nil, err
 		}
