@@ -112,6 +112,10 @@ func withUserinfo(p Proxy, s string, escaped bool) (Proxy, error) {
 		if p.User == "" {
 			return p, fmt.Errorf("empty user name before @")
 		}
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			// s may hold the rest of a password with an '@': never echo it.
+			return p, fmt.Errorf("bad host:port after @ (want user:pass@host:port; a password with '@' needs the URL form with %%40)")
+		}
 	}
 	return splitHostPort(p, s)
 }

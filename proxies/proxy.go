@@ -72,9 +72,9 @@ func (p Proxy) Masked() string {
 	hp := net.JoinHostPort(p.Host, p.Port)
 	switch {
 	case p.Password != "":
-		return p.Scheme + "://" + p.User + ":***@" + hp
+		return p.Scheme + "://" + url.User(p.User).String() + ":***@" + hp
 	case p.User != "":
-		return p.Scheme + "://" + p.User + "@" + hp
+		return p.Scheme + "://" + url.User(p.User).String() + "@" + hp
 	}
 	return p.Scheme + "://" + hp
 }
