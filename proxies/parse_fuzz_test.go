@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -81,7 +82,7 @@ func checkMasked(t *testing.T, p Proxy) {
 			t.Fatalf("%s of a proxy depends on its password: %q vs %q", f, a, b)
 		}
 	}
-	want := p.Scheme + "://" + p.User + ":***@" + net.JoinHostPort(p.Host, p.Port)
+	want := p.Scheme + "://" + url.User(p.User).String() + ":***@" + net.JoinHostPort(p.Host, p.Port)
 	if p.Masked() != want {
 		t.Fatalf("Masked() = %q, want %q", p.Masked(), want)
 	}
