@@ -42,7 +42,8 @@ func (k keys) busy() string { return k.prefix + "busy" }
 
 // stats is a HASH of one site's per-proxy counters: "<id>|ok", "<id>|fail",
 // "<id>|ban", "<id>|ewma" (ms), "<id>|streak" (bans since the last ok),
-// "<id>|lastban", "<id>|lastbanat" (ms), "<id>|h|<holder>" (leases).
+// "<id>|lastban", "<id>|lastbanat" (ms), "<id>|h|<holder>" (leases of
+// the holder, counted when they are released).
 func (k keys) stats(site string) string { return k.prefix + "stats:" + site }
 
 // knownField is the field of known for one site and class.
@@ -81,7 +82,7 @@ func (b *RedisBroker) newArgs(site string, class Class) *scArgs {
 	k, sc := b.k, b.cfg.site(site)
 	ready, leases, quar := k.ready(site, class), k.leases(site), k.quarantine(site, class)
 	a := &scArgs{
-		lease:       []any{ready, leases, k.token(), k.proxies(), k.known(), k.stats(site), quar, k.busy()},
+		lease:       []any{ready, leases, k.token(), k.proxies(), k.known(), quar, k.busy()},
 		release:     []any{ready, leases, k.stats(site), quar},
 		extend:      []any{ready, leases, k.busy()},
 		field:       knownField(site, class),

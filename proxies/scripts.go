@@ -18,7 +18,9 @@ local now = t[1] * 1000 + math.floor(t[2] / 1000) + ARGV[1]
 // luaTake leases id: new token, score = expiry + min_interval (a dead
 // holder's proxy frees itself after its TTL, and the next lease is still
 // spaced after a request sent just before expiry), lease hash entry,
-// exclusive-mode busy entry, per-holder counter. Uses the Lease KEYS/ARGV.
+// exclusive-mode busy entry. Uses the Lease KEYS/ARGV. (The per-holder
+// counter is bumped when the lease ends, in the release script's stats
+// write, which saves a call here.)
 // The lease value is "token|expiry|holder|task"; the busy value
 // "token|expiry|site".
 const luaTake = `
@@ -27,13 +29,12 @@ local function take(id)
   local exp = now + ARGV[2]
   redis.call('ZADD', KEYS[1], exp + ARGV[3], id)
   redis.call('HSET', KEYS[2], id, tok .. '|' .. exp .. '|' .. ARGV[4] .. '|' .. ARGV[5])
-  if ARGV[8] ~= '0' then redis.call('HSET', KEYS[8], id, tok .. '|' .. exp .. '|' .. ARGV[7]) end
-  redis.call('HINCRBY', KEYS[6], id .. '|h|' .. ARGV[4], 1)
+  if ARGV[8] ~= '0' then redis.call('HSET', KEYS[7], id, tok .. '|' .. exp .. '|' .. ARGV[7]) end
   return {1, id, tok, now, exp, redis.call('HGET', KEYS[4], id)}
 end
 local function busyUntil(id) -- exclusive mode: live lease on any site
   if ARGV[8] == '0' then return nil end
-  local b = redis.call('HGET', KEYS[8], id)
+  local b = redis.call('HGET', KEYS[7], id)
   if not b then return nil end
   local exp = tonumber(string.match(b, '^%d+|(%d+)|'))
   if exp > now then return exp end
@@ -54,8 +55,8 @@ if not kv or kv == '' then return {-2} end
 //
 // KEYS[1] ready ZSET (site, class)   KEYS[2] leases HASH (site)
 // KEYS[3] token counter              KEYS[4] proxies HASH
-// KEYS[5] known HASH                 KEYS[6] stats HASH (site)
-// KEYS[7] quarantine ZSET (site, class)   KEYS[8] busy HASH
+// KEYS[5] known HASH                 KEYS[6] quarantine ZSET (site, class)
+// KEYS[7] busy HASH
 // ARGV[1] skew ms  ARGV[2] ttl ms  ARGV[3] min_interval ms  ARGV[4] holder
 // ARGV[5] task  ARGV[6] known field  ARGV[7] site
 // ARGV[8] "0" in shared and partitioned mode; in exclusive mode the most ms
@@ -75,7 +76,7 @@ for i = 1, 32 do
 end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if #first == 0 then return {-1} end
-local q = redis.call('ZCOUNT', KEYS[7], '(' .. now, '+inf')
+local q = redis.call('ZCOUNT', KEYS[6], '(' .. now, '+inf')
 local ex = 0
 if q >= redis.call('ZCARD', KEYS[1]) then ex = 1 end
 return {0, first[2], now, ex, redis.call('HLEN', KEYS[2])}
@@ -104,9 +105,9 @@ if cur then
   end
 end
 if busyUntil(id) then -- exclusive mode: held on a site, maybe this one
-  if not takeover or string.match(redis.call('HGET', KEYS[8], id), '^%d+') ~= takeover then return {-4} end
+  if not takeover or string.match(redis.call('HGET', KEYS[7], id), '^%d+') ~= takeover then return {-4} end
 end
-local q = tonumber(redis.call('ZSCORE', KEYS[7], id) or '0')
+local q = tonumber(redis.call('ZSCORE', KEYS[6], id) or '0')
 if q > now then return {-5, q} end
 if tonumber(score) > now and not takeover then return {0, score, now, 0, 0} end
 local r = take(id)
@@ -116,8 +117,8 @@ return r
 `)
 
 // releaseScript ends a lease with an outcome if its token is the live one.
-// The ok path, the hot one, reads and writes its counters with one HMGET
-// and one HSET.
+// It counts the lease for its holder ("<id>|h|<holder>"). The ok path, the
+// hot one, reads and writes all its counters with one HMGET and one HSET.
 //
 // KEYS[1] ready ZSET  KEYS[2] leases HASH  KEYS[3] stats HASH
 // KEYS[4] quarantine ZSET  KEYS[5] busy HASH, in exclusive mode only
@@ -131,7 +132,10 @@ return r
 var releaseScript = redis.NewScript(luaNow + `
 local id, tok, s = ARGV[2], ARGV[3], KEYS[3]
 local cur = redis.call('HGET', KEYS[2], id)
-if not cur or string.match(cur, '^%d+') ~= tok then return {0} end
+if not cur then return {0} end
+local ctok, holder = string.match(cur, '^(%d+)|%d+|([^|]*)|')
+if ctok ~= tok then return {0} end
+local h = id .. '|h|' .. holder
 redis.call('HDEL', KEYS[2], id)
 if KEYS[5] then
   local b = redis.call('HGET', KEYS[5], id)
@@ -141,15 +145,18 @@ local mi, kind = tonumber(ARGV[5]), ARGV[4]
 local at = now + mi
 if kind == 'ok' then
   local ok, ewma, streak = id .. '|ok', id .. '|ewma', id .. '|streak'
-  local v = redis.call('HMGET', s, ok, ewma, streak)
+  local v = redis.call('HMGET', s, ok, ewma, streak, h)
   local lat = tonumber(ARGV[6])
   if v[2] then lat = v[2] * 0.8 + lat * 0.2 end
-  redis.call('HSET', s, ok, (tonumber(v[1]) or 0) + 1, ewma, lat)
+  redis.call('HSET', s, ok, (tonumber(v[1]) or 0) + 1, ewma, lat, h, (tonumber(v[4]) or 0) + 1)
   if v[3] then
     redis.call('HDEL', s, streak)
     redis.call('ZREM', KEYS[4], id)
   end
-elseif kind == 'failed' then
+else
+  redis.call('HINCRBY', s, h, 1)
+end
+if kind == 'failed' then
   redis.call('HINCRBY', s, id .. '|fail', 1)
   at = at + ARGV[6]
 elseif kind == 'rate_limited' then

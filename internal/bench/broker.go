@@ -30,7 +30,8 @@ type Rate struct {
 	Cycles     int64   `json:"cycles"`
 	// Misses are leases that found nothing free (naive: none of its 20
 	// candidates; crawlq: not ready).
-	Misses int64 `json:"misses,omitempty"`
+	Misses int64   `json:"misses,omitempty"`
+	secs   float64 // counted time
 }
 
 // BrokerResult is the output of `crawlq bench broker`.
@@ -69,9 +70,12 @@ func (o BrokerOptions) withDefaults() BrokerOptions {
 }
 
 // RunBroker measures lease+release cycles per second of crawlq's broker, the
-// naive article broker and two PINGs (the round-trip floor), one phase after
-// the other on the same Redis, with its own keys (crawlq:{bench}:…,
-// crawlq:bench:naive:…), removed afterwards.
+// naive article broker and two PINGs (the round-trip floor) on the same
+// Redis, through one client whose pool has a connection per worker, with
+// its own keys (crawlq:{bench}:…, crawlq:bench:naive:…), removed
+// afterwards. The phases take turns in up to three rounds, each slice
+// after an uncounted warm-up, so every phase gets o.Duration of counted
+// time under the same background load.
 func RunBroker(ctx context.Context, rdb *redis.Client, o BrokerOptions) (*BrokerResult, error) {
 	o = o.withDefaults()
 	opt := *rdb.Options()
@@ -84,20 +88,42 @@ func RunBroker(ctx context.Context, rdb *redis.Client, o BrokerOptions) (*Broker
 	}
 	ps := benchProxies(o.Proxies)
 	tr := &tracker{}
-	res := &BrokerResult{Proxies: o.Proxies, Workers: o.Workers}
-	var err error
-	if res.Crawlq, err = runCrawlq(ctx, c, ps, o, tr); err != nil {
-		return nil, fmt.Errorf("crawlq phase: %w", err)
+	crawlq, err := crawlqCycle(ctx, c, ps, tr)
+	if err != nil {
+		return nil, fmt.Errorf("crawlq setup: %w", err)
 	}
-	if res.Naive, err = runNaive(ctx, c, ps, o, tr); err != nil {
-		return nil, fmt.Errorf("naive phase: %w", err)
+	naive, err := naiveCycle(ctx, c, ps, tr)
+	if err != nil {
+		return nil, fmt.Errorf("naive setup: %w", err)
 	}
-	if res.Floor, err = runFloor(ctx, c, o); err != nil {
-		return nil, fmt.Errorf("floor phase: %w", err)
+	phases := []struct {
+		name  string
+		cycle cycleFunc
+		rate  *Rate
+	}{{"crawlq", crawlq, new(Rate)}, {"naive", naive, new(Rate)}, {"floor", floorCycle(c), new(Rate)}}
+	// The phases take turns in rounds so a load change on a shared machine
+	// hits all three alike; each gets o.Duration in all.
+	rounds := max(1, min(3, int(o.Duration/time.Second)))
+	for r := range rounds {
+		slice := o.Duration / time.Duration(rounds)
+		if r == rounds-1 {
+			slice = o.Duration - slice*time.Duration(rounds-1)
+		}
+		for _, ph := range phases {
+			if err := measure(ctx, o.Workers, slice, ph.cycle, ph.rate); err != nil {
+				return nil, fmt.Errorf("%s phase: %w", ph.name, err)
+			}
+		}
 	}
+	res := &BrokerResult{Proxies: o.Proxies, Workers: o.Workers,
+		Crawlq: phases[0].rate.done(), Naive: phases[1].rate.done(), Floor: phases[2].rate.done()}
 	res.DoubleLeases = tr.doubles.Load()
 	return res, nil
 }
+
+// cycleFunc is one lease+release cycle (two PINGs for the floor); false
+// when nothing was free.
+type cycleFunc func(context.Context) (bool, error)
 
 // benchProxies are n distinct fake proxies on loopback (never dialled).
 func benchProxies(n int) []proxies.Proxy {
@@ -109,19 +135,21 @@ func benchProxies(n int) []proxies.Proxy {
 	return ps
 }
 
-func runCrawlq(ctx context.Context, c *redis.Client, ps []proxies.Proxy, o BrokerOptions, tr *tracker) (Rate, error) {
+// crawlqCycle imports ps into crawlq's broker, syncs its ready set and
+// returns its cycle.
+func crawlqCycle(ctx context.Context, c *redis.Client, ps []proxies.Proxy, tr *tracker) (cycleFunc, error) {
 	b := proxies.NewRedisBroker(c, proxies.Config{Pool: benchPool, Default: proxies.SiteConfig{MinInterval: proxies.NoMinInterval}})
 	if _, err := b.Import(ctx, ps, proxies.ImportOptions{}); err != nil {
-		return Rate{}, err
+		return nil, err
 	}
 	l, err := b.Lease(ctx, benchSite, proxies.Datacenter, "warmup", "", benchTTL) // syncs the ready set
 	if err != nil {
-		return Rate{}, err
+		return nil, err
 	}
 	if err := b.Release(ctx, l, proxies.Neutral()); err != nil {
-		return Rate{}, err
+		return nil, err
 	}
-	return measure(ctx, o, func(ctx context.Context, w int) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
 		l, err := b.Lease(ctx, benchSite, proxies.Datacenter, "bench", "", benchTTL)
 		if errors.Is(err, proxies.ErrNoProxy) {
 			return false, nil
@@ -131,46 +159,53 @@ func runCrawlq(ctx context.Context, c *redis.Client, ps []proxies.Proxy, o Broke
 		}
 		tr.hold(l.Proxy.ID)
 		return true, b.Release(ctx, l, proxies.OK(time.Millisecond))
-	})
+	}, nil
 }
 
-func runNaive(ctx context.Context, c *redis.Client, ps []proxies.Proxy, o BrokerOptions, tr *tracker) (Rate, error) {
+// naiveCycle loads ps into the naive broker and returns its cycle.
+func naiveCycle(ctx context.Context, c *redis.Client, ps []proxies.Proxy, tr *tracker) (cycleFunc, error) {
 	nb := naive.New(c, naiveKeys)
 	addrs := make([]string, len(ps))
 	for i, p := range ps {
 		addrs[i] = p.Host + ":" + p.Port + ":" + p.User
 	}
 	if err := nb.Load(ctx, addrs); err != nil {
-		return Rate{}, err
+		return nil, err
 	}
-	return measure(ctx, o, func(ctx context.Context, w int) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
 		p, err := nb.Get(ctx, "bench")
 		if err != nil || p == "" {
 			return false, err
 		}
 		tr.hold(p)
 		return true, nb.Release(ctx, p)
-	})
+	}, nil
 }
 
-func runFloor(ctx context.Context, c *redis.Client, o BrokerOptions) (Rate, error) {
-	return measure(ctx, o, func(ctx context.Context, w int) (bool, error) {
+// floorCycle is two PINGs: the round trips of a cycle with no work.
+func floorCycle(c *redis.Client) cycleFunc {
+	return func(ctx context.Context) (bool, error) {
 		if err := c.Ping(ctx).Err(); err != nil {
 			return false, err
 		}
 		return true, c.Ping(ctx).Err()
-	})
+	}
 }
 
-// measure runs cycle from o.Workers goroutines for o.Duration.
-func measure(ctx context.Context, o BrokerOptions, cycle func(context.Context, int) (bool, error)) (Rate, error) {
+// warmup is how long every slice runs before it counts: connections are
+// dialled and goroutines scheduled alike for every phase.
+const warmup = 100 * time.Millisecond
+
+// measure runs cycle from workers goroutines for warmup, then counts
+// cycles for d into r.
+func measure(ctx context.Context, workers int, d time.Duration, cycle cycleFunc, r *Rate) error {
 	var done, misses atomic.Int64
+	var counting atomic.Bool
 	var firstErr error
 	var once sync.Once
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	start := time.Now()
-	for w := range o.Workers {
+	for range workers {
 		wg.Go(func() {
 			for {
 				select {
@@ -178,30 +213,50 @@ func measure(ctx context.Context, o BrokerOptions, cycle func(context.Context, i
 					return
 				default:
 				}
-				ok, err := cycle(ctx, w)
-				if err != nil {
+				ok, err := cycle(ctx)
+				switch {
+				case err != nil:
 					once.Do(func() { firstErr = err; close(stop) })
 					return
-				}
-				if ok {
+				case !counting.Load():
+				case ok:
 					done.Add(1)
-				} else {
+				default:
 					misses.Add(1)
 				}
 			}
 		})
 	}
-	select {
-	case <-time.After(o.Duration):
-	case <-ctx.Done():
-	}
+	wait(ctx, warmup)
+	counting.Store(true)
+	start := time.Now()
+	wait(ctx, d)
+	counting.Store(false)
+	r.secs += time.Since(start).Seconds()
 	once.Do(func() { close(stop) })
 	wg.Wait()
 	if firstErr == nil {
 		firstErr = ctx.Err()
 	}
-	secs := time.Since(start).Seconds()
-	return Rate{CyclesPerS: float64(done.Load()) / secs, Cycles: done.Load(), Misses: misses.Load()}, firstErr
+	r.Cycles += done.Load()
+	r.Misses += misses.Load()
+	return firstErr
+}
+
+// wait sleeps d or until ctx ends.
+func wait(ctx context.Context, d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+}
+
+// done fills CyclesPerS from the counted cycles and time.
+func (r *Rate) done() Rate {
+	if r.secs > 0 {
+		r.CyclesPerS = float64(r.Cycles) / r.secs
+	}
+	return *r
 }
 
 // tracker counts overlapping leases of one (proxy, site) in this process.
