@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"crawlq/internal/bench"
+	"crawlq/internal/redisx"
+)
+
+func init() { registerBench(benchCrawlCmd) }
+
+type benchCrawlFlags struct {
+	o      bench.CrawlOptions
+	asJSON bool
+	chart  string
+	noRSS  bool
+}
+
+const benchCrawlLong = `Runs, one after the other on this machine, against the testbed with the
+site in strict anti-bot mode (an IP that sends faster than --min-interval is
+banned for the rest of the run):
+
+  1. crawlq: --workers worker servers (in-process, each with its own Asynq
+     server and broker client) crawl one-page product jobs of the site
+     through --proxies proxies, the broker's min_interval = --min-interval;
+     then a "crawlq worker --concurrency 100" child crawls the same testbed
+     for 5s and its peak RSS (VmHWM) is worker_rss_mb;
+  2. naive: the same jobs and workers on the article's policy (lock only
+     while a request is in flight, release by DEL, no per-site interval,
+     ban on a 403/429 status only);
+  3. the limit: proxies / min-interval requests per second;
+  4. the floor: as many no-op Asynq tasks (at least 5000) through the same
+     Redis, servers and concurrency, per second.
+
+Figures: rps = successful pages (OK verdicts) per second over the window;
+bans = requests the site refused (too fast, or from an IP it banned), over
+the whole phase; ban_rate = bans / requests the site saw in the phase;
+i2_violations = request starts from one IP closer than --min-interval, from
+the site's own log. The Redis DB must be empty; the benchmark deletes its
+asynq:* and crawlq:* keys at the end.`
+
+func benchCrawlCmd(a *app) *cobra.Command {
+	var f benchCrawlFlags
+	cmd := &cobra.Command{
+		Use:   "crawl",
+		Short: "Ban-free crawl throughput: crawlq vs the naive policy vs the P/D limit vs the no-op task floor",
+		Long:  benchCrawlLong,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runBenchCrawl(cmd, a, f) },
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.o.Proxies, "proxies", 50, "proxies in the farm and the pool (P)")
+	fl.IntVar(&f.o.Workers, "workers", 3, "worker servers per phase (K)")
+	fl.DurationVar(&f.o.MinInterval, "min-interval", 500*time.Millisecond, "site min interval per IP (D), in the broker and the testbed's strict rule; 0 for none")
+	fl.DurationVar(&f.o.Duration, "duration", 20*time.Second, "measured window of each crawl phase (T)")
+	fl.IntVar(&f.o.Concurrency, "concurrency", 0, "job slots per worker (default: a worker's share of (P/D) x 100ms, at least 4; without D, P/K up to 32)")
+	fl.StringVar(&f.o.Site, "site", "wildberries", "site to crawl: wildberries, ozon or avito")
+	fl.IntVar(&f.o.CatalogSize, "catalog", 1000, "testbed products per site")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fl.StringVar(&f.chart, "chart", "", "write an SVG chart of pages/s over time (crawlq vs naive, bans marked) to FILE")
+	fl.BoolVar(&f.noRSS, "no-rss", false, "skip the worker RSS child (worker_rss_mb 0)")
+	return cmd
+}
+
+func runBenchCrawl(cmd *cobra.Command, a *app, f benchCrawlFlags) error {
+	if f.o.MinInterval < 0 {
+		return fmt.Errorf("--min-interval %s: want 0 or more", f.o.MinInterval)
+	}
+	var err error
+	ctx := cmd.Context()
+	if f.o.Logger, err = a.logger(); err != nil {
+		return err
+	}
+	conn, err := a.redis(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if !f.noRSS {
+		if f.o.WorkerCommand, err = selfCommand(); err != nil {
+			return err
+		}
+	}
+	res, err := bench.RunCrawl(ctx, bench.CrawlTarget{Client: conn.Client, Asynq: conn.Asynq, URL: childRedisURL(a, conn)}, f.o)
+	if err != nil {
+		return err
+	}
+	if f.chart != "" {
+		if err := writeChartFile(f.chart, res); err != nil {
+			return err
+		}
+	}
+	if f.asJSON {
+		return writeJSONLine(cmd, res)
+	}
+	printCrawlResult(cmd, res)
+	return nil
+}
+
+// selfCommand runs this binary again (as `crawlq worker`).
+func selfCommand() (func(context.Context, []string) *exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the crawlq binary for the worker child: %w", err)
+	}
+	return func(ctx context.Context, args []string) *exec.Cmd { return exec.CommandContext(ctx, exe, args...) }, nil
+}
+
+// childRedisURL is --redis for the worker child; the embedded Redis is
+// reached over its loopback address.
+func childRedisURL(a *app, conn *redisx.Conn) string {
+	if !conn.Embedded() {
+		return a.redisURL
+	}
+	u := url.URL{Scheme: "redis", Host: conn.Client.Options().Addr, Path: "/" + strconv.Itoa(conn.Client.Options().DB)}
+	return u.String()
+}
+
+func writeChartFile(path string, res *bench.CrawlResult) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--chart: %w", err)
+	}
+	if err := bench.WriteChart(out, res); err != nil {
+		out.Close()
+		return fmt.Errorf("--chart %s: %w", path, err)
+	}
+	return out.Close()
+}
+
+func printCrawlResult(cmd *cobra.Command, res *bench.CrawlResult) {
+	w := cmd.OutOrStdout()
+	limit := "none"
+	if res.LimitRPS != nil {
+		limit = fmt.Sprintf("%.1f pages/s", *res.LimitRPS)
+	}
+	fmt.Fprintf(w, "proxies %d, workers %d x %d slots, min interval %gms, window %gs, limit %s\n",
+		res.Proxies, res.Workers, res.Concurrency, res.MinIntervalMS, res.DurationS, limit)
+	for _, p := range []struct {
+		name string
+		ph   bench.Phase
+	}{{"crawlq", res.Crawlq}, {"naive", res.Naive}} {
+		fmt.Fprintf(w, "%-7s %8.1f pages/s  bans %d of %d requests (%.1f%%), %d IPs banned, I2 violations %d\n",
+			p.name, p.ph.RPS, p.ph.Bans, p.ph.Requests, 100*p.ph.BanRate, p.ph.BannedIPs, p.ph.I2Violations)
+	}
+	fmt.Fprintf(w, "floor   %8.1f no-op tasks/s (crawlq %.2fx)\nworker RSS at concurrency 100: %.1f MB\n",
+		res.NoopTasksPerS, res.CrawlqOfNoop, res.WorkerRSSMB)
+}

@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os/exec"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	_ "crawlq/tasks/avito" // the default registry needs every site
+	_ "crawlq/tasks/ozon"
+	_ "crawlq/tasks/wildberries"
+	"crawlq/testbed"
+)
+
+// CrawlOptions configure RunCrawl. Zero fields take the defaults named,
+// except MinInterval, where 0 means no politeness rule at all.
+type CrawlOptions struct {
+	// Proxies is P, the farm and pool size. Default 50.
+	Proxies int
+	// Workers is K, the worker servers of every phase. Default 3.
+	Workers int
+	// MinInterval is D: the broker's min_interval for the site and the
+	// testbed's strict rule (an IP faster than D is banned for the run).
+	MinInterval time.Duration
+	// Duration is T, the measured window of each crawl phase. Default 20s.
+	Duration time.Duration
+	// Concurrency is each worker's job slots. Default
+	// DefaultConcurrency(Proxies, Workers, MinInterval).
+	Concurrency int
+	// Site is the crawled site. Default wildberries (JSON, cheapest to parse).
+	Site string
+	// CatalogSize is the testbed's products per site. Default 1000.
+	CatalogSize int
+	// Seed makes the testbed repeatable. Default 1.
+	Seed int64
+	// WorkerCommand runs one `crawlq worker` child with args; its RSS at
+	// RSSConcurrency is WorkerRSSMB. Nil skips that measurement (0).
+	WorkerCommand func(ctx context.Context, args []string) *exec.Cmd
+	// RSSConcurrency is the child worker's --concurrency. Default 100.
+	RSSConcurrency int
+	// RSSDuration is how long the child crawls before its peak RSS is
+	// read. Default 5s.
+	RSSDuration time.Duration
+	// Logger gets progress lines. Default zap.NewNop().
+	Logger *zap.Logger
+}
+
+// DefaultConcurrency is the job slots per worker that keep P proxies busy
+// at one request per D each: a one-page job is busy (not waiting for a
+// proxy) for some 10-20ms, so a worker needs its share of limit x 100ms
+// slots, at least 4. Without D it is the worker's share of the proxies,
+// at most 32. More slots do not crawl faster: every slot waiting for a
+// proxy polls the broker, which on a small machine takes CPU from the
+// crawl (measured: 4 slots per worker beat 8, 17 and 34 at P=50, D=500ms).
+func DefaultConcurrency(proxies, workers int, d time.Duration) int {
+	k := float64(max(workers, 1))
+	if d <= 0 {
+		return max(4, min(32, int(math.Ceil(float64(proxies)/k))))
+	}
+	limit := float64(proxies) / d.Seconds()
+	return max(4, int(math.Ceil(limit*0.1/k)))
+}
+
+func (o CrawlOptions) withDefaults() CrawlOptions {
+	setInt(&o.Proxies, 50)
+	setInt(&o.Workers, 3)
+	setInt(&o.CatalogSize, 1000)
+	setInt(&o.RSSConcurrency, 100)
+	setInt(&o.Concurrency, DefaultConcurrency(o.Proxies, o.Workers, o.MinInterval))
+	if o.Duration <= 0 {
+		o.Duration = 20 * time.Second
+	}
+	if o.RSSDuration <= 0 {
+		o.RSSDuration = 5 * time.Second
+	}
+	if o.Site == "" {
+		o.Site = testbed.SiteWildberries
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	return o
+}
+
+func setInt(v *int, def int) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// CrawlTarget is the Redis every phase runs on: the broker, sessions and
+// results client, the Asynq option of the same server and DB, and the URL
+// (with credentials: never print it) a worker child connects to.
+type CrawlTarget struct {
+	Client *redis.Client
+	Asynq  asynq.RedisClientOpt
+	URL    string
+}
+
+// CrawlResult is the output of `crawlq bench crawl`.
+type CrawlResult struct {
+	Proxies       int     `json:"proxies"`
+	Workers       int     `json:"workers"`
+	Concurrency   int     `json:"concurrency"`
+	DurationS     float64 `json:"duration_s"`
+	MinIntervalMS float64 `json:"min_interval_ms"`
+	// LimitRPS is P/D, null without a min interval (no limit).
+	LimitRPS *float64 `json:"limit_rps"`
+	Crawlq   Phase    `json:"crawlq"`
+	Naive    Phase    `json:"naive"`
+	// NoopTasksPerS is the floor: no-op Asynq tasks per second through the
+	// same Redis with the same K servers and concurrency.
+	NoopTasksPerS float64 `json:"noop_tasks_per_s"`
+	// WorkerRSSMB is the peak RSS (VmHWM) of a `crawlq worker` child at
+	// RSSConcurrency after RSSDuration of crawling; 0 when not measured.
+	WorkerRSSMB float64 `json:"worker_rss_mb"`
+	// CrawlqOfLimit and CrawlqOfNoop are crawlq.rps over limit_rps and
+	// over noop_tasks_per_s.
+	CrawlqOfLimit float64 `json:"crawlq_of_limit,omitempty"`
+	CrawlqOfNoop  float64 `json:"crawlq_of_noop"`
+}
+
+// Phase is one crawl phase's figures.
+type Phase struct {
+	// RPS is successful pages (OK verdicts) per second over the window.
+	RPS float64 `json:"rps"`
+	// Bans counts the requests the site refused as too fast or from a
+	// banned IP (its 429s), over the whole phase.
+	Bans int `json:"bans"`
+	// BanRate is Bans over Requests.
+	BanRate float64 `json:"ban_rate"`
+	// I2Violations counts request starts from one IP closer than D to the
+	// previous one, from the site's log.
+	I2Violations int `json:"i2_violations"`
+	// BannedIPs is how many IPs the site banned (for the rest of the run).
+	BannedIPs int `json:"banned_ips"`
+	// Pages is the OK pages in the window; Requests every request the
+	// site saw in the phase; Jobs the jobs enqueued.
+	Pages    int `json:"pages"`
+	Requests int `json:"requests"`
+	Jobs     int `json:"jobs"`
+	// PerSecond is OK pages in each second of the window, BansPerSecond
+	// the refused requests; for the chart.
+	PerSecond     []int `json:"-"`
+	BansPerSecond []int `json:"-"`
+}
+
+// RunCrawl runs the crawl benchmark on target, one phase after the other:
+// crawlq's broker, a `crawlq worker` child for its RSS, the article's naive
+// policy, and the no-op task floor. The target DB must be empty: the
+// benchmark owns it while it runs and deletes its asynq:* and crawlq:*
+// keys at the end.
+func RunCrawl(ctx context.Context, target CrawlTarget, o CrawlOptions) (*CrawlResult, error) {
+	o = o.withDefaults()
+	if err := checkEmpty(ctx, target.Client); err != nil {
+		return nil, err
+	}
+	defer cleanupCrawl(context.WithoutCancel(ctx), target.Client)
+	r := &crawlRun{o: o, t: target, log: o.Logger}
+	return r.run(ctx)
+}
+
+// crawlRun is one RunCrawl.
+type crawlRun struct {
+	o   CrawlOptions
+	t   CrawlTarget
+	log *zap.Logger
+	// jobs is how many jobs the crawlq phase enqueued.
+	jobs int
+}
+
+func (r *crawlRun) run(ctx context.Context) (*CrawlResult, error) {
+	res := r.header()
+	var err error
+	if res.Crawlq, err = r.crawlPhase(ctx, crawlqPolicy(r.o), r.measureRSS(&res.WorkerRSSMB)); err != nil {
+		return nil, fmt.Errorf("crawlq phase: %w", err)
+	}
+	if res.Naive, err = r.crawlPhase(ctx, naivePolicy(), nil); err != nil {
+		return nil, fmt.Errorf("naive phase: %w", err)
+	}
+	if res.NoopTasksPerS, err = r.floor(ctx, max(r.jobs, minFloorTasks)); err != nil {
+		return nil, fmt.Errorf("floor phase: %w", err)
+	}
+	res.ratios()
+	return res, nil
+}
+
+func (r *crawlRun) header() *CrawlResult {
+	res := &CrawlResult{Proxies: r.o.Proxies, Workers: r.o.Workers, Concurrency: r.o.Concurrency,
+		DurationS: r.o.Duration.Seconds(), MinIntervalMS: float64(r.o.MinInterval) / float64(time.Millisecond)}
+	if r.o.MinInterval > 0 {
+		limit := float64(r.o.Proxies) / r.o.MinInterval.Seconds()
+		res.LimitRPS = &limit
+	}
+	return res
+}
+
+func (res *CrawlResult) ratios() {
+	if res.LimitRPS != nil {
+		res.CrawlqOfLimit = round3(res.Crawlq.RPS / *res.LimitRPS)
+	}
+	if res.NoopTasksPerS > 0 {
+		res.CrawlqOfNoop = round3(res.Crawlq.RPS / res.NoopTasksPerS)
+	}
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -1,0 +1,255 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"crawlq/internal/bench/naivepolicy"
+	"crawlq/proxies"
+	"crawlq/tasks"
+	"crawlq/tasks/site"
+	"crawlq/testbed"
+)
+
+// policy is what differs between the crawl phases: the broker each worker
+// server leases from, and how the farm's proxies get into it.
+type policy struct {
+	name      string
+	newBroker func(rdb *redis.Client) proxies.Broker
+	load      func(ctx context.Context, rdb *redis.Client, ps []proxies.Proxy) error
+}
+
+// crawlqPolicy is crawlq's RedisBroker with the site's min_interval = D.
+func crawlqPolicy(o CrawlOptions) policy {
+	cfg := proxies.Config{Sites: map[string]proxies.SiteConfig{o.Site: {MinInterval: brokerInterval(o.MinInterval)}}}
+	return policy{
+		name:      "crawlq",
+		newBroker: func(rdb *redis.Client) proxies.Broker { return proxies.NewRedisBroker(rdb, cfg) },
+		load: func(ctx context.Context, rdb *redis.Client, ps []proxies.Proxy) error {
+			_, err := proxies.NewRedisBroker(rdb, cfg).Import(ctx, ps, proxies.ImportOptions{Class: proxies.Datacenter})
+			return err
+		},
+	}
+}
+
+// brokerInterval is D as a SiteConfig.MinInterval (0 there means 1s).
+func brokerInterval(d time.Duration) time.Duration {
+	if d <= 0 {
+		return proxies.NoMinInterval
+	}
+	return d
+}
+
+// naivePolicy is the article's broker.
+func naivePolicy() policy {
+	return policy{
+		name:      "naive",
+		newBroker: func(rdb *redis.Client) proxies.Broker { return naivepolicy.New(rdb, naivepolicy.Config{}) },
+		load: func(ctx context.Context, rdb *redis.Client, ps []proxies.Proxy) error {
+			return naivepolicy.New(rdb, naivepolicy.Config{}).LoadPool(ctx, ps)
+		},
+	}
+}
+
+// phaseEnv is a started phase: its testbed, registry and the farm loaded
+// into the policy's broker. The testbed is fresh per phase, so bans and
+// the request log of one phase never leak into another.
+type phaseEnv struct {
+	tb    *testbed.Testbed
+	reg   *site.Registry
+	queue string
+	feed  *feeder
+}
+
+// after runs once a phase's figures are taken, before its testbed stops.
+type after func(ctx context.Context, env *phaseEnv) error
+
+// crawlPhase runs K workers on pol for the window and reads the figures.
+func (r *crawlRun) crawlPhase(ctx context.Context, pol policy, then after) (Phase, error) {
+	env, err := r.startPhase(ctx, pol)
+	if err != nil {
+		return Phase{}, err
+	}
+	defer env.tb.Close()
+	defer env.feed.close()
+	r.log.Info("phase starts", zap.String("phase", pol.name), zap.Int("jobs", env.feed.count()))
+	m := newMeter(r.o.Duration)
+	if err := r.serve(ctx, pol, env, m); err != nil {
+		return Phase{}, err
+	}
+	ph := r.figures(env, m)
+	if pol.name == "crawlq" {
+		r.jobs = ph.Jobs
+	}
+	r.log.Info("phase done", zap.String("phase", pol.name), zap.Float64("rps", ph.RPS), zap.Int("bans", ph.Bans))
+	if err := r.dropQueue(env.queue); err != nil {
+		return ph, err
+	}
+	if then != nil {
+		return ph, then(ctx, env)
+	}
+	return ph, nil
+}
+
+// startPhase starts the testbed, points the site at it, loads the farm
+// into the broker and queues the first jobs.
+func (r *crawlRun) startPhase(ctx context.Context, pol policy) (*phaseEnv, error) {
+	tb, err := testbed.Start(ctx, r.testbedConfig())
+	if err != nil {
+		return nil, err
+	}
+	env, err := r.preparePhase(ctx, pol, tb)
+	if err != nil {
+		tb.Close()
+		return nil, err
+	}
+	return env, nil
+}
+
+func (r *crawlRun) preparePhase(ctx context.Context, pol policy, tb *testbed.Testbed) (*phaseEnv, error) {
+	reg, queue, err := r.registry(tb)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := proxies.ParseFile(tb.ProxiesFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := pol.load(ctx, r.t.Client, ps); err != nil {
+		return nil, fmt.Errorf("load the farm: %w", err)
+	}
+	env := &phaseEnv{tb: tb, reg: reg, queue: queue}
+	env.feed = newFeeder(r.t, reg, r.o.Site, queue, pol.name, productIDs(tb, r.o.Site))
+	return env, env.feed.enqueue(ctx, r.initialJobs())
+}
+
+// testbedConfig is the farm of P proxies and the site in strict mode with
+// min interval D (the other sites keep their defaults and get no traffic).
+func (r *crawlRun) testbedConfig() testbed.Config {
+	rules := testbed.DefaultRules()[r.o.Site]
+	rules.MinInterval, rules.Strict = r.o.MinInterval, true
+	return testbed.Config{Proxies: r.o.Proxies, Seed: r.o.Seed, CatalogSize: r.o.CatalogSize,
+		Sites: map[string]testbed.SiteRules{r.o.Site: rules}}
+}
+
+// registry points the site at the testbed with min_interval D.
+func (r *crawlRun) registry(tb *testbed.Testbed) (*site.Registry, string, error) {
+	reg := site.Default().Clone()
+	err := reg.Apply(site.Config{Sites: map[string]site.SiteConfig{r.o.Site: {
+		BaseURL: tb.SiteURL(r.o.Site), MinInterval: r.o.MinInterval.String(), Class: string(proxies.Datacenter)}}})
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := reg.Get(r.o.Site)
+	if err != nil {
+		return nil, "", err
+	}
+	return reg, s.Queue, nil
+}
+
+func productIDs(tb *testbed.Testbed, siteName string) []string {
+	ps := tb.Catalog.Products(siteName)
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	return ids
+}
+
+// serve runs K worker servers for the window while the feeder keeps the
+// queue full, then stops them.
+func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *meter) error {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	errs := make([]error, r.o.Workers+1)
+	wg.Go(func() { errs[r.o.Workers] = env.feed.keepAbove(wctx, r.lowWater()) })
+	m.start()
+	for i := range r.o.Workers {
+		w, rdb := r.worker(pol, env, i, m)
+		wg.Go(func() {
+			defer rdb.Close()
+			errs[i] = w.Run(wctx)
+		})
+	}
+	err := m.wait(ctx)
+	stop()
+	wg.Wait()
+	return errors.Join(append(errs, err)...)
+}
+
+// worker builds server i of the phase, with its own Redis client and broker.
+func (r *crawlRun) worker(pol policy, env *phaseEnv, i int, m *meter) (*tasks.Worker, *redis.Client) {
+	rdb := redis.NewClient(r.t.Client.Options())
+	return tasks.NewWorker(tasks.WorkerConfig{
+		Redis: r.t.Asynq, RDB: rdb, Broker: pol.newBroker(rdb),
+		ServerID: fmt.Sprintf("bench-%s-%d", pol.name, i+1), Concurrency: r.o.Concurrency,
+		Queues: map[string]int{env.queue: 1}, Sites: env.reg, ShutdownTimeout: 2 * time.Second,
+		Observe: m.observe,
+	}), rdb
+}
+
+// figures reads the phase's pages from the meter and its bans and
+// violations from the site's own request log.
+func (r *crawlRun) figures(env *phaseEnv, m *meter) Phase {
+	entries := env.tb.Log.Entries()
+	rep := testbed.Check(entries, map[string]time.Duration{r.o.Site: r.o.MinInterval})
+	ph := Phase{Pages: m.pages(), PerSecond: m.perSecond(), Requests: rep.Requests,
+		I2Violations: rep.I2Violations, BannedIPs: len(rep.BansPerIP), Jobs: env.feed.count()}
+	ph.RPS = float64(ph.Pages) / r.o.Duration.Seconds()
+	ph.BansPerSecond = make([]int, len(ph.PerSecond))
+	for _, e := range entries {
+		if e.Site != r.o.Site || !e.Verdict.Blocked() {
+			continue
+		}
+		ph.Bans++
+		if s := int(e.Start.Sub(m.t0) / time.Second); s >= 0 && s < len(ph.BansPerSecond) {
+			ph.BansPerSecond[s]++
+		}
+	}
+	if ph.Requests > 0 {
+		ph.BanRate = float64(ph.Bans) / float64(ph.Requests)
+	}
+	return ph
+}
+
+// dropQueue deletes what is left of the phase's queue.
+func (r *crawlRun) dropQueue(queue string) error {
+	insp := asynq.NewInspector(r.t.Asynq)
+	defer insp.Close()
+	err := insp.DeleteQueue(queue, true)
+	if errors.Is(err, asynq.ErrQueueNotFound) {
+		return nil
+	}
+	return err
+}
+
+// expectedRate is the jobs per second a crawl phase may take: the limit,
+// or a guess without one (the feeder tops up when the guess is low).
+func (r *crawlRun) expectedRate() float64 {
+	if r.o.MinInterval > 0 {
+		return float64(r.o.Proxies) / r.o.MinInterval.Seconds()
+	}
+	return noLimitGuess
+}
+
+// noLimitGuess is the jobs/s assumed without a min interval.
+const noLimitGuess = 300
+
+// initialJobs is queued before a phase: the window's worth at the expected
+// rate plus 20%, plus every job slot twice.
+func (r *crawlRun) initialJobs() int {
+	return int(r.expectedRate()*r.o.Duration.Seconds()*1.2) + r.slots()*2
+}
+
+// lowWater is the pending jobs below which the feeder tops up.
+func (r *crawlRun) lowWater() int { return max(r.slots()*2, int(r.expectedRate()*2)) }
+
+func (r *crawlRun) slots() int { return r.o.Workers * r.o.Concurrency }
