@@ -96,6 +96,9 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) (err error) {
 	if err == nil {
 		j, err = j.Normalize(h.cfg.Sites)
 	}
+	if err == nil && j.Type() != t.Type() {
+		err = &JobError{"type", fmt.Sprintf("task type %q does not match the payload's %q", t.Type(), j.Type())}
+	}
 	if err != nil {
 		return permanent(fmt.Errorf("task %s: %w", t.Type(), err))
 	}

@@ -72,10 +72,11 @@ func TestInvalidPayloadIsArchivedAtOnce(t *testing.T) {
 		{name: "empty query", payload: `{"site":"wildberries","kind":"search","query":"  "}`, reason: "query"},
 		{name: "not json", payload: `{"site":`, reason: "payload"},
 		{name: "unknown field", payload: `{"site":"ozon","kind":"product","id":"1","evil":true}`, reason: "evil"},
+		{name: "type and payload differ", payload: `{"site":"ozon","kind":"product","id":"1"}`, reason: "does not match"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			info, err := c.Enqueue(asynq.NewTask("wildberries:search", []byte(tc.payload)), asynq.Queue("wildberries"), asynq.MaxRetry(5))
+			info, err := c.Enqueue(asynq.NewTask("wildberries:searchX", []byte(tc.payload)), asynq.Queue("wildberries"), asynq.MaxRetry(5))
 			if err != nil {
 				t.Fatal(err)
 			}
