@@ -192,14 +192,19 @@ func floorCycle(c *redis.Client) cycleFunc {
 	}
 }
 
-// warmup is how long every slice runs before it counts: connections are
-// dialled and goroutines scheduled alike for every phase.
-const warmup = 100 * time.Millisecond
+// Every slice runs uncounted for at least warmup, and until as many cycles
+// as workers ended (at most maxWarmup), so connections are dialled and a
+// slow phase (naive at 100,000 proxies needs seconds per cycle) is counted
+// in its steady state rather than while its first cycles are in flight.
+const (
+	warmup    = 100 * time.Millisecond
+	maxWarmup = 10 * time.Second
+)
 
-// measure runs cycle from workers goroutines for warmup, then counts
-// cycles for d into r.
+// measure runs cycle from workers goroutines through the warm-up, then
+// counts the cycles that end in the next d into r.
 func measure(ctx context.Context, workers int, d time.Duration, cycle cycleFunc, r *Rate) error {
-	var done, misses atomic.Int64
+	var done, misses, ended atomic.Int64
 	var counting atomic.Bool
 	var firstErr error
 	var once sync.Once
@@ -214,6 +219,7 @@ func measure(ctx context.Context, workers int, d time.Duration, cycle cycleFunc,
 				default:
 				}
 				ok, err := cycle(ctx)
+				ended.Add(1)
 				switch {
 				case err != nil:
 					once.Do(func() { firstErr = err; close(stop) })
@@ -228,6 +234,9 @@ func measure(ctx context.Context, workers int, d time.Duration, cycle cycleFunc,
 		})
 	}
 	wait(ctx, warmup)
+	for t0 := time.Now(); ended.Load() < int64(workers) && time.Since(t0) < maxWarmup && ctx.Err() == nil; {
+		wait(ctx, 10*time.Millisecond)
+	}
 	counting.Store(true)
 	start := time.Now()
 	wait(ctx, d)
