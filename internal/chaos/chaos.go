@@ -226,5 +226,5 @@ func (r *run) checkSites() {
 	for _, n := range rep.BansPerIP {
 		d.Bans += n
 	}
-	d.Violations = rep.Details[:min(len(rep.Details), maxViolations)]
+	d.Violations = violationPairs(r.c.tb.Log.Entries(), r.c.tb.MinIntervals(), maxViolations)
 }

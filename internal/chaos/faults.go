@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -28,8 +29,8 @@ type fault struct {
 }
 
 // schedule is the order of the faults: a worker dies at 30 %, a quarter of
-// the proxies at 40 %, the broker's Redis stops at 45 %, the queue Redis
-// restarts at 60 %.
+// the proxies at 40 %, the broker's Redis goes away at 45 %, the queue
+// Redis restarts at 60 % (each also waits for the one before to end).
 var schedule = []fault{
 	{FaultKillWorker, 0.30, killWorker},
 	{FaultProxiesDie, 0.40, killProxies},
@@ -57,6 +58,7 @@ type faultRunner struct {
 	c      *cluster
 	start  time.Time
 	next   int
+	busy   atomic.Bool
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	timing []FaultTiming
@@ -70,11 +72,15 @@ func newFaultRunner(c *cluster, start time.Time) *faultRunner {
 	return fr
 }
 
-// progress fires every fault whose threshold share has been reached.
+// progress fires the next fault once its threshold share is reached and
+// the fault before it has ended: faults never overlap, so each one's
+// effect is its own (a worker restarted while the broker's Redis is down
+// would refuse to start).
 func (fr *faultRunner) progress(ctx context.Context, share float64) {
-	for fr.next < len(schedule) && share >= schedule[fr.next].at {
+	if fr.next < len(schedule) && share >= schedule[fr.next].at && !fr.busy.Load() {
 		i := fr.next
 		fr.next++
+		fr.busy.Store(true)
 		fr.wg.Add(1)
 		go fr.fire(ctx, i, share)
 	}
@@ -82,6 +88,7 @@ func (fr *faultRunner) progress(ctx context.Context, share float64) {
 
 func (fr *faultRunner) fire(ctx context.Context, i int, share float64) {
 	defer fr.wg.Done()
+	defer fr.busy.Store(false)
 	f, at := schedule[i], time.Now()
 	fr.c.log.Info("fault", zap.String("fault", f.name), zap.Float64("progress", share))
 	note, err := f.run(ctx, fr.c)
