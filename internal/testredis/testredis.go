@@ -37,6 +37,7 @@ const (
 	DBE2E      = 10
 	DBChaos    = 11
 	DBSecrets  = 12
+	DBResults  = 13
 	DBHostile  = 14
 )
 

@@ -18,7 +18,7 @@ var at = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 // TestWritePageRecordsProgress: items and the page mark land together and
 // a retry reads where the job got to.
 func TestWritePageRecordsProgress(t *testing.T) {
-	rdb := testredis.Client(t, testredis.DBTasks)
+	rdb := testredis.Client(t, testredis.DBResults)
 	ctx := context.Background()
 	s := results.NewSink(rdb, 0)
 	page1 := []item.Item{{Site: "ozon", ID: "1", Title: "a", FetchedAt: at}, {Site: "ozon", ID: "2", Title: "b", FetchedAt: at}}
@@ -44,7 +44,7 @@ func TestWritePageRecordsProgress(t *testing.T) {
 // TestExportMergesAndFormats: one row per (site, id), later records fill
 // fields in; --all keeps every record; CSV has the header and kopecks.
 func TestExportMergesAndFormats(t *testing.T) {
-	rdb := testredis.Client(t, testredis.DBTasks)
+	rdb := testredis.Client(t, testredis.DBResults)
 	ctx := context.Background()
 	s := results.NewSink(rdb, 0)
 	card := item.Item{Site: "avito", ID: "7", Title: "Чехол, \"синий\"", Price: 52600, Currency: "RUB", URL: "https://www.avito.ru/x_7", FetchedAt: at}
