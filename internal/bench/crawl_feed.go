@@ -14,7 +14,7 @@ import (
 	"crawlq/tasks/site"
 )
 
-// feeder queues one-page product jobs of the site, cycling over the
+// feeder queues one-page jobs (product or item pages) of the site, cycling over the
 // catalog, each under a task ID of its own so a product is crawled again
 // and again. Jobs are deleted when done (retention 0): the phase only
 // counts them.
@@ -23,15 +23,31 @@ type feeder struct {
 	rdb    *redis.Client
 	reg    *site.Registry
 	site   string
+	kind   string
 	queue  string
 	prefix string
-	ids    []string
+	urls   []string
 	n      atomic.Int64
 }
 
-func newFeeder(t CrawlTarget, reg *site.Registry, siteName, queue, phase string, ids []string) *feeder {
+func newFeeder(t CrawlTarget, reg *site.Registry, siteName, queue, phase string, urls []string) *feeder {
 	return &feeder{client: asynq.NewClient(t.Asynq), rdb: t.Client, reg: reg, site: siteName, queue: queue,
-		prefix: "bench:" + phase + ":", ids: ids}
+		kind: onePageKind(reg, siteName), prefix: "bench:" + phase + ":", urls: urls}
+}
+
+// onePageKind is the site's first kind that is not a listing: its product
+// or item page, one request per job.
+func onePageKind(reg *site.Registry, siteName string) string {
+	s, err := reg.Get(siteName)
+	if err != nil {
+		return "product"
+	}
+	for _, name := range s.KindNames() {
+		if k, _ := s.Kind(name); !k.Listing {
+			return name
+		}
+	}
+	return "product"
 }
 
 // count is how many jobs were queued.
@@ -67,7 +83,7 @@ func (f *feeder) enqueue(ctx context.Context, n int) error {
 // one queues the next job.
 func (f *feeder) one(ctx context.Context) error {
 	i := f.n.Add(1)
-	j := tasks.Job{Site: f.site, Kind: "product", Request: site.Request{ID: f.ids[int(i)%len(f.ids)]}}
+	j := tasks.Job{Site: f.site, Kind: f.kind, Request: site.Request{URL: f.urls[int(i)%len(f.urls)]}}
 	t, err := tasks.NewTask(f.reg, j, asynq.TaskID(fmt.Sprintf("%s%d", f.prefix, i)), asynq.Retention(0))
 	if err != nil {
 		return err

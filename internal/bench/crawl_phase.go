@@ -126,7 +126,7 @@ func (r *crawlRun) preparePhase(ctx context.Context, pol policy, tb *testbed.Tes
 		return nil, fmt.Errorf("load the farm: %w", err)
 	}
 	env := &phaseEnv{tb: tb, reg: reg, queue: queue}
-	env.feed = newFeeder(r.t, reg, r.o.Site, queue, pol.name, productIDs(tb, r.o.Site))
+	env.feed = newFeeder(r.t, reg, r.o.Site, queue, pol.name, productURLs(tb, r.o.Site))
 	return env, env.feed.enqueue(ctx, r.initialJobs())
 }
 
@@ -154,13 +154,14 @@ func (r *crawlRun) registry(tb *testbed.Testbed) (*site.Registry, string, error)
 	return reg, s.Queue, nil
 }
 
-func productIDs(tb *testbed.Testbed, siteName string) []string {
+// productURLs are the catalog's product pages on the testbed.
+func productURLs(tb *testbed.Testbed, siteName string) []string {
 	ps := tb.Catalog.Products(siteName)
-	ids := make([]string, len(ps))
+	urls := make([]string, len(ps))
 	for i, p := range ps {
-		ids[i] = p.ID
+		urls[i] = tb.SiteURL(siteName) + p.URL
 	}
-	return ids
+	return urls
 }
 
 // serve runs K worker servers for the window while the feeder keeps the
