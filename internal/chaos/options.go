@@ -30,7 +30,7 @@ type Options struct {
 	// QueueOutage is how long the queue Redis stays down between its
 	// SIGTERM and its restart. Default 2s.
 	QueueOutage time.Duration
-	// RestartAfter is how long the killed worker stays dead. Default 15s.
+	// RestartAfter is how long the killed worker stays dead. Default 5s.
 	RestartAfter time.Duration
 	// Timeout bounds the whole run; jobs not finished by then count as
 	// unfinished. Default 4m30s (the goal is a run under 5 minutes).
@@ -66,7 +66,7 @@ func (o Options) withDefaults() Options {
 	setDur(&o.LeaseTTL, 5*time.Second)
 	setDur(&o.BrokerOutage, 10*time.Second)
 	setDur(&o.QueueOutage, 2*time.Second)
-	setDur(&o.RestartAfter, 15*time.Second)
+	setDur(&o.RestartAfter, 5*time.Second)
 	setDur(&o.Timeout, 4*time.Minute+30*time.Second)
 	if o.BrokerOutageMode == "" {
 		o.BrokerOutageMode = OutageRestart
