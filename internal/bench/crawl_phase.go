@@ -89,9 +89,7 @@ func (r *crawlRun) crawlPhase(ctx context.Context, pol policy, then after) (Phas
 		r.jobs = ph.Jobs
 	}
 	r.log.Info("phase done", zap.String("phase", pol.name), zap.Float64("rps", ph.RPS), zap.Int("bans", ph.Bans))
-	if err := r.dropQueue(env.queue); err != nil {
-		return ph, err
-	}
+	r.dropQueue(env.queue)
 	if then != nil {
 		return ph, then(ctx, env)
 	}
@@ -114,7 +112,7 @@ func (r *crawlRun) startPhase(ctx context.Context, pol policy) (*phaseEnv, error
 }
 
 func (r *crawlRun) preparePhase(ctx context.Context, pol policy, tb *testbed.Testbed) (*phaseEnv, error) {
-	reg, queue, err := r.registry(tb)
+	reg, queue, err := r.registry(tb, "bench-"+pol.name)
 	if err != nil {
 		return nil, err
 	}
@@ -139,19 +137,14 @@ func (r *crawlRun) testbedConfig() testbed.Config {
 		Sites: map[string]testbed.SiteRules{r.o.Site: rules}}
 }
 
-// registry points the site at the testbed with min_interval D.
-func (r *crawlRun) registry(tb *testbed.Testbed) (*site.Registry, string, error) {
+// registry points the site at the testbed with min_interval D and gives
+// it the phase's own queue, so no job of one phase is served in another.
+func (r *crawlRun) registry(tb *testbed.Testbed, queue string) (*site.Registry, string, error) {
 	reg := site.Default().Clone()
 	err := reg.Apply(site.Config{Sites: map[string]site.SiteConfig{r.o.Site: {
-		BaseURL: tb.SiteURL(r.o.Site), MinInterval: r.o.MinInterval.String(), Class: string(proxies.Datacenter)}}})
-	if err != nil {
-		return nil, "", err
-	}
-	s, err := reg.Get(r.o.Site)
-	if err != nil {
-		return nil, "", err
-	}
-	return reg, s.Queue, nil
+		BaseURL: tb.SiteURL(r.o.Site), MinInterval: r.o.MinInterval.String(),
+		Class: string(proxies.Datacenter), Queue: queue}}})
+	return reg, queue, err
 }
 
 // productURLs are the catalog's product pages on the testbed.
@@ -221,15 +214,15 @@ func (r *crawlRun) figures(env *phaseEnv, m *meter) Phase {
 	return ph
 }
 
-// dropQueue deletes what is left of the phase's queue.
-func (r *crawlRun) dropQueue(queue string) error {
+// dropQueue deletes what is left of a phase's queue now, to free memory;
+// a queue that still has active tasks (a stopped worker's, until their
+// Asynq lease ends) is left to the final cleanup.
+func (r *crawlRun) dropQueue(queue string) {
 	insp := asynq.NewInspector(r.t.Asynq)
 	defer insp.Close()
-	err := insp.DeleteQueue(queue, true)
-	if errors.Is(err, asynq.ErrQueueNotFound) {
-		return nil
+	if err := insp.DeleteQueue(queue, true); err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {
+		r.log.Debug("queue left to the final cleanup", zap.String("queue", queue), zap.Error(err))
 	}
-	return err
 }
 
 // expectedRate is the jobs per second a crawl phase may take: the limit,

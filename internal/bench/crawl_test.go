@@ -43,6 +43,11 @@ func TestRunCrawlShortRun(t *testing.T) {
 		t.Errorf("a phase did nothing: crawlq pages %d, naive requests %d, noop %.1f/s, rss %.1f MB",
 			res.Crawlq.Pages, res.Naive.Requests, res.NoopTasksPerS, res.WorkerRSSMB)
 	}
+	for name, ph := range map[string]Phase{"crawlq": res.Crawlq, "naive": res.Naive} {
+		if ph.Pages > ph.Jobs {
+			t.Errorf("%s: %d pages from %d one-page jobs: another phase's jobs were served", name, ph.Pages, ph.Jobs)
+		}
+	}
 	if n := rdb.DBSize(context.Background()).Val(); n != 0 {
 		t.Errorf("%d keys left behind", n)
 	}
