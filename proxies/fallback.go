@@ -120,6 +120,9 @@ type FallbackBroker struct {
 	maxTTL   time.Duration
 	switches int64
 	since    time.Time
+
+	returnShard []Proxy   // the fallback shard, kept during the return window
+	returnUntil time.Time // end of the return window (see fallback_return.go)
 }
 
 var _ Broker = (*FallbackBroker)(nil)
@@ -190,7 +193,7 @@ func (f *FallbackBroker) now() time.Time { return f.cfg.Clock() }
 // Lease implements Broker.
 func (f *FallbackBroker) Lease(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
 	return f.leaseCall(ctx, site, ttl, func(ctx context.Context) (*Lease, error) {
-		return f.primary.Lease(ctx, site, class, holder, task, ttl)
+		return f.primaryLease(ctx, site, class, holder, task, ttl)
 	}, func(p *localPool, now time.Time) (*Lease, error) {
 		return p.lease(site, class, holder, task, ttl, now)
 	})
@@ -200,7 +203,7 @@ func (f *FallbackBroker) Lease(ctx context.Context, site string, class Class, ho
 // shard is ErrBusy.
 func (f *FallbackBroker) LeaseProxy(ctx context.Context, site, proxyID, holder, task string, ttl time.Duration) (*Lease, error) {
 	return f.leaseCall(ctx, site, ttl, func(ctx context.Context) (*Lease, error) {
-		return f.primary.LeaseProxy(ctx, site, proxyID, holder, task, ttl)
+		return f.primaryLeaseProxy(ctx, site, proxyID, holder, task, ttl)
 	}, func(p *localPool, now time.Time) (*Lease, error) {
 		return p.leaseProxy(site, proxyID, holder, task, ttl, now)
 	})
@@ -240,6 +243,19 @@ func (f *FallbackBroker) tryWait(ctx context.Context, site string, class Class, 
 		return l, f.localWait(err), changed, err
 	}
 	f.mu.Unlock()
+	if f.shardOnly() != nil { // return window: poll the own shard
+		l, err := f.primaryLease(ctx, site, class, holder, task, ttl)
+		var nr *NotReadyError
+		if errors.As(err, &nr) {
+			return nil, min(nr.Wait, f.cfg.ProbeInterval), changed, err
+		}
+		if err == nil || !f.unavailable(ctx, err) {
+			f.track(l, ttl)
+			return l, -1, changed, err
+		}
+		f.enter(err)
+		return nil, 0, changed, err
+	}
 	l, err := f.primary.LeaseWait(ctx, site, class, holder, task, ttl)
 	if err == nil || !f.unavailable(ctx, err) {
 		f.track(l, ttl)
@@ -717,6 +733,7 @@ func (f *FallbackBroker) recover(ctx context.Context, members []string, pool []P
 	}
 	f.members, f.pool = members, pool
 	down := f.now().Sub(f.since)
+	f.keepShard(f.now())
 	f.setMode(false, f.now())
 	f.log.Warn("broker redis answers again: back to the broker", zap.Duration("down", down),
 		zap.Int("registered_leases", r.registered), zap.Int("ended_leases", r.ended),

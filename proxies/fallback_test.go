@@ -521,3 +521,28 @@ func TestIsUnavailable(t *testing.T) {
 		})
 	}
 }
+
+// TestFallbackReturnWindowKeepsToOwnShard: right after the return, while
+// other servers may still be in fallback on their shards, a server leases
+// only from its own fallback shard and refuses to resume a proxy of
+// another shard; after the window it may again.
+func TestFallbackReturnWindowKeepsToOwnShard(t *testing.T) {
+	c := newFBCluster(t, 30)
+	ctx, owners := context.Background(), c.owners()
+	c.redis.stop()
+	c.waitDown(t)
+	c.redis.start()
+	waitFor(t, "every server is back on the broker", func() bool { return c.allUp() })
+	got := leaseIDs(c.leaseAll(t, "a", "wb"))
+	if diff := cmp.Diff(owners["a"], got); diff != "" {
+		t.Fatalf("leases in the return window outside a's shard (-shard +leased):\n%s", diff)
+	}
+	other := owners["b"][0]
+	if _, err := c.fb["a"].LeaseProxy(ctx, "ozon", other, "a", "sticky", time.Minute); !errors.Is(err, ErrBusy) {
+		t.Fatalf("resume of b's proxy in the return window: %v, want ErrBusy", err)
+	}
+	c.clk.advance(c.fb["a"].returnWindow())
+	if _, err := c.fb["a"].LeaseProxy(ctx, "ozon", other, "a", "sticky", time.Minute); err != nil {
+		t.Fatalf("resume of b's proxy after the return window: %v", err)
+	}
+}

@@ -23,7 +23,8 @@ import (
 type WorkerConfig struct {
 	// Redis is the queues' Redis (Asynq). Required.
 	Redis asynq.RedisConnOpt
-	// RDB is the Redis of the broker, sessions and results. Required.
+	// RDB is the Redis of sessions and results (the queue's), and of the
+	// broker unless Broker is given. Required.
 	RDB redis.UniversalClient
 	// Broker leases proxies. Default: a RedisBroker on RDB with the sites'
 	// min intervals (BrokerConfig).
@@ -105,7 +106,11 @@ func BrokerConfig(reg *site.Registry, log *zap.Logger) proxies.Config {
 	sites := map[string]proxies.SiteConfig{}
 	for _, name := range reg.Names() {
 		if s, err := reg.Get(name); err == nil {
-			sites[name] = proxies.SiteConfig{MinInterval: s.MinInterval}
+			mi := s.MinInterval
+			if mi == 0 {
+				mi = proxies.NoMinInterval // a configured 0 means no gap, not the broker's default
+			}
+			sites[name] = proxies.SiteConfig{MinInterval: mi}
 		}
 	}
 	return proxies.Config{Sites: sites, Logger: log}

@@ -43,7 +43,7 @@ func newWorkerCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.queues, "queues", "", "queue weights, e.g. wildberries=3,ozon=2,avito=1 (default: every site, weight 1)")
 	fl.StringVar(&f.config, "config", "", "YAML config file (sites, rules, broker)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve this worker's Prometheus metrics on ADDR (e.g. :9100)")
-	fl.StringVar(&f.brokerRedis, "broker-redis", "", "Redis URL of the proxy broker and sessions, if not the queue's")
+	fl.StringVar(&f.brokerRedis, "broker-redis", "", "Redis URL of the proxy broker, if not the queue's (sessions and results stay with the queue)")
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long in-flight jobs get before they are handed back")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "proxy lease TTL (kept alive while a job runs)")
 	return cmd
@@ -85,7 +85,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	broker := proxies.NewFallbackBroker(proxies.NewRedisBroker(bconn.Client, bcfg), proxies.FallbackConfig{
 		ServerID: f.serverID, Logger: log, OnFallback: fallbackGauge(reg)})
 	w := tasks.NewWorker(tasks.WorkerConfig{
-		Redis: qconn.Asynq, RDB: bconn.Client, Broker: broker,
+		Redis: qconn.Asynq, RDB: qconn.Client, Broker: broker, // sessions and results live with the queue
 		ServerID: f.serverID, Concurrency: f.concurrency, Queues: queues, Sites: loaded.Sites,
 		Rules: &loaded.Rules, LeaseTTL: f.leaseTTL, ShutdownTimeout: f.shutdown, Logger: log,
 		Observe: metrics.ObserveRequest,
