@@ -32,8 +32,11 @@ type cluster struct {
 	tb      *testbed.Testbed
 	reg     *site.Registry
 	workers []*worker
-	// brokerRDB reads the broker's Redis: pool stats and the results stream.
+	// brokerRDB reads the broker's Redis: pool stats.
 	brokerRDB *redis.Client
+	// queueRDB reads the queue's Redis: the results stream (workers keep
+	// sessions and results with the queue).
+	queueRDB *redis.Client
 	pool      *proxies.RedisBroker
 	insp      *asynq.Inspector
 	client    *asynq.Client
@@ -129,6 +132,7 @@ func (c *cluster) writeConfig() (string, error) {
 func (c *cluster) connect(loaded *tasks.Loaded) {
 	qopt := asynq.RedisClientOpt{Addr: c.queue.addr()}
 	c.insp = asynq.NewInspector(qopt)
+	c.queueRDB = redis.NewClient(&redis.Options{Addr: c.queue.addr()})
 	c.client = asynq.NewClient(qopt)
 	c.brokerRDB = redis.NewClient(&redis.Options{Addr: c.broker.addr()})
 	bcfg := loaded.BrokerConfig()
@@ -193,6 +197,9 @@ func (c *cluster) close() {
 		_ = c.insp.Close()
 		_ = c.client.Close()
 		_ = c.brokerRDB.Close()
+		if c.queueRDB != nil {
+			_ = c.queueRDB.Close()
+		}
 	}
 	if c.tb != nil {
 		c.tb.Close()

@@ -75,7 +75,7 @@ func (c *cluster) streamCounts(ctx context.Context) (map[string]int, int, error)
 	counts, total := map[string]int{}, 0
 	start := "-"
 	for {
-		msgs, err := c.brokerRDB.XRangeN(ctx, results.StreamKey, start, "+", 1000).Result()
+		msgs, err := c.queueRDB.XRangeN(ctx, results.StreamKey, start, "+", 1000).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, 0, fmt.Errorf("read %s: %w", results.StreamKey, err)
 		}
