@@ -23,7 +23,9 @@ func (k keys) known() string { return k.prefix + "known" }
 // token is the fencing token counter.
 func (k keys) token() string { return k.prefix + "token" }
 
-// ready is a ZSET id -> ready-at (ms, Redis clock) of one site and class.
+// ready is a ZSET id -> ready-at (ms, Redis clock) of one site and class,
+// plus the sync marker "#<version>" at -inf while the set is up to date
+// (scripts.go). luaUnsync builds these keys in Lua too: keep them in step.
 func (k keys) ready(site string, c Class) string {
 	return k.prefix + "ready:" + site + ":" + string(c)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,6 +23,11 @@ type RedisBroker struct {
 	k     keys
 	log   *zap.Logger
 	specs specCache
+	// loaded is every spec of the pool at one sync marker; leases of a
+	// ready set with that marker skip reading the spec. loading lets one
+	// lease at a time reload it.
+	loaded  atomic.Pointer[specSet]
+	loading sync.Mutex
 
 	mu   sync.RWMutex
 	sets map[siteClass]*scArgs // pre-built script keys per (site, class)
@@ -102,11 +108,11 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 	if err := checkLeaseArgs(site, class, ttl); err != nil {
 		return nil, err
 	}
-	a := b.argsOf(site, class)
+	a, set := b.argsOf(site, class), b.loaded.Load()
 	args := []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
-		strings.ReplaceAll(holder, "|", "/"), task, a.field, a.site, b.exclusive(), id}
+		strings.ReplaceAll(holder, "|", "/"), task, a.field, a.site, b.exclusive(), set.marker(), id}
 	if id == "" {
-		args = args[:8]
+		args = args[:9]
 	}
 	for range 4 {
 		res, err := b.eval(ctx, s, a.lease, args)
@@ -114,7 +120,7 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 			return nil, fmt.Errorf("lease %s/%s: %w", site, class, err)
 		}
 		if st := res[0].(int64); st != -2 {
-			return b.leaseResult(res, site, class, id, holder, task, a.sc)
+			return b.leaseResult(ctx, res, set, site, class, id, holder, task, a.sc)
 		}
 		if err := b.sync(ctx, site, class); err != nil {
 			return nil, err
@@ -144,10 +150,10 @@ func (b *RedisBroker) exclusive() int64 {
 }
 
 // leaseResult turns a lease script reply into a Lease or an error.
-func (b *RedisBroker) leaseResult(res []any, site string, class Class, id, holder, task string, sc SiteConfig) (*Lease, error) {
+func (b *RedisBroker) leaseResult(ctx context.Context, res []any, set *specSet, site string, class Class, id, holder, task string, sc SiteConfig) (*Lease, error) {
 	switch res[0].(int64) {
 	case 1:
-		return b.newLease(res, site, holder, task, sc)
+		return b.newLease(ctx, res, set, site, holder, task, sc)
 	case 0:
 		until, now := ms(num(res[1])), ms(num(res[2]))
 		return nil, &NotReadyError{Site: site, Class: class, Until: until, Wait: until.Sub(now),
@@ -164,16 +170,85 @@ func (b *RedisBroker) leaseResult(res []any, site string, class Class, id, holde
 	return nil, fmt.Errorf("lease %s/%s: unexpected reply %v", site, class, res[0])
 }
 
-func (b *RedisBroker) newLease(res []any, site, holder, task string, sc SiteConfig) (*Lease, error) {
+func (b *RedisBroker) newLease(ctx context.Context, res []any, set *specSet, site, holder, task string, sc SiteConfig) (*Lease, error) {
 	id, _ := res[1].(string)
-	spec, _ := res[5].(string)
-	p, err := b.specs.get(id, spec)
+	p, err := b.leasedProxy(ctx, res, set)
 	if err != nil {
-		return nil, fmt.Errorf("lease %s: proxy %v: %w", site, res[1], err)
+		return nil, fmt.Errorf("lease %s: proxy %s: %w", site, id, err)
 	}
 	now := ms(num(res[3]))
 	return &Lease{Proxy: p, Site: site, Token: num(res[2]), Holder: holder, Task: task,
 		Expires: ms(num(res[4])), NotBefore: now, MinInterval: sc.MinInterval}, nil
+}
+
+// leasedProxy is the spec of a lease reply's proxy: the reply's spec when
+// the script sent one (set is not of the ready set's marker; then set is
+// reloaded), else set's.
+func (b *RedisBroker) leasedProxy(ctx context.Context, res []any, set *specSet) (Proxy, error) {
+	id, _ := res[1].(string)
+	if len(res) > 6 {
+		spec, _ := res[6].(string)
+		marker, _ := res[5].(string)
+		b.reloadSpecs(ctx, marker)
+		return b.specs.get(id, spec)
+	}
+	if p, ok := set.m[id]; ok {
+		return p, nil
+	}
+	// not in the pool when set was loaded at this marker: cannot happen
+	// unless the pool changed in between; read the spec itself
+	spec, err := b.rdb.HGet(ctx, b.k.proxies(), id).Result()
+	if err != nil {
+		return Proxy{}, fmt.Errorf("read spec: %w", err)
+	}
+	return b.specs.get(id, spec)
+}
+
+// specSet is every proxy spec of the pool at one sync marker
+// ("#<version>"). It is never changed once built.
+type specSet struct {
+	ver string
+	m   map[string]Proxy
+}
+
+// marker is ARGV[9] of the lease scripts: "" when nothing is loaded.
+func (s *specSet) marker() string {
+	if s == nil {
+		return ""
+	}
+	return s.ver
+}
+
+// reloadSpecs loads every spec at once when a lease saw a ready set whose
+// marker is not the loaded one, so the following leases skip the spec.
+// One caller at a time loads; the others go on with their reply's spec.
+// A failed load is only logged: the lease has its spec anyway.
+func (b *RedisBroker) reloadSpecs(ctx context.Context, marker string) {
+	if marker == "" || b.loaded.Load().marker() == marker || !b.loading.TryLock() {
+		return
+	}
+	defer b.loading.Unlock()
+	pipe := b.rdb.TxPipeline()
+	verCmd := pipe.Get(ctx, b.k.version())
+	specCmd := pipe.HGetAll(ctx, b.k.proxies())
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		b.log.Warn("load proxy specs", zap.Error(err))
+		return
+	}
+	ver := verCmd.Val()
+	if ver == "" {
+		ver = "0"
+	}
+	set := &specSet{ver: "#" + ver, m: make(map[string]Proxy, len(specCmd.Val()))}
+	for id, spec := range specCmd.Val() {
+		p, err := b.specs.get(id, spec)
+		if err != nil {
+			b.log.Warn("load proxy specs", zap.String("proxy", id), zap.Error(err))
+			return
+		}
+		set.m[id] = p
+	}
+	b.loaded.Store(set)
 }
 
 // specCache maps proxy IDs to decoded specs, so leases don't re-parse

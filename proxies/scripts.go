@@ -20,17 +20,20 @@ local now = t[1] * 1000 + math.floor(t[2] / 1000) + ARGV[1]
 // spaced after a request sent just before expiry), lease hash entry,
 // exclusive-mode busy entry. Uses the Lease KEYS/ARGV. (The per-holder
 // counter is bumped when the lease ends, in the release script's stats
-// write, which saves a call here.)
+// write, which saves a call here.) ver is the ready set's sync marker
+// ("#<version>"); the spec is read only when the caller's spec cache is
+// not of that version (ARGV[9]), so the hot path skips the HGET.
 // The lease value is "token|expiry|holder|task"; the busy value
 // "token|expiry|site".
 const luaTake = `
-local function take(id)
+local function take(id, ver)
   local tok = redis.call('INCR', KEYS[3])
   local exp = now + ARGV[2]
   redis.call('ZADD', KEYS[1], exp + ARGV[3], id)
   redis.call('HSET', KEYS[2], id, tok .. '|' .. exp .. '|' .. ARGV[4] .. '|' .. ARGV[5])
   if ARGV[8] ~= '0' then redis.call('HSET', KEYS[7], id, tok .. '|' .. exp .. '|' .. ARGV[7]) end
-  return {1, id, tok, now, exp, redis.call('HGET', KEYS[4], id)}
+  if ver == ARGV[9] then return {1, id, tok, now, exp, ver} end
+  return {1, id, tok, now, exp, ver, redis.call('HGET', KEYS[4], id)}
 end
 local function busyUntil(id) -- exclusive mode: live lease on any site
   if ARGV[8] == '0' then return nil end
@@ -42,10 +45,16 @@ local function busyUntil(id) -- exclusive mode: live lease on any site
 end
 `
 
+// A synced ready set holds one sync marker besides its proxies: the member
+// "#<version>" at score -inf (proxy IDs are hex, never "#"). Import and
+// remove delete the markers of every ready set (luaUnsync), sync adds it
+// back. So the lease script learns that its set is fresh from the
+// ZRANGEBYSCORE it runs anyway: the marker is always its first member.
+// The known HASH keeps the synced version too, for LeaseProxy and Stats.
+
 // luaFresh returns {-2} when the ready set (KEYS[1]) was not synced since
 // the last import or remove: those reset every field of the known HASH
-// (KEYS[5]) to "", and a sync sets its field again. One HGET, where
-// comparing with the version key took two calls.
+// (KEYS[5]) to "", and a sync sets its field again. Sets kv to the version.
 const luaFresh = `
 local kv = redis.call('HGET', KEYS[5], ARGV[6])
 if not kv or kv == '' then return {-2} end
@@ -61,36 +70,39 @@ if not kv or kv == '' then return {-2} end
 // ARGV[5] task  ARGV[6] known field  ARGV[7] site
 // ARGV[8] "0" in shared and partitioned mode; in exclusive mode the most ms
 // a proxy leased on another site is pushed back on this one
+// ARGV[9] sync marker the caller's spec cache holds ("" for none)
 //
-// Returns {1, id, token, now, expiry, spec} | {0, first-ready-at, now,
-// exhausted 1/0, leases of the site} | {-1} empty | {-2} ready set out of date: sync and retry.
-var leaseScript = redis.NewScript(luaNow + luaFresh + luaTake + `
+// Returns {1, id, token, now, expiry, marker[, spec]} (spec when the
+// marker is not ARGV[9]) | {0, first-ready-at, now, exhausted 1/0, leases
+// of the site} | {-1} empty | {-2} ready set out of date: sync and retry.
+var leaseScript = redis.NewScript(luaNow + luaTake + `
 for i = 1, 32 do
-  local c = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1)
-  if #c == 0 then break end
-  local b = busyUntil(c[1])
-  if not b then return take(c[1]) end
+  local c = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 2)
+  if string.byte(c[1] or '') ~= 35 then return {-2} end -- no '#' marker
+  if not c[2] then break end
+  local b = busyUntil(c[2])
+  if not b then return take(c[2], c[1]) end
   -- held on another site: look again when it expires, or after the
   -- poll cap, since it may be released earlier
-  redis.call('ZADD', KEYS[1], math.min(b, now + ARGV[8]), c[1])
+  redis.call('ZADD', KEYS[1], math.min(b, now + ARGV[8]), c[2])
 end
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local first = redis.call('ZRANGE', KEYS[1], 1, 1, 'WITHSCORES')
 if #first == 0 then return {-1} end
 local q = redis.call('ZCOUNT', KEYS[6], '(' .. now, '+inf')
 local ex = 0
-if q >= redis.call('ZCARD', KEYS[1]) then ex = 1 end
+if q >= redis.call('ZCARD', KEYS[1]) - 1 then ex = 1 end
 return {0, first[2], now, ex, redis.call('HLEN', KEYS[2])}
 `)
 
 // leaseProxyScript takes one named proxy (sticky resume).
 //
-// KEYS and ARGV[1..8] as leaseScript; ARGV[9] proxy id.
+// KEYS and ARGV[1..9] as leaseScript; ARGV[10] proxy id.
 // Returns as leaseScript, plus {-3} not in the pool for this site and
 // class, {-4} leased by someone, {-5, until} quarantined. A live lease
 // held for the same task (ARGV[5]) is taken over with a new token: its
 // holder died and the task runs again; NotBefore is then now+min_interval.
 var leaseProxyScript = redis.NewScript(luaNow + luaFresh + luaTake + `
-local id = ARGV[9]
+local id = ARGV[10]
 local score = redis.call('ZSCORE', KEYS[1], id)
 if not score then return {-3} end
 local cur = redis.call('HGET', KEYS[2], id)
@@ -110,7 +122,7 @@ end
 local q = tonumber(redis.call('ZSCORE', KEYS[6], id) or '0')
 if q > now then return {-5, q} end
 if tonumber(score) > now and not takeover then return {0, score, now, 0, 0} end
-local r = take(id)
+local r = take(id, '#' .. kv)
 -- the old holder may have sent just now: space the first request (I2)
 if takeover then r[4] = now + ARGV[3] end
 return r
@@ -197,10 +209,18 @@ return {1, now, exp}
 
 // luaUnsync bumps the version (KEYS[3]) and marks every ready set out of
 // date (every field of the known HASH named by the given KEYS index), so
-// each resyncs on its next lease.
+// each resyncs on its next lease: it resets the field to "" and deletes the
+// set's sync marker (score -inf). The ready keys are built from the pool
+// prefix of KEYS[1] ("<prefix>proxies", keys.go), so they share its hash
+// slot.
 const luaUnsync = `
 local function unsync(known)
-  for _, f in ipairs(redis.call('HKEYS', known)) do redis.call('HSET', known, f, '') end
+  local prefix = string.sub(KEYS[1], 1, -8)
+  for _, f in ipairs(redis.call('HKEYS', known)) do
+    redis.call('HSET', known, f, '')
+    local site, class = string.match(f, '^(.*)\t(.*)$')
+    redis.call('ZREMRANGEBYSCORE', prefix .. 'ready:' .. site .. ':' .. class, '-inf', '-inf')
+  end
   return redis.call('INCR', KEYS[3])
 end
 `
@@ -244,8 +264,8 @@ return n
 `)
 
 // syncScript makes one ready set hold exactly the eligible proxies, if the
-// pool version is still the one they were computed from. New proxies are
-// ready at once (score 0).
+// pool version is still the one they were computed from, and marks it
+// fresh (sync marker, known field). New proxies are ready at once (score 0).
 //
 // KEYS[1] ready ZSET  KEYS[2] known HASH  KEYS[3] version
 // KEYS[4] quarantine ZSET
@@ -254,6 +274,9 @@ return n
 var syncScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[3]) or ''
 if v ~= ARGV[1] then return 0 end
+-- a set synced before any import is fresh too (the lease script takes ""
+-- for out of date)
+if v == '' then v = '0' end
 local want = {}
 for i = 3, #ARGV do want[ARGV[i]] = true end
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
@@ -265,9 +288,7 @@ end
 for id, add in pairs(want) do
   if add then redis.call('ZADD', KEYS[1], 0, id) end
 end
--- a set synced before any import is fresh too (the lease script takes ""
--- for out of date)
-if v == '' then v = '0' end
+redis.call('ZADD', KEYS[1], '-inf', '#' .. v)
 redis.call('HSET', KEYS[2], ARGV[2], v)
 return 1
 `)

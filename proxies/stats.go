@@ -76,7 +76,7 @@ func (b *RedisBroker) snapshot(ctx context.Context, known []siteClass) (*snap, e
 	}
 	sort.Slice(s.proxies, func(i, j int) bool { return s.proxies[i].ID < s.proxies[j].ID })
 	for sc, c := range readyCmds {
-		s.ready[sc] = c.Val()
+		s.ready[sc] = withoutMarker(c.Val())
 		s.quar[sc] = zmap(quarCmds[sc].Val())
 	}
 	for site, c := range leaseCmds {
@@ -101,6 +101,15 @@ func holderCounts(stats map[string]string) map[string]map[string]int64 {
 		out[id][h], _ = strconv.ParseInt(v, 10, 64)
 	}
 	return out
+}
+
+// withoutMarker drops a ready set's sync marker ("#<version>" at -inf,
+// see scripts.go), which is no proxy.
+func withoutMarker(zs []redis.Z) []redis.Z {
+	if len(zs) > 0 && strings.HasPrefix(zs[0].Member.(string), "#") {
+		return zs[1:]
+	}
+	return zs
 }
 
 func zmap(zs []redis.Z) map[string]float64 {
