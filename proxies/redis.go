@@ -110,7 +110,7 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 	}
 	a, set := b.argsOf(site, class), b.loaded.Load()
 	args := []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
-		strings.ReplaceAll(holder, "|", "/"), task, a.field, a.site, b.exclusive(), set.marker(), id}
+		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), id}
 	if id == "" {
 		args = args[:9]
 	}
@@ -140,6 +140,10 @@ func checkLeaseArgs(site string, class Class, ttl time.Duration) error {
 	}
 	return nil
 }
+
+// holderArg is a holder as the lease value stores it ("|" separates its
+// fields).
+func holderArg(holder string) string { return strings.ReplaceAll(holder, "|", "/") }
 
 // exclusive is ARGV[8] of the lease scripts.
 func (b *RedisBroker) exclusive() int64 {
@@ -337,7 +341,7 @@ func (b *RedisBroker) Release(ctx context.Context, l *Lease, o Outcome) error {
 	if err != nil {
 		return err
 	}
-	args := []any{b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind), a.minInterval, param}
+	args := []any{b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind), a.minInterval, param, holderArg(l.Holder)}
 	if o.Kind == OutcomeBanned {
 		args = append(args, o.Reason, a.sc.QuarantineBase.Milliseconds(), a.sc.QuarantineCap.Milliseconds(),
 			a.sc.QuarantineFloor.Milliseconds(), b.cfg.Rand())

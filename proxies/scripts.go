@@ -136,18 +136,18 @@ return r
 // KEYS[4] quarantine ZSET  KEYS[5] busy HASH, in exclusive mode only
 // ARGV[1] skew ms  ARGV[2] id  ARGV[3] token  ARGV[4] outcome kind
 // ARGV[5] min_interval ms  ARGV[6] latency ms (ok) | penalty ms (failed) |
-// retry-after ms (rate_limited); for banned only: ARGV[7] ban reason
-// ARGV[8] quarantine base ms  ARGV[9] cap ms  ARGV[10] floor ms
-// ARGV[11] random in [0,1) for the jitter
+// retry-after ms (rate_limited)  ARGV[7] holder as the lease script stored
+// it (the token is the live one only for that lease, so no parsing of the
+// stored value is needed); for banned only: ARGV[8] ban reason
+// ARGV[9] quarantine base ms  ARGV[10] cap ms  ARGV[11] floor ms
+// ARGV[12] random in [0,1) for the jitter
 //
 // Returns {1, ready-at} or {0} when the token is stale (nothing changed).
 var releaseScript = redis.NewScript(luaNow + `
 local id, tok, s = ARGV[2], ARGV[3], KEYS[3]
 local cur = redis.call('HGET', KEYS[2], id)
-if not cur then return {0} end
-local ctok, holder = string.match(cur, '^(%d+)|%d+|([^|]*)|')
-if ctok ~= tok then return {0} end
-local h = id .. '|h|' .. holder
+if not cur or string.sub(cur, 1, #tok + 1) ~= tok .. '|' then return {0} end
+local h = id .. '|h|' .. ARGV[7]
 redis.call('HDEL', KEYS[2], id)
 if KEYS[5] then
   local b = redis.call('HGET', KEYS[5], id)
@@ -176,10 +176,10 @@ elseif kind == 'rate_limited' then
 elseif kind == 'banned' then
   local n = redis.call('HINCRBY', s, id .. '|streak', 1)
   redis.call('HINCRBY', s, id .. '|ban', 1)
-  redis.call('HSET', s, id .. '|lastban', ARGV[7], id .. '|lastbanat', now)
-  local lo = tonumber(ARGV[10])
-  local hi = math.max(lo, math.min(tonumber(ARGV[9]), tonumber(ARGV[8]) * 2 ^ (n - 1)))
-  at = now + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[11])))
+  redis.call('HSET', s, id .. '|lastban', ARGV[8], id .. '|lastbanat', now)
+  local lo = tonumber(ARGV[11])
+  local hi = math.max(lo, math.min(tonumber(ARGV[10]), tonumber(ARGV[9]) * 2 ^ (n - 1)))
+  at = now + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[12])))
   redis.call('ZADD', KEYS[4], at, id)
 end
 redis.call('ZADD', KEYS[1], 'XX', at, id)
