@@ -71,7 +71,6 @@ func searchURL(base string, page int) string {
 	return base + testbed.WBSearchPath + "?" + url.Values{"query": {""}, "page": {strconv.Itoa(page)}}.Encode()
 }
 
-
 func siteEntries(tb *testbed.Testbed, site string) []testbed.Entry {
 	var out []testbed.Entry
 	for _, e := range tb.Log.Entries() {

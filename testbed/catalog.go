@@ -105,9 +105,9 @@ func newProduct(site, id string, rng *rand.Rand) *Product {
 		Price:    price,
 		OldPrice: price * (100 + rng.Int64N(150)) / 100 / 100 * 100,
 		Seller:   sellerNames[seller], SellerID: 100_000 + seller*7919,
-		Rating:   float64(30+rng.IntN(21)) / 10,
-		Reviews:  rng.IntN(50_000),
-		Slug:     slug(title), Category: g.avitoCategory,
+		Rating:  float64(30+rng.IntN(21)) / 10,
+		Reviews: rng.IntN(50_000),
+		Slug:    slug(title), Category: g.avitoCategory,
 		Location: avitoLocations[rng.IntN(len(avitoLocations))],
 	}
 	p.URL = productPath(p)

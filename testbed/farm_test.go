@@ -317,4 +317,3 @@ func TestFarmStopsWithContext(t *testing.T) {
 		t.Errorf("dial after stop: %v, want connection refused", err)
 	}
 }
-

@@ -63,7 +63,6 @@ func writeProxyAuthRequired(c net.Conn) {
 		"Content-Length: 0\r\nConnection: close\r\n\r\n")
 }
 
-
 // forward sends an absolute-form request on and copies the answer back;
 // false when the client connection should close.
 func (n *farmNode) forward(c net.Conn, req *http.Request) bool {

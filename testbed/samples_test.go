@@ -152,4 +152,3 @@ func checkList(t *testing.T, got []scraped, products []Product, fields string) {
 		t.Errorf("extracted (-want +got):\n%s", diff)
 	}
 }
-

@@ -31,17 +31,17 @@ type pages interface {
 
 // Site is one running simulated site.
 type Site struct {
-	name  string
-	rules SiteRules
+	name   string
+	rules  SiteRules
 	pages  pages
 	routes http.Handler
-	guard *guard
-	log   *Log
-	now   func() time.Time
-	zl    *zap.Logger
-	srv   *http.Server
-	ln    net.Listener
-	done  chan struct{}
+	guard  *guard
+	log    *Log
+	now    func() time.Time
+	zl     *zap.Logger
+	srv    *http.Server
+	ln     net.Listener
+	done   chan struct{}
 }
 
 // siteDeps is what every site shares.

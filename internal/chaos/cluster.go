@@ -37,9 +37,9 @@ type cluster struct {
 	// queueRDB reads the queue's Redis: the results stream (workers keep
 	// sessions and results with the queue).
 	queueRDB *redis.Client
-	pool      *proxies.RedisBroker
-	insp      *asynq.Inspector
-	client    *asynq.Client
+	pool     *proxies.RedisBroker
+	insp     *asynq.Inspector
+	client   *asynq.Client
 }
 
 // intervalMargin is how much slower than the testbed's rule the workers
