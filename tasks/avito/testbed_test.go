@@ -19,25 +19,7 @@ func TestTestbedSearchAndItem(t *testing.T) {
 	tb := sitetest.Testbed(t)
 	s := sitetest.SiteOn(t, tb, "avito")
 	q := sitetest.Query(tb, "avito")
-	var got []item.Item
-	var follow []site.Target
-	for p := 1; ; p++ {
-		u, err := s.URL("search", site.Request{Query: q, Location: "moskva", Page: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		page, err := s.Parse("search", sitetest.Get(t, u), u, at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, follow = append(got, page.Items...), append(follow, page.Follow...)
-		if !page.Next {
-			break
-		}
-		if p > 100 {
-			t.Fatal("Next never false")
-		}
-	}
+	got, follow := sitetest.WalkSearch(t, s, site.Request{Query: q, Location: "moskva"})
 	matches := tb.Catalog.Matches("avito", q)
 	if len(matches) <= testbed.PageSizes["avito"] {
 		t.Fatalf("query %q has %d matches: not several pages", q, len(matches))

@@ -18,25 +18,7 @@ func TestTestbedSearchAndCards(t *testing.T) {
 	tb := sitetest.Testbed(t)
 	s := sitetest.SiteOn(t, tb, "ozon")
 	q := sitetest.Query(tb, "ozon")
-	var got []item.Item
-	var follow []site.Target
-	for p := 1; ; p++ {
-		u, err := s.URL("search", site.Request{Query: q, Page: p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		page, err := s.Parse("search", sitetest.Get(t, u), u, at)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, follow = append(got, page.Items...), append(follow, page.Follow...)
-		if !page.Next {
-			break
-		}
-		if p > 50 {
-			t.Fatal("Next never false")
-		}
-	}
+	got, follow := sitetest.WalkSearch(t, s, site.Request{Query: q})
 	want := wantItems(s, tb.Catalog.Matches("ozon", q), false)
 	if len(want) <= testbed.PageSizes["ozon"] {
 		t.Fatalf("query %q has %d matches: not several pages", q, len(want))

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"crawlq/tasks/item"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
 )
@@ -52,4 +53,29 @@ func Old(p testbed.Product) int64 {
 // the first word of the first product's title.
 func Query(tb *testbed.Testbed, site string) string {
 	return strings.Fields(tb.Catalog.Products(site)[0].Title)[0]
+}
+
+// WalkSearch fetches every search page of req from the testbed, from page
+// 1 until a page says there is no next one, and returns all items and
+// follow targets in order. It fails after 100 pages.
+func WalkSearch(t testing.TB, s *site.Site, req site.Request) ([]item.Item, []site.Target) {
+	t.Helper()
+	var items []item.Item
+	var follow []site.Target
+	for req.Page = 1; req.Page <= 100; req.Page++ {
+		u, err := s.URL("search", req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := s.Parse("search", Get(t, u), u, FetchedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, follow = append(items, page.Items...), append(follow, page.Follow...)
+		if !page.Next {
+			return items, follow
+		}
+	}
+	t.Fatal("the testbed search never said it had no next page")
+	return nil, nil
 }
