@@ -130,17 +130,7 @@ func findQuery(c *testbed.Catalog, siteName string, lo, hi int) string {
 // and the sites saw no I1/I2 violation.
 func TestCrawlEndToEnd(t *testing.T) {
 	ctx := context.Background()
-	rdb := testredis.Client(t, testredis.DBTasks)
-	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 12, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	reg, err := testbedRegistry(tb.Sites())
-	if err != nil {
-		t.Fatal(err)
-	}
-	importFarm(t, rdb, tb, reg)
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 12, Seed: 3})
 	queries := map[string]string{}
 	var jobs []tasks.Job
 	for _, name := range testbed.SiteNames {
@@ -176,6 +166,24 @@ func TestCrawlEndToEnd(t *testing.T) {
 	if r := tb.Check(); !r.OK() {
 		t.Errorf("testbed saw I1 %d, I2 %d violations: %v", r.I1Violations, r.I2Violations, r.Details)
 	}
+}
+
+// crawlWorld starts a testbed (closed after the test), points a registry
+// at it and imports its farm into the broker on the flushed tasks DB.
+func crawlWorld(t *testing.T, cfg testbed.Config) (*redis.Client, *testbed.Testbed, *site.Registry) {
+	t.Helper()
+	rdb := testredis.Client(t, testredis.DBTasks)
+	tb, err := testbed.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tb.Close)
+	reg, err := testbedRegistry(tb.Sites())
+	if err != nil {
+		t.Fatal(err)
+	}
+	importFarm(t, rdb, tb, reg)
+	return rdb, tb, reg
 }
 
 func importFarm(t *testing.T, rdb *redis.Client, tb *testbed.Testbed, reg *site.Registry) {

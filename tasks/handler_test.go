@@ -56,13 +56,7 @@ func waitTask(t *testing.T, insp *asynq.Inspector, queue, id string, state asynq
 // TestInvalidPayloadIsArchivedAtOnce: a payload that fails validation in
 // the worker is archived after one attempt with the reason, not retried.
 func TestInvalidPayloadIsArchivedAtOnce(t *testing.T) {
-	testredis.Client(t, testredis.DBTasks)
-	tb, err := testbed.Start(context.Background(), testbed.Config{Proxies: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	reg, _ := testbedRegistry(tb.Sites())
+	_, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2})
 	runWorker(t, tb, reg)
 	c := asynq.NewClient(asynqOpt(t))
 	defer c.Close()
@@ -196,15 +190,8 @@ func TestPanicBecomesError(t *testing.T) {
 // TestPageFetchJob: a generic page job with user selectors crawls a page
 // crawlq has no parser for (the testbed's Avito SERP read as a plain page).
 func TestPageFetchJob(t *testing.T) {
-	rdb := testredis.Client(t, testredis.DBTasks)
 	ctx := context.Background()
-	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 2, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	reg, _ := testbedRegistry(tb.Sites())
-	importFarm(t, rdb, tb, reg)
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 5})
 	runWorker(t, tb, reg)
 	c := asynq.NewClient(asynqOpt(t))
 	defer c.Close()

@@ -10,7 +10,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/tasks/results"
@@ -23,17 +22,7 @@ import (
 // back to the queue (not lost) and no proxy stays leased.
 func TestSIGTERMHandsBackJobsAndReleasesLeases(t *testing.T) {
 	ctx := context.Background()
-	rdb := testredis.Client(t, testredis.DBTasks)
-	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 2, Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	reg, err := testbedRegistry(tb.Sites())
-	if err != nil {
-		t.Fatal(err)
-	}
-	importFarm(t, rdb, tb, reg)
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 9})
 	// 20 Avito pages at one request per second per proxy: far longer than
 	// the worker's 2 s shutdown timeout.
 	q := biggestQuery(tb.Catalog, "avito")

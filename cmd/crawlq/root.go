@@ -76,8 +76,3 @@ func (a *app) logger() (*zap.Logger, error) {
 	cfg.DisableStacktrace = true
 	return cfg.Build()
 }
-
-// openURL opens another Redis than --redis (e.g. --broker-redis).
-func openURL(ctx context.Context, raw string) (*redisx.Conn, error) {
-	return redisx.Open(ctx, raw)
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"crawlq/internal/redisx"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/web"
@@ -70,7 +71,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	defer qconn.Close()
 	bconn := qconn
 	if f.brokerRedis != "" {
-		if bconn, err = openURL(ctx, f.brokerRedis); err != nil {
+		if bconn, err = redisx.Open(ctx, f.brokerRedis); err != nil {
 			return err
 		}
 		defer bconn.Close()
