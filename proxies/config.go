@@ -91,6 +91,12 @@ type Config struct {
 	// Rand returns a number in [0,1) for the quarantine jitter. Default
 	// math/rand/v2.Float64.
 	Rand func() float64
+	// Pipelines caps the round trips the broker's lease, release and
+	// extend scripts have in flight at once: concurrent calls beyond it
+	// wait and share the next round trip (one pipeline, each script still
+	// alone and atomic in Redis). Default 4; -1 sends each script on its
+	// own round trip.
+	Pipelines int
 }
 
 // ConfigError is a bad configuration value.
@@ -113,6 +119,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Float64
+	}
+	if c.Pipelines == 0 {
+		c.Pipelines = defaultFlights
 	}
 	c.Default = c.Default.fill(SiteConfig{
 		MinInterval: DefaultMinInterval, QuarantineBase: DefaultQuarantineBase,

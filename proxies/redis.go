@@ -19,6 +19,7 @@ import (
 // Lua script on Redis's clock, so any number of servers share one truth.
 type RedisBroker struct {
 	rdb   redis.UniversalClient
+	batch *batcher // nil: every script on its own round trip
 	cfg   Config
 	k     keys
 	log   *zap.Logger
@@ -38,8 +39,12 @@ var _ Broker = (*RedisBroker)(nil)
 // NewRedisBroker returns a broker on rdb; see Config for the defaults.
 func NewRedisBroker(rdb redis.UniversalClient, cfg Config) *RedisBroker {
 	cfg = cfg.withDefaults()
-	return &RedisBroker{rdb: rdb, cfg: cfg, k: newKeys(cfg.Pool), log: cfg.Logger,
+	b := &RedisBroker{rdb: rdb, cfg: cfg, k: newKeys(cfg.Pool), log: cfg.Logger,
 		specs: specCache{m: map[string]cachedSpec{}}, sets: map[siteClass]*scArgs{}}
+	if cfg.Pipelines > 0 {
+		b.batch = newBatcher(rdb, cfg.Pipelines)
+	}
+	return b
 }
 
 // Config returns the broker's configuration with defaults filled in.
@@ -302,7 +307,7 @@ func (b *RedisBroker) eval(ctx context.Context, s *redis.Script, keys, args []an
 	for try := 0; ; try++ {
 		cmd := redis.NewSliceCmd(ctx, cmdArgs...)
 		cmd.SetFirstKeyPos(3)
-		_ = b.rdb.Process(ctx, cmd)
+		b.process(ctx, cmd)
 		res, err := cmd.Result()
 		if try > 0 || !redis.HasErrorPrefix(err, "NOSCRIPT") {
 			return res, err
@@ -311,6 +316,15 @@ func (b *RedisBroker) eval(ctx context.Context, s *redis.Script, keys, args []an
 			return nil, err
 		}
 	}
+}
+
+// process sends cmd through the batcher, or alone without one.
+func (b *RedisBroker) process(ctx context.Context, cmd redis.Cmder) {
+	if b.batch != nil {
+		_ = b.batch.process(ctx, cmd)
+		return
+	}
+	_ = b.rdb.Process(ctx, cmd)
 }
 
 // Extend pushes the lease's expiry to now+ttl (and its proxy's ready-at to

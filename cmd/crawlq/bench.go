@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,7 +20,16 @@ func registerBench(f func(*app) *cobra.Command) { benches = append(benches, f) }
 func init() {
 	registerBench(benchBrokerCmd)
 	register(func(a *app) *cobra.Command {
-		cmd := &cobra.Command{Use: "bench", Short: "Benchmarks against the configured Redis"}
+		var profile string
+		var stopProfile func() error
+		cmd := &cobra.Command{Use: "bench", Short: "Benchmarks against the configured Redis",
+			PersistentPreRunE: func(*cobra.Command, []string) (err error) {
+				stopProfile, err = startCPUProfile(profile)
+				return err
+			},
+			PersistentPostRunE: func(*cobra.Command, []string) error { return stopProfile() },
+		}
+		cmd.PersistentFlags().StringVar(&profile, "cpuprofile", "", "write a Go CPU profile of this process to FILE (go tool pprof FILE)")
 		for _, f := range benches {
 			cmd.AddCommand(f(a))
 		}
@@ -56,6 +67,7 @@ func benchBrokerCmd(a *app) *cobra.Command {
 	cmd.Flags().IntVar(&o.Proxies, "proxies", 10000, "proxies in the benchmark pool")
 	cmd.Flags().IntVar(&o.Workers, "workers", 64, "concurrent goroutines per phase")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 3*time.Second, "duration of each phase")
+	cmd.Flags().IntVar(&o.Pipelines, "pipelines", 0, "crawlq broker's round trips in flight at once, concurrent scripts sharing them (default 4; -1: one round trip per script, as the naive broker and the floor)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }
@@ -69,4 +81,24 @@ func ratio(a, b bench.Rate) float64 {
 
 func writeJSONLine(cmd *cobra.Command, v any) error {
 	return jsonLine(cmd.OutOrStdout(), v)
+}
+
+// startCPUProfile starts a CPU profile into path ("" for none) and returns
+// what stops it and closes the file.
+func startCPUProfile(path string) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }

@@ -22,6 +22,10 @@ type BrokerOptions struct {
 	Workers int
 	// Duration of every phase. Default 3s.
 	Duration time.Duration
+	// Pipelines is crawlq's proxies.Config.Pipelines: 0 the broker's
+	// default (concurrent scripts share round trips), -1 one round trip
+	// per script.
+	Pipelines int
 }
 
 // Rate is one phase's throughput.
@@ -88,7 +92,7 @@ func RunBroker(ctx context.Context, rdb *redis.Client, o BrokerOptions) (*Broker
 	}
 	ps := benchProxies(o.Proxies)
 	tr := &tracker{}
-	crawlq, err := crawlqCycle(ctx, c, ps, tr)
+	crawlq, err := crawlqCycle(ctx, c, ps, tr, o.Pipelines)
 	if err != nil {
 		return nil, fmt.Errorf("crawlq setup: %w", err)
 	}
@@ -137,8 +141,9 @@ func benchProxies(n int) []proxies.Proxy {
 
 // crawlqCycle imports ps into crawlq's broker, syncs its ready set and
 // returns its cycle.
-func crawlqCycle(ctx context.Context, c *redis.Client, ps []proxies.Proxy, tr *tracker) (cycleFunc, error) {
-	b := proxies.NewRedisBroker(c, proxies.Config{Pool: benchPool, Default: proxies.SiteConfig{MinInterval: proxies.NoMinInterval}})
+func crawlqCycle(ctx context.Context, c *redis.Client, ps []proxies.Proxy, tr *tracker, pipelines int) (cycleFunc, error) {
+	b := proxies.NewRedisBroker(c, proxies.Config{Pool: benchPool, Pipelines: pipelines,
+		Default: proxies.SiteConfig{MinInterval: proxies.NoMinInterval}})
 	if _, err := b.Import(ctx, ps, proxies.ImportOptions{}); err != nil {
 		return nil, err
 	}
@@ -157,7 +162,8 @@ func crawlqCycle(ctx context.Context, c *redis.Client, ps []proxies.Proxy, tr *t
 		if err != nil {
 			return false, err
 		}
-		tr.hold(l.Proxy.ID)
+		tr.take(l.Proxy.ID)
+		tr.give(l.Proxy.ID)
 		return true, b.Release(ctx, l, proxies.OK(time.Millisecond))
 	}, nil
 }
@@ -177,7 +183,8 @@ func naiveCycle(ctx context.Context, c *redis.Client, ps []proxies.Proxy, tr *tr
 		if err != nil || p == "" {
 			return false, err
 		}
-		tr.hold(p)
+		tr.take(p)
+		tr.give(p)
 		return true, nb.Release(ctx, p)
 	}, nil
 }
@@ -269,20 +276,28 @@ func (r *Rate) done() Rate {
 }
 
 // tracker counts overlapping leases of one (proxy, site) in this process.
+// A cycle takes the proxy after its lease returned and gives it back before
+// it sends the release, so the tracked span lies inside the span the broker
+// holds the lease: a second take of a key not yet given back is a lease the
+// broker granted twice.
 type tracker struct {
 	live    sync.Map // key -> *atomic.Int32
 	doubles atomic.Int64
 }
 
-// hold marks key leased and unmarks it again; the caller releases the lease
-// after hold returns, so another holder marking it meanwhile is a double.
-func (t *tracker) hold(key string) {
+// take marks key held; a key already held counts as a double lease.
+func (t *tracker) take(key string) {
 	v, _ := t.live.LoadOrStore(key, new(atomic.Int32))
-	n := v.(*atomic.Int32)
-	if n.Add(1) > 1 {
+	if v.(*atomic.Int32).Add(1) > 1 {
 		t.doubles.Add(1)
 	}
-	n.Add(-1)
+}
+
+// give unmarks key.
+func (t *tracker) give(key string) {
+	if v, ok := t.live.Load(key); ok {
+		v.(*atomic.Int32).Add(-1)
+	}
 }
 
 // cleanup deletes every benchmark key.

@@ -1,0 +1,154 @@
+package proxies
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// batcher lets the scripts of concurrent callers in one process share round
+// trips to Redis, as auto-pipelining clients do: a caller queues its
+// command; while fewer than maxFlights pipelines are in flight it sends the
+// queue itself, else it waits and the next pipeline carries it. Every
+// script still runs alone and atomically in Redis; what is shared is the
+// socket read and write, which on a busy Redis cost more than the scripts
+// (measured: a PING costs Redis some 18µs of syscalls on this 2-core box,
+// the lease script 14µs). A lone caller pays nothing: it finds no flight
+// and sends at once.
+//
+// A queued command is sent even if its caller's context ends meanwhile
+// (the caller still waits for it): a lease asked for is never half-known.
+// The client's read and write timeouts bound every flight.
+type batcher struct {
+	rdb        redis.UniversalClient
+	maxFlights int
+	maxBatch   int
+
+	mu      sync.Mutex
+	queue   []*batchCall
+	flights int
+}
+
+// batchCall is one queued command. done is closed when the command has
+// its result; lead (capacity 1) gets the token of a flight: its caller
+// sends batches until its own command is done.
+type batchCall struct {
+	cmd     redis.Cmder
+	done    chan struct{}
+	lead    chan struct{}
+	leading bool // was given a flight token (under batcher.mu)
+}
+
+// Default limits: a few flights in flight keep the client preparing one
+// pipeline while Redis runs another; batches are capped so one slow reply
+// delays few callers.
+const (
+	defaultFlights  = 4
+	defaultMaxBatch = 64
+)
+
+func newBatcher(rdb redis.UniversalClient, flights int) *batcher {
+	return &batcher{rdb: rdb, maxFlights: flights, maxBatch: defaultMaxBatch}
+}
+
+// process runs cmd, alone or in a shared pipeline, and returns its error.
+//
+// The flights are tokens: b.flights of them exist, each held by a flying
+// caller or waiting in a queued caller's lead channel. A flight ends by
+// passing its token to the first queued caller without one, or, with no
+// such caller, by dropping it; so while anything is queued some token's
+// holder will send it.
+func (b *batcher) process(ctx context.Context, cmd redis.Cmder) error {
+	if err := ctx.Err(); err != nil {
+		cmd.SetErr(err)
+		return err
+	}
+	c := &batchCall{cmd: cmd, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	b.mu.Lock()
+	b.queue = append(b.queue, c)
+	if b.flights < b.maxFlights {
+		b.flights++
+		b.give(c)
+	}
+	b.mu.Unlock()
+	for {
+		select {
+		case <-c.lead:
+			b.fly(ctx, c)
+		case <-c.done:
+			// a token given while c was queued is sent before c is done
+			select {
+			case <-c.lead:
+				b.mu.Lock()
+				b.pass()
+				b.mu.Unlock()
+			default:
+			}
+			return cmd.Err()
+		}
+	}
+}
+
+// give hands c a flight token. Under b.mu.
+func (b *batcher) give(c *batchCall) {
+	c.leading = true
+	c.lead <- struct{}{}
+}
+
+// pass gives the token of an ending flight to the first queued caller
+// without one, or drops it. Under b.mu.
+func (b *batcher) pass() {
+	for _, q := range b.queue {
+		if !q.leading {
+			b.give(q)
+			return
+		}
+	}
+	b.flights--
+}
+
+// fly sends batches from the head of the queue until own is done or the
+// queue is empty (own then rides in another flight), then passes the token.
+func (b *batcher) fly(ctx context.Context, own *batchCall) {
+	ctx = context.WithoutCancel(ctx) // the batch carries other callers' commands
+	for {
+		b.mu.Lock()
+		n := min(len(b.queue), b.maxBatch)
+		if n == 0 {
+			b.pass()
+			b.mu.Unlock()
+			return
+		}
+		batch := make([]*batchCall, n)
+		copy(batch, b.queue)
+		b.queue = b.queue[n:]
+		b.mu.Unlock()
+		b.send(ctx, batch)
+		for _, c := range batch {
+			close(c.done)
+		}
+		select {
+		case <-own.done:
+			b.mu.Lock()
+			b.pass()
+			b.mu.Unlock()
+			return
+		default:
+		}
+	}
+}
+
+// send runs batch: one command as is, more in one pipeline. Each command
+// gets its own result or error.
+func (b *batcher) send(ctx context.Context, batch []*batchCall) {
+	if len(batch) == 1 {
+		_ = b.rdb.Process(ctx, batch[0].cmd)
+		return
+	}
+	pipe := b.rdb.Pipeline()
+	for _, c := range batch {
+		_ = pipe.Process(ctx, c.cmd)
+	}
+	_, _ = pipe.Exec(ctx)
+}
