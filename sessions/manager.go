@@ -82,14 +82,58 @@ func (m *Manager) Open(ctx context.Context, task, site string, class proxies.Cla
 	if err != nil {
 		return nil, err
 	}
+	return m.open(ctx, rec, task, site, class, false)
+}
+
+// Redis is the client session records are stored with.
+func (m *Manager) Redis() redis.UniversalClient { return m.cfg.Redis }
+
+// Stored is a task's session record read queued in a caller's pipeline,
+// so it shares a round trip with the caller's own reads.
+type Stored struct {
+	task string
+	cmd  *redis.StringCmd
+}
+
+// Preload queues the read of task's stored session in p; after p runs,
+// OpenStored opens from it.
+func (m *Manager) Preload(ctx context.Context, p redis.Pipeliner, task string) *Stored {
+	return &Stored{task: task, cmd: p.Get(ctx, sessionKey(task))}
+}
+
+// OpenStored opens task's session as Open does, from a Preload (nil: it
+// reads the record itself), for a caller that stores the session with its
+// own writes: the session never writes its record on a response; the
+// caller queues it with StoreIn in the transaction that saves what the
+// response gave (a job's items and progress), so both land or neither.
+// Close and Finish still store or drop the record themselves.
+func (m *Manager) OpenStored(ctx context.Context, st *Stored, task, site string, class proxies.Class) (*Session, error) {
+	var rec *record
+	var err error
+	if st != nil && st.task == task {
+		rec, err = decodeRecord(task, st.cmd)
+	} else {
+		rec, err = m.store.load(ctx, task)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m.open(ctx, rec, task, site, class, true)
+}
+
+func (m *Manager) open(ctx context.Context, rec *record, task, site string, class proxies.Class, callerStores bool) (*Session, error) {
 	if rec != nil && rec.Site == site {
-		s, err := m.resume(ctx, rec)
+		s, err := m.resume(ctx, rec, callerStores)
 		if err == nil || !canStartFresh(err) {
 			return s, err
 		}
 		m.cfg.Logger.Info("session starts fresh", zap.String("task", task), zap.String("site", site), zap.Error(err))
 	}
-	return m.fresh(ctx, task, site, class)
+	s, err := m.fresh(ctx, task, site, class, callerStores)
+	if s != nil && rec != nil {
+		s.stored = true // the old record is still there: Finish drops it
+	}
+	return s, err
 }
 
 // canStartFresh says whether a failed resume may fall back to a new proxy.
@@ -98,17 +142,17 @@ func canStartFresh(err error) bool {
 		errors.Is(err, proxies.ErrUnknownProxy) || errors.Is(err, proxies.ErrStaleLease)
 }
 
-func (m *Manager) resume(ctx context.Context, rec *record) (*Session, error) {
+func (m *Manager) resume(ctx context.Context, rec *record, callerStores bool) (*Session, error) {
 	l, err := m.cfg.Broker.LeaseProxy(ctx, rec.Site, rec.ProxyID, m.cfg.Holder, rec.Task, m.cfg.LeaseTTL)
 	if err != nil {
 		return nil, err
 	}
 	rec.Attempts++
 	rec.Holder = m.cfg.Holder
-	return m.start(ctx, rec, l, true)
+	return m.start(ctx, rec, l, true, callerStores)
 }
 
-func (m *Manager) fresh(ctx context.Context, task, site string, class proxies.Class) (*Session, error) {
+func (m *Manager) fresh(ctx context.Context, task, site string, class proxies.Class, callerStores bool) (*Session, error) {
 	wctx, cancel := context.WithTimeout(ctx, m.cfg.MaxLeaseWait)
 	defer cancel()
 	l, err := m.cfg.Broker.LeaseWait(wctx, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL)
@@ -117,14 +161,22 @@ func (m *Manager) fresh(ctx context.Context, task, site string, class proxies.Cl
 	}
 	rec := &record{Task: task, Site: site, Class: class, ProxyID: l.Proxy.ID,
 		Profile: task + "|" + l.Proxy.ID, Created: time.Now(), Holder: m.cfg.Holder, Attempts: 1}
-	return m.start(ctx, rec, l, false)
+	return m.start(ctx, rec, l, false, callerStores)
 }
 
-func (m *Manager) start(ctx context.Context, rec *record, l *proxies.Lease, resumed bool) (*Session, error) {
+// start stores the session at once, so a retry after a crash resumes its
+// proxy (taking over the dead holder's lease), unless the caller stores
+// it: then it is stored with the first response's results, and a crash
+// before those leaves the proxy leased until the lease's TTL.
+func (m *Manager) start(ctx context.Context, rec *record, l *proxies.Lease, resumed, callerStores bool) (*Session, error) {
 	s := newSession(m, rec, l, resumed)
-	if err := m.store.save(ctx, rec); err != nil {
-		_ = m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral())
-		return nil, err
+	s.callerStores, s.stored = callerStores, resumed
+	if !callerStores {
+		if err := m.store.save(ctx, rec); err != nil {
+			_ = m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral())
+			return nil, err
+		}
+		s.stored = true
 	}
 	s.keepAlive()
 	return s, nil

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"crawlq/detect"
@@ -44,8 +45,12 @@ type Session struct {
 	jar     *jar
 	profile fetcher.Profile
 	resumed bool
+	// callerStores: the record is written by the caller (StoreIn), not on
+	// each response. stored: a record of this session is in Redis.
+	callerStores bool
 
 	mu       sync.Mutex
+	stored   bool
 	lease    *proxies.Lease
 	lastDone time.Time // local time the last response completed
 	earliest time.Time // local time of the lease's NotBefore
@@ -158,7 +163,30 @@ func (s *Session) Record(ctx context.Context, v detect.Verdict, latency time.Dur
 	case retire:
 		return Retired, s.end(ctx, Outcome(v, latency), true)
 	}
+	if s.callerStores {
+		return Continue, nil
+	}
 	return Continue, s.save(ctx)
+}
+
+// StoreIn queues in p, the caller's transaction, the write of the session
+// record (cookies, usage, score) or, when done, its deletion: a session
+// opened by OpenStored is stored this way with what its response gave. The
+// caller runs p; Finish after a done StoreIn only releases the proxy.
+func (s *Session) StoreIn(ctx context.Context, p redis.Pipeliner, done bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if done {
+		if s.stored {
+			p.Del(ctx, sessionKey(s.rec.Task))
+		}
+		s.stored = false
+		return nil
+	}
+	s.rec.Cookies = s.jar.snapshot()
+	rec := *s.rec
+	s.stored = true
+	return s.m.store.saveIn(ctx, p, &rec)
 }
 
 // note applies the verdict to the health counters and says what follows.
@@ -178,6 +206,7 @@ func (s *Session) save(ctx context.Context) error {
 	s.mu.Lock()
 	s.rec.Cookies = s.jar.snapshot()
 	rec := *s.rec
+	s.stored = true
 	s.mu.Unlock()
 	return s.m.store.save(ctx, &rec)
 }
@@ -203,7 +232,9 @@ func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
 	ctx = context.WithoutCancel(ctx) // release even when the job was cancelled
 	var err error
 	if drop {
-		err = s.m.store.drop(ctx, s.rec.Task)
+		if s.isStored() {
+			err = s.m.store.drop(ctx, s.rec.Task)
+		}
 	} else {
 		err = s.save(ctx)
 	}
@@ -212,6 +243,14 @@ func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
 		err = errors.Join(err, rerr)
 	}
 	return err
+}
+
+// isStored says whether a record of the session may be in Redis. Only a
+// session whose caller stores it knows it is not.
+func (s *Session) isStored() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stored || !s.callerStores
 }
 
 func (s *Session) markClosed() bool {

@@ -34,7 +34,12 @@ type store struct {
 }
 
 func (s store) load(ctx context.Context, task string) (*record, error) {
-	raw, err := s.rdb.Get(ctx, sessionKey(task)).Bytes()
+	return decodeRecord(task, s.rdb.Get(ctx, sessionKey(task)))
+}
+
+// decodeRecord reads a GET of a session record: nil when there is none.
+func decodeRecord(task string, cmd *redis.StringCmd) (*record, error) {
+	raw, err := cmd.Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -49,11 +54,16 @@ func (s store) load(ctx context.Context, task string) (*record, error) {
 }
 
 func (s store) save(ctx context.Context, r *record) error {
+	return s.saveIn(ctx, s.rdb, r)
+}
+
+// saveIn writes r through c: the client, or a caller's transaction.
+func (s store) saveIn(ctx context.Context, c redis.Cmdable, r *record) error {
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode session %s: %w", r.Task, err)
 	}
-	if err := s.rdb.Set(ctx, sessionKey(r.Task), raw, s.ttl).Err(); err != nil {
+	if err := c.Set(ctx, sessionKey(r.Task), raw, s.ttl).Err(); err != nil {
 		return fmt.Errorf("save session %s: %w", r.Task, err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"crawlq/detect"
@@ -44,6 +45,9 @@ type HandlerConfig struct {
 type Handler struct {
 	cfg    HandlerConfig
 	detect *detect.Detector
+	// shared: the sink and the sessions write to one Redis, so a job's
+	// session record rides in its reads and result transactions.
+	shared bool
 }
 
 var _ asynq.Handler = (*Handler)(nil)
@@ -56,7 +60,8 @@ func NewHandler(cfg HandlerConfig) *Handler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Handler{cfg: cfg, detect: detect.New(cfg.Rules)}
+	shared := cfg.Sessions != nil && cfg.Sink != nil && cfg.Sessions.Redis() == cfg.Sink.Redis()
+	return &Handler{cfg: cfg, detect: detect.New(cfg.Rules), shared: shared}
 }
 
 // NewMux routes every task type to h. A task of any other type is
@@ -130,12 +135,15 @@ type run struct {
 	task string
 	det  *detect.Detector
 	sess *sessions.Session
-	sum  Summary
+	// stored is the session record read with the progress, for the first
+	// open (shared Redis only).
+	stored *sessions.Stored
+	sum    Summary
 	log  *zap.Logger
 }
 
 func (r *run) crawl(ctx context.Context) error {
-	prog, err := r.h.cfg.Sink.Progress(ctx, r.task)
+	prog, err := r.progress(ctx)
 	if err != nil {
 		return err
 	}
@@ -151,6 +159,25 @@ func (r *run) crawl(ctx context.Context) error {
 		}
 	}
 	return r.close(ctx, proxies.OK(0))
+}
+
+// progress reads how far earlier attempts got and, on a shared Redis, the
+// stored session in the same round trip.
+func (r *run) progress(ctx context.Context) (results.Progress, error) {
+	sink := r.h.cfg.Sink
+	if !r.h.shared {
+		return sink.Progress(ctx, r.task)
+	}
+	var prog func() (results.Progress, error)
+	_, err := sink.Redis().Pipelined(ctx, func(p redis.Pipeliner) error {
+		prog = sink.ProgressIn(ctx, p, r.task)
+		r.stored = r.h.cfg.Sessions.Preload(ctx, p, r.task)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) { // Nil: no stored session
+		return results.Progress{}, fmt.Errorf("read progress of %s: %w", r.task, err)
+	}
+	return prog()
 }
 
 // close ends the session, if one is open, dropping its stored record.
@@ -177,7 +204,14 @@ func (r *run) session(ctx context.Context) error {
 	if r.sess != nil {
 		return nil
 	}
-	s, err := r.h.cfg.Sessions.Open(ctx, r.task, r.job.Site, r.job.Class)
+	var s *sessions.Session
+	var err error
+	if r.h.shared {
+		s, err = r.h.cfg.Sessions.OpenStored(ctx, r.stored, r.task, r.job.Site, r.job.Class)
+		r.stored = nil
+	} else {
+		s, err = r.h.cfg.Sessions.Open(ctx, r.task, r.job.Site, r.job.Class)
+	}
 	var nr *proxies.NotReadyError
 	switch {
 	case errors.As(err, &nr):

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"crawlq/detect"
@@ -78,11 +79,22 @@ func (r *run) ok(ctx context.Context, page int, step sessions.Step) (bool, error
 	if err := r.follow(ctx, p.Follow); err != nil {
 		return false, err
 	}
-	if err := r.h.cfg.Sink.WritePage(ctx, r.task, page, p.Items); err != nil {
+	if err := r.h.cfg.Sink.WritePage(ctx, r.task, page, p.Items, r.storeSession(ctx, !p.Next || page >= r.job.Pages)...); err != nil {
 		return false, err
 	}
 	r.sum.Pages, r.sum.Items = page, r.sum.Items+len(p.Items)
 	return p.Next, nil
+}
+
+// storeSession is the session record's write (or, on the job's last page,
+// its deletion) for the page's transaction, on a shared Redis: the cookies
+// a retry resumes with land with the progress it resumes from.
+func (r *run) storeSession(ctx context.Context, last bool) []func(redis.Pipeliner) error {
+	s := r.sess
+	if !r.h.shared || s == nil {
+		return nil
+	}
+	return []func(redis.Pipeliner) error{func(p redis.Pipeliner) error { return s.StoreIn(ctx, p, last) }}
 }
 
 func (r *run) parse(step sessions.Step) (site.Page, error) {

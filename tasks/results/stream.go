@@ -45,7 +45,22 @@ type Progress struct {
 
 // Progress reads a task's progress (zero when it has none).
 func (s *Sink) Progress(ctx context.Context, task string) (Progress, error) {
-	m, err := s.rdb.HGetAll(ctx, progressPrefix+task).Result()
+	return progressOf(task, s.rdb.HGetAll(ctx, progressPrefix+task))
+}
+
+// Redis is the client the sink writes with.
+func (s *Sink) Redis() redis.UniversalClient { return s.rdb }
+
+// ProgressIn queues the read of a task's progress in p, to share the round
+// trip with the caller's other reads; the returned func gives the result
+// after p ran.
+func (s *Sink) ProgressIn(ctx context.Context, p redis.Pipeliner, task string) func() (Progress, error) {
+	cmd := p.HGetAll(ctx, progressPrefix+task)
+	return func() (Progress, error) { return progressOf(task, cmd) }
+}
+
+func progressOf(task string, cmd *redis.MapStringStringCmd) (Progress, error) {
+	m, err := cmd.Result()
 	if err != nil {
 		return Progress{}, fmt.Errorf("read progress of %s: %w", task, err)
 	}
@@ -56,9 +71,15 @@ func (s *Sink) Progress(ctx context.Context, task string) (Progress, error) {
 
 // WritePage appends one page's items and marks page done for the task, in
 // one MULTI/EXEC, so a retry after a crash resumes at the next page with
-// no item written twice or lost.
-func (s *Sink) WritePage(ctx context.Context, task string, page int, items []item.Item) error {
+// no item written twice or lost. also, if given, adds the caller's writes
+// to the same transaction (the session record that goes with the page).
+func (s *Sink) WritePage(ctx context.Context, task string, page int, items []item.Item, also ...func(redis.Pipeliner) error) error {
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for _, f := range also {
+			if err := f(p); err != nil {
+				return err
+			}
+		}
 		for _, it := range items {
 			raw, err := json.Marshal(it)
 			if err != nil {
