@@ -83,7 +83,10 @@ func (n *farmNode) forward(c net.Conn, req *http.Request) bool {
 	}
 	defer resp.Body.Close()
 	resp.Close = resp.Close || req.Close
-	if err := resp.Write(c); err != nil {
+	// buffered: Response.Write writes each header line on its own, a
+	// syscall apiece on a bare conn
+	bw := bufio.NewWriterSize(c, 16<<10)
+	if err := resp.Write(bw); err != nil || bw.Flush() != nil {
 		return false
 	}
 	return !resp.Close
