@@ -638,3 +638,40 @@ func BenchmarkLeaseRelease(b *testing.B) {
 		}
 	}
 }
+
+// TestI2ReadyAtNotBeforeReleasePlusInterval: Redis TIME has microseconds
+// but the scripts count milliseconds, so the release must round up: the
+// proxy's ready-at is min_interval after the real moment of the release
+// (read here as a TIME in microseconds taken just before it), never after
+// its millisecond floor. 50 releases make a same-millisecond pair certain.
+func TestI2ReadyAtNotBeforeReleasePlusInterval(t *testing.T) {
+	const mi = 200 * time.Millisecond
+	b := servers(t, 1, Config{Default: SiteConfig{MinInterval: mi}})[0]
+	importN(t, b, 50, ImportOptions{})
+	ctx := context.Background()
+	var ls []*Lease
+	for range 50 {
+		l, err := b.Lease(ctx, "wb", Datacenter, "s1", "t", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	for _, l := range ls {
+		before, err := b.rdb.Time(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Release(ctx, l, OK(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		score, err := b.rdb.ZScore(ctx, b.k.ready("wb", Datacenter), l.Proxy.ID).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		earliest := float64(before.UnixMicro())/1000 + float64(mi.Milliseconds())
+		if score < earliest {
+			t.Fatalf("proxy %s ready at %.0f ms, %.3f ms before its release + min_interval (%.3f)", l.Proxy.ID, score, earliest-score, earliest)
+		}
+	}
+}

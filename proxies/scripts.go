@@ -153,8 +153,13 @@ if KEYS[5] then
   local b = redis.call('HGET', KEYS[5], id)
   if b and string.match(b, '^%d+') == tok then redis.call('HDEL', KEYS[5], id) end
 end
-local mi, kind = tonumber(ARGV[5]), ARGV[4]
-local at = now + mi
+-- up is now rounded up: TIME's ms floor is up to 1ms behind the moment
+-- the last request's response came back, and ready-at must be at least
+-- min_interval after that moment, not after its floor (I2); a site
+-- without an interval needs no rounding
+local mi, kind, up = tonumber(ARGV[5]), ARGV[4], now
+if mi > 0 then up = now + 1 end
+local at = up + mi
 if kind == 'ok' then
   local ok, ewma, streak = id .. '|ok', id .. '|ewma', id .. '|streak'
   local v = redis.call('HMGET', s, ok, ewma, streak, h)
@@ -172,14 +177,14 @@ if kind == 'failed' then
   redis.call('HINCRBY', s, id .. '|fail', 1)
   at = at + ARGV[6]
 elseif kind == 'rate_limited' then
-  at = now + math.max(tonumber(ARGV[6]), mi)
+  at = up + math.max(tonumber(ARGV[6]), mi)
 elseif kind == 'banned' then
   local n = redis.call('HINCRBY', s, id .. '|streak', 1)
   redis.call('HINCRBY', s, id .. '|ban', 1)
   redis.call('HSET', s, id .. '|lastban', ARGV[8], id .. '|lastbanat', now)
   local lo = tonumber(ARGV[11])
   local hi = math.max(lo, math.min(tonumber(ARGV[10]), tonumber(ARGV[9]) * 2 ^ (n - 1)))
-  at = now + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[12])))
+  at = up + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[12])))
   redis.call('ZADD', KEYS[4], at, id)
 end
 redis.call('ZADD', KEYS[1], 'XX', at, id)

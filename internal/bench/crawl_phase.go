@@ -197,6 +197,9 @@ func (r *crawlRun) figures(env *phaseEnv, m *meter) Phase {
 	rep := testbed.Check(entries, map[string]time.Duration{r.o.Site: r.o.MinInterval})
 	ph := Phase{Pages: m.pages(), PerSecond: m.perSecond(), Requests: rep.Requests,
 		I2Violations: rep.I2Violations, BannedIPs: len(rep.BansPerIP), Jobs: env.feed.count()}
+	for _, d := range rep.Details {
+		r.log.Debug("invariant violation", zap.String("detail", d))
+	}
 	ph.RPS = float64(ph.Pages) / r.o.Duration.Seconds()
 	ph.BansPerSecond = make([]int, len(ph.PerSecond))
 	for _, e := range entries {
