@@ -139,7 +139,7 @@ type run struct {
 	// open (shared Redis only).
 	stored *sessions.Stored
 	sum    Summary
-	log  *zap.Logger
+	log    *zap.Logger
 }
 
 func (r *run) crawl(ctx context.Context) error {
