@@ -64,8 +64,18 @@ func (b *batcher) process(ctx context.Context, cmd redis.Cmder) error {
 		cmd.SetErr(err)
 		return err
 	}
-	c := &batchCall{cmd: cmd, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	b.mu.Lock()
+	if b.flights < b.maxFlights && len(b.queue) == 0 {
+		// a free flight and nobody waiting: send alone, with no queueing
+		b.flights++
+		b.mu.Unlock()
+		_ = b.rdb.Process(ctx, cmd)
+		b.mu.Lock()
+		b.pass()
+		b.mu.Unlock()
+		return cmd.Err()
+	}
+	c := &batchCall{cmd: cmd, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	b.queue = append(b.queue, c)
 	if b.flights < b.maxFlights {
 		b.flights++
