@@ -22,13 +22,16 @@ import (
 //	rules: rules.yaml    # detect rules merged over the built-ins
 //	broker:
 //	  mode: shared       # shared, exclusive or partitioned
+//	  pipelines: 4       # round trips in flight shared by concurrent leases; -1: none
 type Config struct {
 	site.Config `yaml:",inline"`
 	// Rules is a detect rules file, relative to the config file.
 	Rules string `yaml:"rules"`
-	// Broker holds the broker's mode.
+	// Broker holds the broker's mode and round-trip sharing
+	// (proxies.Config.Pipelines; 0 for the default).
 	Broker struct {
-		Mode string `yaml:"mode"`
+		Mode      string `yaml:"mode"`
+		Pipelines int    `yaml:"pipelines"`
 	} `yaml:"broker"`
 }
 
@@ -38,6 +41,8 @@ type Loaded struct {
 	Sites *site.Registry
 	Rules detect.Rules
 	Mode  proxies.Mode
+	// Pipelines is the broker's proxies.Config.Pipelines (0: its default).
+	Pipelines int
 }
 
 // LoadConfig reads path ("" for none) and applies it to a copy of the
@@ -85,6 +90,10 @@ func (l *Loaded) apply(cfg Config, dir, path string) error {
 		}
 		l.Mode = m
 	}
+	if p := cfg.Broker.Pipelines; p < -1 {
+		return fmt.Errorf("%s: broker.pipelines: %d: want -1 (one round trip per script) or a count of 1 or more", path, p)
+	}
+	l.Pipelines = cfg.Broker.Pipelines
 	if cfg.Rules != "" {
 		rp := cfg.Rules
 		if !filepath.IsAbs(rp) {
@@ -103,5 +112,6 @@ func (l *Loaded) apply(cfg Config, dir, path string) error {
 func (l *Loaded) BrokerConfig() proxies.Config {
 	c := BrokerConfig(l.Sites, nil)
 	c.Mode = l.Mode
+	c.Pipelines = l.Pipelines
 	return c
 }

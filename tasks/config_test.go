@@ -23,14 +23,15 @@ func TestLoadConfig(t *testing.T) {
 		return p
 	}
 	write("rules.yaml", "sites:\n  ozon:\n    kinds:\n      search:\n        markers: [\"kapcha\"]\n")
-	good := write("good.yaml", "sites:\n  ozon:\n    min_interval: 3s\nrules: rules.yaml\nbroker:\n  mode: exclusive\n")
+	good := write("good.yaml", "sites:\n  ozon:\n    min_interval: 3s\nrules: rules.yaml\nbroker:\n  mode: exclusive\n  pipelines: 2\n")
 	l, err := tasks.LoadConfig(good)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, _ := l.Sites.Get("ozon")
-	if s.MinInterval != 3*time.Second || l.Mode != proxies.ModeExclusive || l.BrokerConfig().Sites["ozon"].MinInterval != 3*time.Second {
-		t.Errorf("loaded %v %v %+v", s.MinInterval, l.Mode, l.BrokerConfig().Sites["ozon"])
+	if s.MinInterval != 3*time.Second || l.Mode != proxies.ModeExclusive || l.BrokerConfig().Sites["ozon"].MinInterval != 3*time.Second ||
+		l.BrokerConfig().Pipelines != 2 {
+		t.Errorf("loaded %v %v %+v pipelines %d", s.MinInterval, l.Mode, l.BrokerConfig().Sites["ozon"], l.BrokerConfig().Pipelines)
 	}
 	found := false
 	for _, m := range l.Rules.Effective("ozon", "search").Markers {
@@ -44,6 +45,7 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad duration", body: "sites:\n  ozon:\n    min_interval: fast\n", want: "sites.ozon.min_interval"},
 		{name: "unknown site", body: "sites:\n  ebay: {}\n", want: "sites.ebay"},
 		{name: "bad mode", body: "broker:\n  mode: anarchy\n", want: "broker.mode"},
+		{name: "bad pipelines", body: "broker:\n  pipelines: -5\n", want: "broker.pipelines"},
 		{name: "two documents", body: "sites: {}\n---\nsites: {}\n", want: "one YAML document"},
 		{name: "missing rules file", body: "rules: nope.yaml\n", want: "nope.yaml"},
 	}
