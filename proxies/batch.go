@@ -132,6 +132,7 @@ func (b *batcher) fly(ctx context.Context, own *batchCall) {
 		}
 		batch := make([]*batchCall, n)
 		copy(batch, b.queue)
+		clear(b.queue[:n]) // the backing array must not keep them alive
 		b.queue = b.queue[n:]
 		b.mu.Unlock()
 		b.send(ctx, batch)
