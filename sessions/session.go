@@ -183,10 +183,16 @@ func (s *Session) StoreIn(ctx context.Context, p redis.Pipeliner, done bool) err
 		s.stored = false
 		return nil
 	}
-	s.rec.Cookies = s.jar.snapshot()
-	rec := *s.rec
-	s.stored = true
+	rec := s.snapshot()
 	return s.m.store.saveIn(ctx, p, &rec)
+}
+
+// snapshot is the record to store, with the jar's cookies; the caller
+// stores it, so the session counts as stored. Under s.mu.
+func (s *Session) snapshot() record {
+	s.rec.Cookies = s.jar.snapshot()
+	s.stored = true
+	return *s.rec
 }
 
 // note applies the verdict to the health counters and says what follows.
@@ -204,9 +210,7 @@ func (s *Session) note(v detect.Verdict) (retire, pause bool) {
 
 func (s *Session) save(ctx context.Context) error {
 	s.mu.Lock()
-	s.rec.Cookies = s.jar.snapshot()
-	rec := *s.rec
-	s.stored = true
+	rec := s.snapshot()
 	s.mu.Unlock()
 	return s.m.store.save(ctx, &rec)
 }
