@@ -70,9 +70,7 @@ func (b *batcher) process(ctx context.Context, cmd redis.Cmder) error {
 		b.flights++
 		b.mu.Unlock()
 		_ = b.rdb.Process(ctx, cmd)
-		b.mu.Lock()
-		b.pass()
-		b.mu.Unlock()
+		b.land()
 		return cmd.Err()
 	}
 	c := &batchCall{cmd: cmd, done: make(chan struct{}), lead: make(chan struct{}, 1)}
@@ -90,9 +88,7 @@ func (b *batcher) process(ctx context.Context, cmd redis.Cmder) error {
 			// a token given while c was queued is sent before c is done
 			select {
 			case <-c.lead:
-				b.mu.Lock()
-				b.pass()
-				b.mu.Unlock()
+				b.land()
 			default:
 			}
 			return cmd.Err()
@@ -118,6 +114,13 @@ func (b *batcher) pass() {
 	b.flights--
 }
 
+// land ends a flight: its token passes on or is dropped.
+func (b *batcher) land() {
+	b.mu.Lock()
+	b.pass()
+	b.mu.Unlock()
+}
+
 // fly sends batches from the head of the queue until own is done or the
 // queue is empty (own then rides in another flight), then passes the token.
 func (b *batcher) fly(ctx context.Context, own *batchCall) {
@@ -141,9 +144,7 @@ func (b *batcher) fly(ctx context.Context, own *batchCall) {
 		}
 		select {
 		case <-own.done:
-			b.mu.Lock()
-			b.pass()
-			b.mu.Unlock()
+			b.land()
 			return
 		default:
 		}
