@@ -44,8 +44,12 @@ Figures: rps = successful pages (OK verdicts) per second over the window;
 bans = requests the site refused (too fast, or from an IP it banned), over
 the whole phase; ban_rate = bans / requests the site saw in the phase;
 i2_violations = request starts from one IP closer than --min-interval, from
-the site's own log. The Redis DB must be empty; the benchmark deletes its
-asynq:* and crawlq:* keys at the end.`
+the site's own log; cpu_per_page and noop_cpu_per_task = CPU per OK page
+(per no-op task) over the window, in Redis (INFO cpu of the whole server;
+absent on the embedded Redis) and in this process (workers, testbed proxies
+and site, feeder). The Redis DB must be empty; the benchmark deletes its
+asynq:* and crawlq:* keys at the end. With --cpuprofile each phase's samples
+carry the label phase=crawlq|naive|noop (go tool pprof -tagfocus phase=crawlq).`
 
 func benchCrawlCmd(a *app) *cobra.Command {
 	var f benchCrawlFlags
@@ -148,9 +152,23 @@ func printCrawlResult(cmd *cobra.Command, res *bench.CrawlResult) {
 		name string
 		ph   bench.Phase
 	}{{"crawlq", res.Crawlq}, {"naive", res.Naive}} {
-		fmt.Fprintf(w, "%-7s %8.1f pages/s  bans %d of %d requests (%.1f%%), %d IPs banned, I2 violations %d\n",
-			p.name, p.ph.RPS, p.ph.Bans, p.ph.Requests, 100*p.ph.BanRate, p.ph.BannedIPs, p.ph.I2Violations)
+		fmt.Fprintf(w, "%-7s %8.1f pages/s  bans %d of %d requests (%.1f%%), %d IPs banned, I2 violations %d%s\n",
+			p.name, p.ph.RPS, p.ph.Bans, p.ph.Requests, 100*p.ph.BanRate, p.ph.BannedIPs, p.ph.I2Violations,
+			costText(p.ph.CPUPerPage, "page"))
 	}
-	fmt.Fprintf(w, "floor   %8.1f no-op tasks/s (crawlq %.2fx)\nworker RSS at concurrency 100: %.1f MB\n",
-		res.NoopTasksPerS, res.CrawlqOfNoop, res.WorkerRSSMB)
+	fmt.Fprintf(w, "floor   %8.1f no-op tasks/s (crawlq %.2fx)%s\nworker RSS at concurrency 100: %.1f MB\n",
+		res.NoopTasksPerS, res.CrawlqOfNoop, costText(res.NoopCPUPerTask, "task"), res.WorkerRSSMB)
+}
+
+// costText is ", CPU/page: Redis 300µs, this process 900µs" or "" when not
+// measured.
+func costText(c *bench.CPUCost, unit string) string {
+	if c == nil {
+		return ""
+	}
+	redis := "n/a"
+	if c.RedisUS != nil {
+		redis = fmt.Sprintf("%.0fµs", *c.RedisUS)
+	}
+	return fmt.Sprintf(", CPU/%s: Redis %s, this process %.0fµs", unit, redis, c.ProcessUS)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os/exec"
+	"runtime/pprof"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -119,6 +120,8 @@ type CrawlResult struct {
 	// NoopTasksPerS is the floor: no-op Asynq tasks per second through the
 	// same Redis with the same K servers and concurrency.
 	NoopTasksPerS float64 `json:"noop_tasks_per_s"`
+	// NoopCPUPerTask is the CPU a no-op task cost, as Phase.CPUPerPage.
+	NoopCPUPerTask *CPUCost `json:"noop_cpu_per_task,omitempty"`
 	// WorkerRSSMB is the peak RSS (VmHWM) of a `crawlq worker` child at
 	// RSSConcurrency after RSSDuration of crawling; 0 when not measured.
 	WorkerRSSMB float64 `json:"worker_rss_mb"`
@@ -147,6 +150,9 @@ type Phase struct {
 	Pages    int `json:"pages"`
 	Requests int `json:"requests"`
 	Jobs     int `json:"jobs"`
+	// CPUPerPage is the CPU an OK page cost over the window, in Redis and
+	// in this process (workers, testbed, feeder).
+	CPUPerPage *CPUCost `json:"cpu_per_page,omitempty"`
 	// PerSecond is OK pages in each second of the window, BansPerSecond
 	// the refused requests; for the chart.
 	PerSecond     []int `json:"-"`
@@ -180,13 +186,22 @@ type crawlRun struct {
 func (r *crawlRun) run(ctx context.Context) (*CrawlResult, error) {
 	res := r.header()
 	var err error
-	if res.Crawlq, err = r.crawlPhase(ctx, crawlqPolicy(r.o), r.measureRSS(&res.WorkerRSSMB)); err != nil {
+	// Each phase runs under a pprof label, so a --cpuprofile can be read
+	// one phase at a time: go tool pprof -tagfocus phase=crawlq FILE.
+	labelled("crawlq", ctx, func(ctx context.Context) {
+		res.Crawlq, err = r.crawlPhase(ctx, crawlqPolicy(r.o), r.measureRSS(&res.WorkerRSSMB))
+	})
+	if err != nil {
 		return nil, fmt.Errorf("crawlq phase: %w", err)
 	}
-	if res.Naive, err = r.crawlPhase(ctx, naivePolicy(), nil); err != nil {
+	labelled("naive", ctx, func(ctx context.Context) { res.Naive, err = r.crawlPhase(ctx, naivePolicy(), nil) })
+	if err != nil {
 		return nil, fmt.Errorf("naive phase: %w", err)
 	}
-	if res.NoopTasksPerS, err = r.floor(ctx, max(r.jobs, minFloorTasks)); err != nil {
+	labelled("noop", ctx, func(ctx context.Context) {
+		res.NoopTasksPerS, res.NoopCPUPerTask, err = r.floor(ctx, max(r.jobs, minFloorTasks))
+	})
+	if err != nil {
 		return nil, fmt.Errorf("floor phase: %w", err)
 	}
 	res.ratios()
@@ -201,6 +216,12 @@ func (r *crawlRun) header() *CrawlResult {
 		res.LimitRPS = &limit
 	}
 	return res
+}
+
+// labelled runs f with the pprof label phase=name; goroutines f starts
+// carry it too.
+func labelled(name string, ctx context.Context, f func(context.Context)) {
+	pprof.Do(ctx, pprof.Labels("phase", name), f)
 }
 
 func (res *CrawlResult) ratios() {

@@ -23,27 +23,29 @@ const (
 // floor queues n no-op tasks, then runs K Asynq servers with the workers'
 // settings (concurrency, task check interval) until all n are done or the
 // window ends, and returns the tasks done per second since the servers
-// started.
-func (r *crawlRun) floor(ctx context.Context, n int) (float64, error) {
+// started and the CPU a task cost.
+func (r *crawlRun) floor(ctx context.Context, n int) (float64, *CPUCost, error) {
 	if err := r.queueNoops(ctx, n); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer r.dropQueue(noopQueue)
 	c := &noopCounter{want: int64(n), done: make(chan struct{})}
 	srvs := make([]*asynq.Server, r.o.Workers)
 	start := time.Now()
+	mark := markCPU(ctx, r.t.Client)
 	for i := range srvs {
 		srvs[i] = asynq.NewServer(r.t.Asynq, r.noopConfig())
 		if err := srvs[i].Start(c); err != nil {
-			return 0, fmt.Errorf("start noop server: %w", err)
+			return 0, nil, fmt.Errorf("start noop server: %w", err)
 		}
 	}
 	done, elapsed, err := c.wait(ctx, start, r.o.Duration)
+	cpu := mark.cost(ctx, r.t.Client, int(done))
 	for _, s := range srvs {
 		s.Shutdown()
 	}
 	r.log.Sugar().Infof("floor: %d no-op tasks in %s", done, elapsed)
-	return float64(done) / elapsed.Seconds(), err
+	return float64(done) / elapsed.Seconds(), cpu, err
 }
 
 // noopConfig is tasks.Worker's Asynq configuration without the handler's

@@ -81,10 +81,12 @@ func (r *crawlRun) crawlPhase(ctx context.Context, pol policy, then after) (Phas
 	defer env.feed.close()
 	r.log.Info("phase starts", zap.String("phase", pol.name), zap.Int("jobs", env.feed.count()))
 	m := newMeter(r.o.Duration)
-	if err := r.serve(ctx, pol, env, m); err != nil {
+	var cpu *CPUCost
+	if err := r.serve(ctx, pol, env, m, &cpu); err != nil {
 		return Phase{}, err
 	}
 	ph := r.figures(env, m)
+	ph.CPUPerPage = cpu
 	if pol.name == "crawlq" {
 		r.jobs = ph.Jobs
 	}
@@ -159,13 +161,15 @@ func productURLs(tb *testbed.Testbed, siteName string) []string {
 
 // serve runs K worker servers for the window while the feeder keeps the
 // queue full, then stops them.
-func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *meter) error {
+// cpu gets the CPU per OK page over the window.
+func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *meter, cpu **CPUCost) error {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
 	errs := make([]error, r.o.Workers+1)
 	wg.Go(func() { errs[r.o.Workers] = env.feed.keepAbove(wctx, r.lowWater()) })
 	m.start()
+	mark := markCPU(ctx, r.t.Client)
 	for i := range r.o.Workers {
 		w, rdb := r.worker(pol, env, i, m)
 		wg.Go(func() {
@@ -174,6 +178,7 @@ func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *mete
 		})
 	}
 	err := m.wait(ctx)
+	*cpu = mark.cost(ctx, r.t.Client, m.pages())
 	stop()
 	wg.Wait()
 	return errors.Join(append(errs, err)...)

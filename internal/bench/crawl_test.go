@@ -47,7 +47,9 @@ func TestRunCrawlShortRun(t *testing.T) {
 		if ph.Pages > ph.Jobs {
 			t.Errorf("%s: %d pages from %d one-page jobs: another phase's jobs were served", name, ph.Pages, ph.Jobs)
 		}
+		checkCost(t, name+".cpu_per_page", ph.CPUPerPage)
 	}
+	checkCost(t, "noop_cpu_per_task", res.NoopCPUPerTask)
 	if n := rdb.DBSize(context.Background()).Val(); n != 0 {
 		t.Errorf("%d keys left behind", n)
 	}
@@ -56,6 +58,15 @@ func TestRunCrawlShortRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkSVG(t, svg.String(), "series crawlq", "series naive")
+}
+
+// checkCost wants both clocks read (the test Redis is a real one) and
+// some CPU spent in each.
+func checkCost(t *testing.T, name string, c *CPUCost) {
+	t.Helper()
+	if c == nil || c.RedisUS == nil || *c.RedisUS <= 0 || c.ProcessUS <= 0 {
+		t.Errorf("%s: %+v; want redis_us and process_us above 0", name, c)
+	}
 }
 
 // checkShape decodes the JSON and looks for every published field.
@@ -145,5 +156,15 @@ func TestDefaultConcurrency(t *testing.T) {
 				t.Errorf("got %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestRedisCPUSumsUserAndSystem(t *testing.T) {
+	d, ok := redisCPU("# CPU\r\nused_cpu_sys:1.250000\r\nused_cpu_user:2.500000\r\nused_cpu_sys_children:9.0\r\n")
+	if !ok || d != 3750*time.Millisecond {
+		t.Fatalf("redisCPU = %v, %v; want 3.75s, true", d, ok)
+	}
+	if _, ok := redisCPU("# CPU\r\nused_cpu_sys:1.0\r\n"); ok {
+		t.Fatal("an answer without used_cpu_user is not a reading")
 	}
 }
