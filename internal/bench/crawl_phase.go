@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -101,7 +102,14 @@ func (r *crawlRun) crawlPhase(ctx context.Context, pol policy, then after) (Phas
 // startPhase starts the testbed, points the site at it, loads the farm
 // into the broker and queues the first jobs.
 func (r *crawlRun) startPhase(ctx context.Context, pol policy) (*phaseEnv, error) {
-	tb, err := testbed.Start(ctx, r.testbedConfig())
+	var tb *testbed.Testbed
+	var err error
+	// the testbed's goroutines (its servers, their connections, the
+	// proxies' upstream transports) carry part=testbed as well as the
+	// phase, so a profile tells the site's cost from crawlq's
+	pprof.Do(ctx, pprof.Labels("part", "testbed"), func(ctx context.Context) {
+		tb, err = testbed.Start(ctx, r.testbedConfig())
+	})
 	if err != nil {
 		return nil, err
 	}
