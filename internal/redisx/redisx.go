@@ -33,7 +33,8 @@ type Conn struct {
 	// URL is the address with any password masked, safe to print.
 	URL string
 
-	mini *miniredis.Miniredis
+	mini    *miniredis.Miniredis
+	stopTTL func()
 }
 
 // Open connects to raw (a URL or "embedded") and checks that Redis answers.
@@ -62,9 +63,38 @@ func openEmbedded() (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start embedded redis: %w", err)
 	}
-	m.ClockTTL(true) // expire keys by the wall clock, as a real Redis does
 	opt := &redis.Options{Addr: m.Addr()}
-	return &Conn{Client: redis.NewClient(opt), Asynq: asynqOpt(opt), URL: "embedded (" + m.Addr() + ")", mini: m}, nil
+	return &Conn{Client: redis.NewClient(opt), Asynq: asynqOpt(opt), URL: "embedded (" + m.Addr() + ")",
+		mini: m, stopTTL: expireByClock(m, ttlTick)}, nil
+}
+
+// ttlTick is how often the embedded Redis moves its TTLs on by the wall
+// clock: a key outlives its TTL by at most this much.
+const ttlTick = 50 * time.Millisecond
+
+// expireByClock makes m expire keys by the wall clock, as a real Redis
+// does, moving every TTL on each tick until the returned stop is called.
+// (miniredis's own ClockTTL does this before every command, and each
+// time sorts every key: with the thousands of task keys of a crawl, a
+// command cost milliseconds.)
+func expireByClock(m *miniredis.Miniredis, every time.Duration) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-quit:
+				return
+			case now := <-t.C:
+				m.FastForward(now.Sub(last))
+				last = now
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
 }
 
 // Ping checks that Redis answers within 3 seconds.
@@ -84,6 +114,7 @@ func (c *Conn) Embedded() bool { return c.mini != nil }
 func (c *Conn) Close() {
 	_ = c.Client.Close()
 	if c.mini != nil {
+		c.stopTTL()
 		c.mini.Close()
 	}
 }
