@@ -126,8 +126,9 @@ func findQuery(c *testbed.Catalog, siteName string, lo, hi int) string {
 }
 
 // TestCrawlEndToEnd: two worker processes crawl searches with follow on all
-// three sites; every job ends completed, the export equals the catalog,
-// and the sites saw no I1/I2 violation.
+// three sites; Wait (as `enqueue --wait` runs it) returns only when the
+// follow-up product jobs are done too, every job ends completed, the
+// export equals the catalog, and the sites saw no I1/I2 violation.
 func TestCrawlEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 12, Seed: 3})
@@ -147,12 +148,29 @@ func TestCrawlEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := enq.Enqueue(ctx, ts); err != nil {
+	b, err := enq.Enqueue(ctx, ts)
+	if err != nil {
 		t.Fatal(err)
 	}
 	insp := asynq.NewInspector(asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: testredis.DBTasks})
 	defer insp.Close()
-	waitIdle(t, insp, tasks.DefaultQueues(reg), 3*time.Minute)
+	wctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	c, err := tasks.Wait(wctx, insp, rdb, b.All(), 100*time.Millisecond, func(tasks.Counts) {})
+	cancel()
+	if err != nil {
+		t.Fatalf("wait: %v (counts %+v)", err, c)
+	}
+	// the crawl is over when Wait says so: nothing left in any queue
+	if n := busy(insp, tasks.DefaultQueues(reg)); n != 0 {
+		t.Errorf("Wait returned with %d tasks still queued, active or retrying", n)
+	}
+	follows := 0
+	for _, name := range testbed.SiteNames {
+		follows += len(tb.Catalog.Matches(name, queries[name]))
+	}
+	if c.FollowUps != follows || c.Total != len(jobs)+follows || c.Completed != c.Total {
+		t.Errorf("counts %+v; want %d follow-ups of %d searches, all completed", c, follows, len(jobs))
+	}
 	for _, w := range workers {
 		_ = w.Process.Signal(syscall.SIGTERM)
 		if err := w.Wait(); err != nil {
@@ -198,24 +216,15 @@ func importFarm(t *testing.T, rdb *redis.Client, tb *testbed.Testbed, reg *site.
 	}
 }
 
-// waitIdle polls the queues until nothing is pending, active, scheduled or
-// retrying (a real condition, with a deadline).
-func waitIdle(t *testing.T, insp *asynq.Inspector, queues map[string]int, limit time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		busy := 0
-		for q := range queues {
-			if info, err := insp.GetQueueInfo(q); err == nil {
-				busy += info.Pending + info.Active + info.Scheduled + info.Retry
-			}
+// busy is the tasks pending, active, scheduled or retrying in queues.
+func busy(insp *asynq.Inspector, queues map[string]int) int {
+	n := 0
+	for q := range queues {
+		if info, err := insp.GetQueueInfo(q); err == nil {
+			n += info.Pending + info.Active + info.Scheduled + info.Retry
 		}
-		if busy == 0 {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("queues still busy after %s", limit)
+	return n
 }
 
 func checkArchived(t *testing.T, insp *asynq.Inspector, queues map[string]int) {

@@ -35,6 +35,13 @@ type Batch struct {
 	Duplicates []Queued `json:"duplicates"`
 }
 
+// queuedOf names a task NewTask built (its ID and queue follow from its
+// job) without enqueueing it.
+func queuedOf(reg *site.Registry, t *asynq.Task) Queued {
+	j, _ := DecodeJob(t.Payload())
+	return Queued{ID: j.TaskID(), Queue: queueOf(reg, j), Type: t.Type()}
+}
+
 // All is every task of the batch, new and duplicate: what --wait watches.
 func (b *Batch) All() []Queued { return append(append([]Queued{}, b.Enqueued...), b.Duplicates...) }
 
@@ -61,8 +68,7 @@ func (e *Enqueuer) Enqueue(ctx context.Context, ts []*asynq.Task) (*Batch, error
 		case err == nil:
 			b.Enqueued = append(b.Enqueued, Queued{ID: info.ID, Queue: info.Queue, Type: info.Type})
 		case errors.Is(err, asynq.ErrTaskIDConflict):
-			j, _ := DecodeJob(t.Payload())
-			b.Duplicates = append(b.Duplicates, Queued{ID: j.TaskID(), Queue: queueOf(e.Sites, j), Type: t.Type()})
+			b.Duplicates = append(b.Duplicates, queuedOf(e.Sites, t))
 		default:
 			return b, fmt.Errorf("enqueue %s: %w", t.Type(), err)
 		}

@@ -138,8 +138,10 @@ type run struct {
 	// stored is the session record read with the progress, for the first
 	// open (shared Redis only).
 	stored *sessions.Stored
-	sum    Summary
-	log    *zap.Logger
+	// followed are the follow-ups of the page being done, recorded with it.
+	followed []Queued
+	sum      Summary
+	log      *zap.Logger
 }
 
 func (r *run) crawl(ctx context.Context) error {

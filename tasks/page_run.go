@@ -79,7 +79,8 @@ func (r *run) ok(ctx context.Context, page int, step sessions.Step) (bool, error
 	if err := r.follow(ctx, p.Follow); err != nil {
 		return false, err
 	}
-	if err := r.h.cfg.Sink.WritePage(ctx, r.task, page, p.Items, r.storeSession(ctx, !p.Next || page >= r.job.Pages)...); err != nil {
+	also := append(r.storeSession(ctx, !p.Next || page >= r.job.Pages), r.recordFollows(ctx)...)
+	if err := r.h.cfg.Sink.WritePage(ctx, r.task, page, p.Items, also...); err != nil {
 		return false, err
 	}
 	r.sum.Pages, r.sum.Items = page, r.sum.Items+len(p.Items)
@@ -131,8 +132,19 @@ func (r *run) follow(ctx context.Context, targets []site.Target) error {
 		default:
 			return err
 		}
+		r.followed = append(r.followed, queuedOf(r.h.cfg.Sites, task))
 	}
 	return nil
+}
+
+// recordFollows is the page's follow-ups' write for its transaction.
+func (r *run) recordFollows(ctx context.Context) []func(redis.Pipeliner) error {
+	refs := r.followed
+	r.followed = nil
+	if len(refs) == 0 {
+		return nil
+	}
+	return []func(redis.Pipeliner) error{func(p redis.Pipeliner) error { return followsIn(ctx, p, r.task, refs) }}
 }
 
 func (r *run) url(page int) (string, error) {

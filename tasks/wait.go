@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 )
 
 // Counts are the states of a batch's tasks.
@@ -17,26 +18,35 @@ type Counts struct {
 	Retrying int `json:"retrying"`
 	Active   int `json:"active"`
 	Pending  int `json:"pending"`
+	// FollowUps is how many of Total the batch's jobs queued themselves
+	// (product and item jobs of their listing pages), when followed.
+	FollowUps int `json:"follow_ups"`
 }
 
 // Done says every task of the batch has finished, well or not.
 func (c Counts) Done() bool { return c.Completed+c.Failed == c.Total }
 
-// Count reads the state of every task of qs.
-func Count(ctx context.Context, insp *asynq.Inspector, qs []Queued) (Counts, error) {
+// Count reads the state of every task of qs, and returns the IDs of those
+// that have finished (completed, archived or past their retention).
+func Count(ctx context.Context, insp *asynq.Inspector, qs []Queued) (Counts, []string, error) {
 	c := Counts{Total: len(qs)}
+	var finished []string
 	for _, q := range qs {
 		info, err := insp.GetTaskInfo(q.Queue, q.ID)
 		if errors.Is(err, asynq.ErrTaskNotFound) {
 			c.Completed++ // finished and past its retention
+			finished = append(finished, q.ID)
 			continue
 		}
 		if err != nil {
-			return c, err
+			return c, nil, err
 		}
 		c.add(info.State)
+		if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
+			finished = append(finished, q.ID)
+		}
 	}
-	return c, ctx.Err()
+	return c, finished, ctx.Err()
 }
 
 func (c *Counts) add(s asynq.TaskState) {
@@ -55,14 +65,30 @@ func (c *Counts) add(s asynq.TaskState) {
 }
 
 // Wait polls the batch every interval, calling progress each time, until
-// every task is done or ctx ends.
-func Wait(ctx context.Context, insp *asynq.Inspector, qs []Queued, every time.Duration, progress func(Counts)) (Counts, error) {
+// every task is done or ctx ends. With follow set (the Redis the workers
+// write results to), the batch takes in the follow-up jobs of each of its
+// finished jobs, and theirs in turn, so it ends when the whole crawl has.
+func Wait(ctx context.Context, insp *asynq.Inspector, follow redis.UniversalClient, qs []Queued, every time.Duration, progress func(Counts)) (Counts, error) {
 	t := time.NewTicker(every)
 	defer t.Stop()
+	b := &waitBatch{qs: qs, in: map[string]bool{}, read: map[string]bool{}}
+	for _, q := range qs {
+		b.in[q.ID] = true
+	}
 	for {
-		c, err := Count(ctx, insp, qs)
+		c, finished, err := Count(ctx, insp, b.qs)
 		if err != nil {
 			return c, err
+		}
+		c.FollowUps = b.followUps
+		if follow != nil {
+			added, err := b.follow(ctx, follow, finished)
+			if err != nil {
+				return c, err
+			}
+			if added > 0 {
+				continue // count the new ones before reporting
+			}
 		}
 		progress(c)
 		if c.Done() {
@@ -74,4 +100,42 @@ func Wait(ctx context.Context, insp *asynq.Inspector, qs []Queued, every time.Du
 		case <-t.C:
 		}
 	}
+}
+
+// waitBatch is the growing task list of a Wait.
+type waitBatch struct {
+	qs []Queued
+	in map[string]bool
+	// read are the finished tasks whose follow-ups were taken in: a
+	// finished job's set no longer changes.
+	read      map[string]bool
+	followUps int
+}
+
+// follow takes in the follow-ups of the finished tasks not read yet and
+// returns how many new tasks joined.
+func (b *waitBatch) follow(ctx context.Context, rdb redis.UniversalClient, finished []string) (int, error) {
+	var ids []string
+	for _, id := range finished {
+		if !b.read[id] {
+			ids = append(ids, id)
+		}
+	}
+	fs, err := FollowUps(ctx, rdb, ids)
+	if err != nil {
+		return 0, err
+	}
+	added := 0
+	for _, id := range ids {
+		b.read[id] = true
+		for _, q := range fs[id] {
+			if !b.in[q.ID] {
+				b.in[q.ID] = true
+				b.qs = append(b.qs, q)
+				added++
+			}
+		}
+	}
+	b.followUps += added
+	return added, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/spf13/cobra"
 
+	"crawlq/internal/redisx"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/tasks/site"
@@ -50,7 +51,7 @@ func newEnqueueCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.item, "item", "", "page fetch: CSS selector of each item")
 	fl.StringArrayVar(&f.fields, "field", nil, "page fetch: FIELD=SELECTOR[@attr] (repeat)")
 	fl.StringArrayVar(&f.expect, "expect", nil, "page fetch: selector that must match (repeat)")
-	fl.BoolVar(&f.wait, "wait", false, "show progress until the batch finishes, then a summary")
+	fl.BoolVar(&f.wait, "wait", false, "show progress until the batch and the follow-up jobs it queues finish, then a summary")
 	fl.DurationVar(&f.timeout, "wait-timeout", 0, "with --wait, give up after this long (0: never)")
 	fl.BoolVar(&f.json, "json", false, "print the batch (and with --wait the final counts) as JSON")
 	return cmd
@@ -86,7 +87,7 @@ func runEnqueue(cmd *cobra.Command, a *app, f enqueueFlags, args []string) error
 	if !f.wait {
 		return nil
 	}
-	return waitBatch(ctx, cmd, conn.Asynq, b, f)
+	return waitBatch(ctx, cmd, conn, b, f)
 }
 
 // jobs builds the jobs from -f or from SITE KIND ARGS…, with their origin.
@@ -181,8 +182,9 @@ func report(w io.Writer, b *tasks.Batch, asJSON bool) {
 	fmt.Fprintf(w, "%d enqueued, %d duplicates\n", len(b.Enqueued), len(b.Duplicates))
 }
 
-func waitBatch(ctx context.Context, cmd *cobra.Command, opt asynq.RedisConnOpt, b *tasks.Batch, f enqueueFlags) error {
-	insp := asynq.NewInspector(opt)
+// waitBatch waits for the batch and for the follow-up jobs its jobs queue.
+func waitBatch(ctx context.Context, cmd *cobra.Command, conn *redisx.Conn, b *tasks.Batch, f enqueueFlags) error {
+	insp := asynq.NewInspector(conn.Asynq)
 	defer insp.Close()
 	if f.timeout > 0 {
 		var cancel context.CancelFunc
@@ -190,12 +192,13 @@ func waitBatch(ctx context.Context, cmd *cobra.Command, opt asynq.RedisConnOpt, 
 		defer cancel()
 	}
 	errw := cmd.ErrOrStderr()
-	c, err := tasks.Wait(ctx, insp, b.All(), 500*time.Millisecond, func(c tasks.Counts) { progressBar(errw, c) })
+	c, err := tasks.Wait(ctx, insp, conn.Client, b.All(), 500*time.Millisecond, func(c tasks.Counts) { progressBar(errw, c) })
 	fmt.Fprintln(errw)
 	if f.json {
 		_ = json.NewEncoder(cmd.OutOrStdout()).Encode(c)
 	} else {
-		fmt.Fprintf(cmd.OutOrStdout(), "done: %d completed, %d failed (archived), %d of %d\n", c.Completed, c.Failed, c.Completed+c.Failed, c.Total)
+		fmt.Fprintf(cmd.OutOrStdout(), "done: %d completed, %d failed (archived), %d of %d (%d of them follow-ups)\n",
+			c.Completed, c.Failed, c.Completed+c.Failed, c.Total, c.FollowUps)
 	}
 	if err != nil {
 		return fmt.Errorf("wait: %w", err)
