@@ -45,6 +45,7 @@ const (
 	DefaultQuarantineBase = 300 * time.Second
 	DefaultQuarantineCap  = 3600 * time.Second
 	DefaultFailPenalty    = 30 * time.Second
+	DefaultFailPenaltyCap = 600 * time.Second
 )
 
 // SiteConfig is the politeness and quarantine policy of one site. A zero
@@ -62,8 +63,13 @@ type SiteConfig struct {
 	// QuarantineFloor is the least quarantine: the time is uniform in
 	// [floor, ceiling] (full jitter, kept off zero). Default base/10.
 	QuarantineFloor time.Duration
-	// FailPenalty is added to MinInterval after a proxy failure. Default 30s.
+	// FailPenalty is added to MinInterval after a proxy failure; it
+	// doubles with every failure on the site since the proxy's last ok, so
+	// a dead proxy is tried less and less often and a flaky one soon
+	// again. Default 30s.
 	FailPenalty time.Duration
+	// FailPenaltyCap caps the doubled penalty. Default 600s.
+	FailPenaltyCap time.Duration
 }
 
 // Config configures a RedisBroker.
@@ -125,7 +131,7 @@ func (c Config) withDefaults() Config {
 	}
 	c.Default = c.Default.fill(SiteConfig{
 		MinInterval: DefaultMinInterval, QuarantineBase: DefaultQuarantineBase,
-		QuarantineCap: DefaultQuarantineCap, FailPenalty: DefaultFailPenalty,
+		QuarantineCap: DefaultQuarantineCap, FailPenalty: DefaultFailPenalty, FailPenaltyCap: DefaultFailPenaltyCap,
 	})
 	return c
 }
@@ -147,6 +153,9 @@ func (s SiteConfig) fill(d SiteConfig) SiteConfig {
 	if s.FailPenalty == 0 {
 		s.FailPenalty = d.FailPenalty
 	}
+	if s.FailPenaltyCap == 0 {
+		s.FailPenaltyCap = d.FailPenaltyCap
+	}
 	return s
 }
 
@@ -159,6 +168,7 @@ func (c Config) site(name string) SiteConfig {
 	if s.MinInterval < 0 {
 		s.MinInterval = 0
 	}
+	s.FailPenaltyCap = max(s.FailPenaltyCap, s.FailPenalty)
 	return s
 }
 

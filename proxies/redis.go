@@ -346,7 +346,8 @@ func (b *RedisBroker) Extend(ctx context.Context, l *Lease, ttl time.Duration) (
 
 // Release ends the lease with an outcome, which sets when the proxy is
 // ready for the site again: ok now+min_interval (and the latency EWMA),
-// failed +FailPenalty, banned a jittered quarantine, rate_limited
+// failed +FailPenalty doubled per failure since the last ok (up to
+// FailPenaltyCap), banned a jittered quarantine, rate_limited
 // now+max(RetryAfter, min_interval), neutral now+min_interval.
 // ErrStaleLease when the token is stale; then nothing changes.
 func (b *RedisBroker) Release(ctx context.Context, l *Lease, o Outcome) error {
@@ -356,9 +357,12 @@ func (b *RedisBroker) Release(ctx context.Context, l *Lease, o Outcome) error {
 		return err
 	}
 	args := []any{b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind), a.minInterval, param, holderArg(l.Holder)}
-	if o.Kind == OutcomeBanned {
+	switch o.Kind {
+	case OutcomeBanned:
 		args = append(args, o.Reason, a.sc.QuarantineBase.Milliseconds(), a.sc.QuarantineCap.Milliseconds(),
 			a.sc.QuarantineFloor.Milliseconds(), b.cfg.Rand())
+	case OutcomeFailed:
+		args = append(args, a.sc.FailPenaltyCap.Milliseconds())
 	}
 	res, err := b.eval(ctx, releaseScript, a.release, args)
 	if err != nil {

@@ -428,6 +428,56 @@ func TestQuarantineGrowsWithRepeatedBans(t *testing.T) {
 	}
 }
 
+// TestFailurePenaltyDoublesUntilOK: each failure since the proxy's last ok
+// doubles its penalty up to the cap (a dead proxy is tried less and less
+// often); an ok resets it (a flaky one comes back soon).
+func TestFailurePenaltyDoublesUntilOK(t *testing.T) {
+	ck := &clock{}
+	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), ck.config(Config{Default: noGap}))
+	importN(t, b, 1, ImportOptions{})
+	ctx := context.Background()
+	// release leases and releases the one proxy with o and returns how
+	// long until it is ready again
+	release := func(o Outcome) time.Duration {
+		t.Helper()
+		l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Release(ctx, l, o); err != nil {
+			t.Fatal(err)
+		}
+		again, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+		if err == nil { // ready at once: hand it back, no penalty
+			if err := b.Release(ctx, again, Neutral()); err != nil {
+				t.Fatal(err)
+			}
+			return 0
+		}
+		var nr *NotReadyError
+		if !errors.As(err, &nr) {
+			t.Fatal(err)
+		}
+		ck.advance(nr.Wait)
+		return nr.Wait.Round(time.Second)
+	}
+	var waits []time.Duration
+	for range 7 {
+		waits = append(waits, release(Failed("connect timeout")))
+	}
+	want := []time.Duration{30 * time.Second, 60 * time.Second, 120 * time.Second, 240 * time.Second,
+		480 * time.Second, 600 * time.Second, 600 * time.Second}
+	if diff := cmp.Diff(want, waits); diff != "" {
+		t.Errorf("penalties of failures in a row (-want +got):\n%s", diff)
+	}
+	if w := release(OK(time.Millisecond)); w != 0 {
+		t.Fatalf("after an ok the proxy waits %s, want it ready at once (no min interval)", w)
+	}
+	if w := release(Failed("connect timeout")); w != 30*time.Second {
+		t.Errorf("first failure after an ok: penalty %s, want 30s", w)
+	}
+}
+
 func TestI5BanSeenByOtherServer(t *testing.T) {
 	bs := servers(t, 2, Config{Default: noGap})
 	ps := importN(t, bs[0], 2, ImportOptions{})

@@ -140,7 +140,9 @@ return r
 // it (the token is the live one only for that lease, so no parsing of the
 // stored value is needed); for banned only: ARGV[8] ban reason
 // ARGV[9] quarantine base ms  ARGV[10] cap ms  ARGV[11] floor ms
-// ARGV[12] random in [0,1) for the jitter
+// ARGV[12] random in [0,1) for the jitter; for failed only: ARGV[8]
+// penalty cap ms (the penalty doubles with each failure since the last
+// ok, counted in "<id>|failstreak")
 //
 // Returns {1, ready-at} or {0} when the token is stale (nothing changed).
 var releaseScript = redis.NewScript(luaNow + `
@@ -161,21 +163,20 @@ local mi, kind, up = tonumber(ARGV[5]), ARGV[4], now
 if mi > 0 then up = now + 1 end
 local at = up + mi
 if kind == 'ok' then
-  local ok, ewma, streak = id .. '|ok', id .. '|ewma', id .. '|streak'
-  local v = redis.call('HMGET', s, ok, ewma, streak, h)
+  local ok, ewma, streak, fs = id .. '|ok', id .. '|ewma', id .. '|streak', id .. '|failstreak'
+  local v = redis.call('HMGET', s, ok, ewma, streak, h, fs)
   local lat = tonumber(ARGV[6])
   if v[2] then lat = v[2] * 0.8 + lat * 0.2 end
   redis.call('HSET', s, ok, (tonumber(v[1]) or 0) + 1, ewma, lat, h, (tonumber(v[4]) or 0) + 1)
-  if v[3] then
-    redis.call('HDEL', s, streak)
-    redis.call('ZREM', KEYS[4], id)
-  end
+  if v[3] or v[5] then redis.call('HDEL', s, streak, fs) end
+  if v[3] then redis.call('ZREM', KEYS[4], id) end
 else
   redis.call('HINCRBY', s, h, 1)
 end
 if kind == 'failed' then
   redis.call('HINCRBY', s, id .. '|fail', 1)
-  at = at + ARGV[6]
+  local n = redis.call('HINCRBY', s, id .. '|failstreak', 1)
+  at = at + math.min(tonumber(ARGV[8]), ARGV[6] * 2 ^ math.min(n - 1, 30))
 elseif kind == 'rate_limited' then
   at = up + math.max(tonumber(ARGV[6]), mi)
 elseif kind == 'banned' then
