@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"go.uber.org/goleak"
 )
 
 func TestMaskHidesPasswords(t *testing.T) {
@@ -56,8 +57,10 @@ func TestBadURLNamesTheFlag(t *testing.T) {
 }
 
 // TestEmbeddedExpiresKeys: keys with a TTL go away on the wall clock, as
-// in a real Redis (miniredis does not do this unless told).
+// in a real Redis (miniredis does not do this unless told), and Close stops
+// the loop that expires them.
 func TestEmbeddedExpiresKeys(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ctx := context.Background()
 	c, err := Open(ctx, Embedded)
 	if err != nil {
