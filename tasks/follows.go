@@ -2,9 +2,8 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -15,29 +14,24 @@ import (
 // can wait for the whole crawl and not just the jobs it queued itself.
 const (
 	followsPrefix = "crawlq:follows:"
-	// followsTTL keeps the set as long as the job's progress.
-	followsTTL = 7 * 24 * time.Hour
+	// followsTTL keeps the set as long as Asynq keeps a finished task.
+	followsTTL = DefaultRetention
 )
 
 // followsIn adds refs to task's follow-up set in p (the page's
-// transaction).
-func followsIn(ctx context.Context, p redis.Pipeliner, task string, refs []Queued) error {
+// transaction). A member is "queue<TAB>task ID".
+func followsIn(ctx context.Context, p redis.Pipeliner, task string, refs []Queued) {
 	members := make([]any, len(refs))
 	for i, q := range refs {
-		raw, err := json.Marshal(q)
-		if err != nil {
-			return err
-		}
-		members[i] = string(raw)
+		members[i] = q.Queue + "\t" + q.ID
 	}
 	key := followsPrefix + task
 	p.SAdd(ctx, key, members...)
 	p.Expire(ctx, key, followsTTL)
-	return nil
 }
 
 // FollowUps reads the follow-up tasks of each of ids in one round trip:
-// what the jobs' pages written so far queued.
+// what the jobs' pages written so far queued (Queued.Type is not kept).
 func FollowUps(ctx context.Context, rdb redis.UniversalClient, ids []string) (map[string][]Queued, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -55,11 +49,11 @@ func FollowUps(ctx context.Context, rdb redis.UniversalClient, ids []string) (ma
 	out := map[string][]Queued{}
 	for i, cmd := range cmds {
 		for _, m := range cmd.Val() {
-			var q Queued
-			if err := json.Unmarshal([]byte(m), &q); err != nil || q.ID == "" || q.Queue == "" {
+			queue, id, ok := strings.Cut(m, "\t")
+			if !ok || queue == "" || id == "" {
 				return nil, fmt.Errorf("follow-up of task %s: bad entry %q", ids[i], m)
 			}
-			out[ids[i]] = append(out[ids[i]], q)
+			out[ids[i]] = append(out[ids[i]], Queued{ID: id, Queue: queue})
 		}
 	}
 	return out, nil

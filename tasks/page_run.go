@@ -144,7 +144,10 @@ func (r *run) recordFollows(ctx context.Context) []func(redis.Pipeliner) error {
 	if len(refs) == 0 {
 		return nil
 	}
-	return []func(redis.Pipeliner) error{func(p redis.Pipeliner) error { return followsIn(ctx, p, r.task, refs) }}
+	return []func(redis.Pipeliner) error{func(p redis.Pipeliner) error {
+		followsIn(ctx, p, r.task, refs)
+		return nil
+	}}
 }
 
 func (r *run) url(page int) (string, error) {
