@@ -378,19 +378,20 @@ func (b *RedisBroker) Release(ctx context.Context, l *Lease, o Outcome) error {
 	return nil
 }
 
-// outcomeParam is ARGV[6] of the release script for o.
-func outcomeParam(o Outcome, sc SiteConfig) (int64, error) {
+// outcomeParam is ARGV[6] of the release script for o: milliseconds, the
+// latency with microseconds (a loopback or LAN answer takes less than one).
+func outcomeParam(o Outcome, sc SiteConfig) (any, error) {
 	switch o.Kind {
 	case OutcomeOK:
-		return o.Latency.Milliseconds(), nil
+		return float64(o.Latency.Microseconds()) / 1000, nil
 	case OutcomeFailed:
 		return sc.FailPenalty.Milliseconds(), nil
 	case OutcomeRateLimited:
 		return o.RetryAfter.Milliseconds(), nil
 	case OutcomeBanned, OutcomeNeutral:
-		return 0, nil
+		return int64(0), nil
 	}
-	return 0, &ConfigError{Field: "outcome", Reason: fmt.Sprintf("unknown outcome kind %q", o.Kind)}
+	return nil, &ConfigError{Field: "outcome", Reason: fmt.Sprintf("unknown outcome kind %q", o.Kind)}
 }
 
 // ms is a Redis-clock millisecond time.

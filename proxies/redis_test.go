@@ -478,6 +478,34 @@ func TestFailurePenaltyDoublesUntilOK(t *testing.T) {
 	}
 }
 
+// TestLatencyEWMAKeepsMicroseconds: an answer faster than a millisecond
+// (loopback, a LAN) is not stored as 0; later ones move the average by a
+// fifth.
+func TestLatencyEWMAKeepsMicroseconds(t *testing.T) {
+	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), Config{Default: noGap})
+	importN(t, b, 1, ImportOptions{})
+	ctx := context.Background()
+	var got []time.Duration
+	for _, lat := range []time.Duration{400 * time.Microsecond, 900 * time.Microsecond} {
+		l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Release(ctx, l, OK(lat)); err != nil {
+			t.Fatal(err)
+		}
+		st, err := b.Stats(ctx)
+		if err != nil || len(st.Proxies) != 1 {
+			t.Fatalf("stats: %v, %d proxies", err, len(st.Proxies))
+		}
+		got = append(got, st.Proxies[0].Sites["wb"].EWMALatency.Round(time.Microsecond))
+	}
+	want := []time.Duration{400 * time.Microsecond, 500 * time.Microsecond} // 400*0.8 + 900*0.2
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("latency EWMA (-want +got):\n%s", diff)
+	}
+}
+
 func TestI5BanSeenByOtherServer(t *testing.T) {
 	bs := servers(t, 2, Config{Default: noGap})
 	ps := importN(t, bs[0], 2, ImportOptions{})

@@ -19,11 +19,20 @@ var templates embed.FS
 
 var dashboardTmpl = template.Must(template.New("dashboard.html").Funcs(template.FuncMap{
 	"percent": percent,
-	"ms":      func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+	"ms":      roundLatency,
 	"ago":     func(now, t time.Time) string { return now.Sub(t).Round(time.Second).String() },
 	"sites":   sortedKeys[proxies.SiteStats],
 	"weights": queueWeights,
 }).ParseFS(templates, "templates/dashboard.html"))
+
+// roundLatency shows a latency to the millisecond, or to the microsecond
+// below one (loopback and LAN answers).
+func roundLatency(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
 
 // Dashboard is what the pool page shows and /api/pool returns.
 type Dashboard struct {
