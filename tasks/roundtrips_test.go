@@ -1,0 +1,101 @@
+package tasks_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"crawlq/internal/testredis"
+	"crawlq/tasks"
+	"crawlq/tasks/site"
+	"crawlq/testbed"
+)
+
+// roundTrips counts, per Asynq task, the round trips the worker's own
+// Redis client (broker, sessions, results) makes while running it: a
+// command alone or a pipeline (a MULTI transaction included) is one.
+type roundTrips struct {
+	mu     sync.Mutex
+	byTask map[string][]string
+}
+
+func (r *roundTrips) add(ctx context.Context, what string) {
+	if id, ok := asynq.GetTaskID(ctx); ok {
+		r.mu.Lock()
+		r.byTask[id] = append(r.byTask[id], what)
+		r.mu.Unlock()
+	}
+}
+
+func (r *roundTrips) of(id string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.byTask[id]...)
+}
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.add(ctx, cmd.Name())
+		return next(ctx, cmd)
+	}
+}
+
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		r.add(ctx, "pipeline")
+		return next(ctx, cmds)
+	}
+}
+
+var _ redis.Hook = (*roundTrips)(nil)
+
+// TestOnePageJobRoundTrips: once the broker knows the pool, a one-page
+// job costs the worker's client four round trips: the progress read with
+// the stored session, the lease, the page's transaction (items, progress,
+// session record) and the release. (Asynq's dequeue, done and the task
+// result go through Asynq's own client.)
+func TestOnePageJobRoundTrips(t *testing.T) {
+	_, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 7})
+	rt := &roundTrips{byTask: map[string][]string{}}
+	rdb := testredis.NewClient(t, testredis.DBTasks)
+	rdb.AddHook(rt)
+	w := tasks.NewWorker(tasks.WorkerConfig{Redis: asynqOpt(t), RDB: rdb, ServerID: "rt-worker",
+		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}()
+	c := asynq.NewClient(asynqOpt(t))
+	defer c.Close()
+	insp := asynq.NewInspector(asynqOpt(t))
+	defer insp.Close()
+	products := tb.Catalog.Products(testbed.SiteWildberries)
+	var last []string
+	for i := range 2 { // the first warms the broker's proxy specs and ready set
+		task, err := tasks.NewTask(reg, tasks.Job{Site: testbed.SiteWildberries, Kind: "product",
+			Request: site.Request{URL: tb.SiteURL(testbed.SiteWildberries) + products[i].URL}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := c.Enqueue(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitTask(t, insp, info.Queue, info.ID, asynq.TaskStateCompleted)
+		last = rt.of(info.ID)
+	}
+	if len(last) != 4 {
+		t.Errorf("a warm one-page job made %d round trips %v, want 4 (progress+session, lease, page transaction, release)", len(last), last)
+	}
+}
