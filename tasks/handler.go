@@ -140,8 +140,11 @@ type run struct {
 	stored *sessions.Stored
 	// followed are the follow-ups of the page being done, recorded with it.
 	followed []Queued
-	sum      Summary
-	log      *zap.Logger
+	// latency is the last response's, for the proxy's latency average
+	// when the job releases it.
+	latency time.Duration
+	sum     Summary
+	log     *zap.Logger
 }
 
 func (r *run) crawl(ctx context.Context) error {
@@ -160,7 +163,7 @@ func (r *run) crawl(ctx context.Context) error {
 			break
 		}
 	}
-	return r.close(ctx, proxies.OK(0))
+	return r.close(ctx, proxies.OK(r.latency))
 }
 
 // progress reads how far earlier attempts got and, on a shared Redis, the

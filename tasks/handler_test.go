@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"crawlq/internal/testredis"
+	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/tasks/results"
 	"crawlq/tasks/site"
@@ -221,5 +222,36 @@ func TestPageFetchJob(t *testing.T) {
 		if items[i].ID != p.ID || items[i].Title != p.Title || items[i].Price != p.Price || items[i].Site != "127.0.0.1" {
 			t.Errorf("item %d: %+v, want id %s %q %d on site 127.0.0.1", i, items[i], p.ID, p.Title, p.Price)
 		}
+	}
+}
+
+// TestFinishedJobFeedsProxyLatency: the release that ends a job carries the
+// latency of its last response, so the proxy's latency average (dashboard,
+// metrics) is not pulled to zero by every finished job.
+func TestFinishedJobFeedsProxyLatency(t *testing.T) {
+	ctx := context.Background()
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 1, Seed: 9})
+	runWorker(t, tb, reg)
+	c := asynq.NewClient(asynqOpt(t))
+	defer c.Close()
+	insp := asynq.NewInspector(asynqOpt(t))
+	defer insp.Close()
+	p := tb.Catalog.Products(testbed.SiteWildberries)[0]
+	task, err := tasks.NewTask(reg, tasks.Job{Site: testbed.SiteWildberries, Kind: "product",
+		Request: site.Request{URL: tb.SiteURL(testbed.SiteWildberries) + p.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Enqueue(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTask(t, insp, info.Queue, info.ID, asynq.TaskStateCompleted)
+	st, err := proxies.NewRedisBroker(rdb, tasks.BrokerConfig(reg, nil)).Stats(ctx)
+	if err != nil || len(st.Proxies) != 1 {
+		t.Fatalf("stats: %v, %d proxies", err, len(st.Proxies))
+	}
+	if s := st.Proxies[0].Sites[testbed.SiteWildberries]; s.OK != 1 || s.EWMALatency <= 0 {
+		t.Errorf("after one finished job: ok %d, latency average %s; want 1 and above 0", s.OK, s.EWMALatency)
 	}
 }

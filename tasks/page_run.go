@@ -39,6 +39,7 @@ func (r *run) observe(step sessions.Step) {
 	var latency time.Duration
 	if step.Response != nil {
 		latency = step.Response.Latency
+		r.latency = latency
 	}
 	if r.h.cfg.Observe != nil {
 		r.h.cfg.Observe(r.job.Site, step.Verdict.Kind.String(), latency)
