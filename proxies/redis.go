@@ -301,12 +301,8 @@ var shas = map[*redis.Script]any{
 // one slice, and loads s once if Redis does not know it (after a restart
 // or SCRIPT FLUSH).
 func (b *RedisBroker) eval(ctx context.Context, s *redis.Script, keys, args []any) ([]any, error) {
-	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
-	cmdArgs = append(cmdArgs, "evalsha", shas[s], len(keys))
-	cmdArgs = append(append(cmdArgs, keys...), args...)
 	for try := 0; ; try++ {
-		cmd := redis.NewSliceCmd(ctx, cmdArgs...)
-		cmd.SetFirstKeyPos(3)
+		cmd := evalshaCmd(ctx, s, keys, args)
 		b.process(ctx, cmd)
 		res, err := cmd.Result()
 		if try > 0 || !redis.HasErrorPrefix(err, "NOSCRIPT") {
@@ -316,6 +312,16 @@ func (b *RedisBroker) eval(ctx context.Context, s *redis.Script, keys, args []an
 			return nil, err
 		}
 	}
+}
+
+// evalshaCmd is the EVALSHA command of s with keys and args.
+func evalshaCmd(ctx context.Context, s *redis.Script, keys, args []any) *redis.SliceCmd {
+	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, "evalsha", shas[s], len(keys))
+	cmdArgs = append(append(cmdArgs, keys...), args...)
+	cmd := redis.NewSliceCmd(ctx, cmdArgs...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
 }
 
 // process sends cmd through the batcher, or alone without one.
@@ -351,12 +357,48 @@ func (b *RedisBroker) Extend(ctx context.Context, l *Lease, ttl time.Duration) (
 // now+max(RetryAfter, min_interval), neutral now+min_interval.
 // ErrStaleLease when the token is stale; then nothing changes.
 func (b *RedisBroker) Release(ctx context.Context, l *Lease, o Outcome) error {
-	a := b.argsOf(l.Site, l.Proxy.Class)
-	param, err := outcomeParam(o, a.sc)
+	keys, args, err := b.releaseArgs(l, o)
 	if err != nil {
 		return err
 	}
-	args := []any{b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind), a.minInterval, param, holderArg(l.Holder)}
+	res, err := b.eval(ctx, releaseScript, keys, args)
+	return b.released(l, o, res, err)
+}
+
+// ReleaseIn is Release queued in p, a pipeline or transaction on this
+// broker's Redis (see Redis), so the lease ends in the same round trip as
+// the caller's own writes. The returned function reads the answer once p
+// has run: nil or ErrStaleLease as Release; when p failed, or Redis did not
+// know the script (after a restart), or p was never run, it releases with
+// a Release of its own, which a release that did run answers with
+// ErrStaleLease.
+func (b *RedisBroker) ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Lease, o Outcome) (func(context.Context) error, error) {
+	keys, args, err := b.releaseArgs(l, o)
+	if err != nil {
+		return nil, err
+	}
+	cmd := evalshaCmd(ctx, releaseScript, keys, args)
+	_ = p.Process(ctx, cmd)
+	return func(ctx context.Context) error {
+		res, err := cmd.Result()
+		if err != nil || len(res) == 0 { // p failed, or never ran
+			return b.Release(ctx, l, o)
+		}
+		return b.released(l, o, res, nil)
+	}, nil
+}
+
+// Redis is the client the broker runs its scripts on.
+func (b *RedisBroker) Redis() redis.UniversalClient { return b.rdb }
+
+// releaseArgs are the release script's KEYS and ARGV for l and o.
+func (b *RedisBroker) releaseArgs(l *Lease, o Outcome) (keys, args []any, err error) {
+	a := b.argsOf(l.Site, l.Proxy.Class)
+	param, err := outcomeParam(o, a.sc)
+	if err != nil {
+		return nil, nil, err
+	}
+	args = []any{b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind), a.minInterval, param, holderArg(l.Holder)}
 	switch o.Kind {
 	case OutcomeBanned:
 		args = append(args, o.Reason, a.sc.QuarantineBase.Milliseconds(), a.sc.QuarantineCap.Milliseconds(),
@@ -364,7 +406,11 @@ func (b *RedisBroker) Release(ctx context.Context, l *Lease, o Outcome) error {
 	case OutcomeFailed:
 		args = append(args, a.sc.FailPenaltyCap.Milliseconds())
 	}
-	res, err := b.eval(ctx, releaseScript, a.release, args)
+	return a.release, args, nil
+}
+
+// released reads the release script's answer.
+func (b *RedisBroker) released(l *Lease, o Outcome, res []any, err error) error {
 	if err != nil {
 		return fmt.Errorf("release lease %d: %w", l.Token, err)
 	}

@@ -506,6 +506,72 @@ func TestLatencyEWMAKeepsMicroseconds(t *testing.T) {
 	}
 }
 
+// TestReleaseInCallersTransaction: a release queued in the caller's
+// transaction ends the lease with the caller's own writes; after a SCRIPT
+// FLUSH (a restarted Redis) the answer function releases by itself; a
+// stale token is refused as by Release.
+func TestReleaseInCallersTransaction(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBProxies)
+	b := NewRedisBroker(rdb, Config{Default: noGap})
+	importN(t, b, 1, ImportOptions{})
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		flush bool
+	}{
+		{name: "script known"},
+		{name: "script flushed", flush: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.flush {
+				if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var answer func(context.Context) error
+			_, err = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Set(ctx, "caller:write", tc.name, 0)
+				answer, err = b.ReleaseIn(ctx, p, l, OK(time.Millisecond))
+				return err
+			})
+			if err != nil && !tc.flush { // a flushed script fails its command in EXEC
+				t.Fatal(err)
+			}
+			if err := answer(ctx); err != nil {
+				t.Fatalf("answer: %v", err)
+			}
+			if got := rdb.Get(ctx, "caller:write").Val(); got != tc.name {
+				t.Errorf("caller's write = %q, want %q", got, tc.name)
+			}
+			if err := b.Release(ctx, l, OK(0)); !errors.Is(err, ErrStaleLease) {
+				t.Errorf("second release: %v, want ErrStaleLease (the first one ended the lease)", err)
+			}
+		})
+	}
+	l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	if err != nil {
+		t.Fatalf("the proxy is not ready again after the releases: %v", err)
+	}
+	if err := b.Release(ctx, l, Neutral()); err != nil {
+		t.Fatal(err)
+	}
+	var answer func(context.Context) error
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		answer, err = b.ReleaseIn(ctx, p, l, OK(0))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := answer(ctx); !errors.Is(err, ErrStaleLease) {
+		t.Errorf("stale token in a pipeline: %v, want ErrStaleLease", err)
+	}
+}
+
 func TestI5BanSeenByOtherServer(t *testing.T) {
 	bs := servers(t, 2, Config{Default: noGap})
 	ps := importN(t, bs[0], 2, ImportOptions{})

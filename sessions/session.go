@@ -227,6 +227,32 @@ func (s *Session) Finish(ctx context.Context, o proxies.Outcome) error {
 	return s.end(ctx, o, true)
 }
 
+// FinishIn is Finish queued in p, the caller's transaction on the
+// sessions' Redis: the stored record's deletion and the proxy's release
+// commit with the caller's own writes, in its round trip. It needs the
+// broker to be a RedisBroker on that same client; otherwise ok is false,
+// nothing is queued, and the caller calls Finish after p. Once p has run,
+// answer gives the release's answer (nil, proxies.ErrStaleLease, or the
+// error of a release retried alone).
+func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Outcome) (answer func(context.Context) error, ok bool) {
+	rb, isRedis := s.m.cfg.Broker.(*proxies.RedisBroker)
+	if !isRedis || rb.Redis() != s.m.Redis() {
+		return nil, false
+	}
+	if !s.markClosed() {
+		return func(context.Context) error { return nil }, true
+	}
+	close(s.stop)
+	<-s.stopped // no extend may follow the release
+	_ = s.StoreIn(ctx, p, true)
+	l := s.Lease()
+	answer, err := rb.ReleaseIn(ctx, p, &l, o)
+	if err != nil { // an outcome the broker refuses: nothing to release with
+		return func(context.Context) error { return err }, true
+	}
+	return answer, true
+}
+
 func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
 	if !s.markClosed() {
 		return nil

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/detect"
+	"crawlq/proxies"
 	"crawlq/sessions"
 	"crawlq/tasks/site"
 )
@@ -81,22 +82,48 @@ func (r *run) ok(ctx context.Context, page int, step sessions.Step) (bool, error
 		return false, err
 	}
 	also := append(r.storeSession(ctx, !p.Next || page >= r.job.Pages), r.recordFollows(ctx)...)
-	if err := r.h.cfg.Sink.WritePage(ctx, r.task, page, p.Items, also...); err != nil {
+	err = r.h.cfg.Sink.WritePage(ctx, r.task, page, p.Items, also...)
+	r.releasedWithPage(ctx)
+	if err != nil {
 		return false, err
 	}
 	r.sum.Pages, r.sum.Items = page, r.sum.Items+len(p.Items)
 	return p.Next, nil
 }
 
-// storeSession is the session record's write (or, on the job's last page,
-// its deletion) for the page's transaction, on a shared Redis: the cookies
-// a retry resumes with land with the progress it resumes from.
+// storeSession is the session's part of the page's transaction, on a
+// shared Redis: its record's write, so the cookies a retry resumes with
+// land with the progress it resumes from; or, on the job's last page, the
+// session's end: the record's deletion and the proxy's release, so the
+// job's results and the end of its lease take one round trip.
 func (r *run) storeSession(ctx context.Context, last bool) []func(redis.Pipeliner) error {
 	s := r.sess
 	if !r.h.shared || s == nil {
 		return nil
 	}
-	return []func(redis.Pipeliner) error{func(p redis.Pipeliner) error { return s.StoreIn(ctx, p, last) }}
+	return []func(redis.Pipeliner) error{func(p redis.Pipeliner) error {
+		if last {
+			if answer, ok := s.FinishIn(ctx, p, proxies.OK(r.latency)); ok {
+				r.release = answer
+				return nil
+			}
+		}
+		return s.StoreIn(ctx, p, last)
+	}}
+}
+
+// releasedWithPage reads the answer of a release that rode in the page's
+// transaction; the session is over then, whether the transaction ran or
+// not (the answer releases alone if it did not).
+func (r *run) releasedWithPage(ctx context.Context) {
+	if r.release == nil {
+		return
+	}
+	err := r.release(context.WithoutCancel(ctx))
+	r.release, r.sess = nil, nil
+	if err != nil && !errors.Is(err, proxies.ErrStaleLease) {
+		r.log.Warn("release with the page", zap.String("proxy", r.sum.ProxyID), zap.Error(err))
+	}
 }
 
 func (r *run) parse(step sessions.Step) (site.Page, error) {
