@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/detect"
+	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/sessions"
 )
@@ -82,3 +83,71 @@ func preload(t *testing.T, ctx context.Context, rdb *redis.Client, m *sessions.M
 	}
 	return st
 }
+
+// TestFinishInCallersTransaction: on the broker's own Redis client, the
+// session's end (record deletion, proxy release) commits with the caller's
+// transaction; a broker on another client is left to Finish.
+func TestFinishInCallersTransaction(t *testing.T) {
+	w := newWorld(t, 2)
+	ctx := context.Background()
+	const task = "job-finish-in"
+	key := "crawlq:session:" + task
+	m := w.manager("server-1", 10*time.Second)
+	s, err := m.Open(ctx, task, wb, proxies.Datacenter) // Open stores the record at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := w.rdb.Exists(ctx, key).Val(); n != 1 {
+		t.Fatalf("record after Open: %d keys, want 1", n)
+	}
+	other := sessions.NewManager(sessions.Config{Broker: proxies.NewRedisBroker(testredis.NewClient(t, testredis.DBSessions), proxies.Config{}),
+		Redis: w.rdb, Holder: "server-2", LeaseTTL: 10 * time.Second})
+	if _, ok := w.finishIn(t, ctx, otherSession(t, ctx, other)); ok {
+		t.Error("FinishIn with a broker on another client: ok, want the caller to Finish")
+	}
+	answer, ok := w.finishIn(t, ctx, s)
+	if !ok {
+		t.Fatal("FinishIn on the broker's own client: not ok")
+	}
+	if err := answer(ctx); err != nil {
+		t.Fatalf("release answer: %v", err)
+	}
+	if n := w.rdb.Exists(ctx, key).Val(); n != 0 {
+		t.Errorf("record left after the transaction")
+	}
+	if err := w.broker.Release(ctx, ptr(s.Lease()), proxies.OK(0)); !errors.Is(err, proxies.ErrStaleLease) {
+		t.Errorf("release after FinishIn: %v, want ErrStaleLease (the lease ended in the transaction)", err)
+	}
+	if err := s.Finish(ctx, proxies.OK(0)); err != nil {
+		t.Errorf("Finish after FinishIn: %v, want a no-op", err)
+	}
+}
+
+// finishIn runs FinishIn in a transaction with a write of the caller's.
+func (w *world) finishIn(t *testing.T, ctx context.Context, s *sessions.Session) (func(context.Context) error, bool) {
+	t.Helper()
+	var answer func(context.Context) error
+	var ok bool
+	if _, err := w.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "caller:pages")
+		answer, ok = s.FinishIn(ctx, p, proxies.OK(time.Millisecond))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return answer, ok
+}
+
+// otherSession opens a session of a task of its own on m, released when
+// the test ends.
+func otherSession(t *testing.T, ctx context.Context, m *sessions.Manager) *sessions.Session {
+	t.Helper()
+	s, err := m.Open(ctx, "job-other", wb, proxies.Datacenter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Finish(context.Background(), proxies.Neutral()) })
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
