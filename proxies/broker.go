@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Broker hands out per-task proxy leases for sites across a whole cluster.
@@ -169,4 +171,18 @@ type ProxySiteStats struct {
 	ReadyAt     time.Time     `json:"ready_at"`
 	// LeasesByHolder counts leases per holder (server/worker).
 	LeasesByHolder map[string]int64 `json:"leases_by_holder,omitempty"`
+}
+
+// PipelineReleaser is a Broker whose release can ride in a caller's
+// pipeline or transaction on the broker's own Redis client, so a job's
+// last writes and the end of its lease take one round trip: RedisBroker,
+// and FallbackBroker while its Redis answers.
+type PipelineReleaser interface {
+	// Redis is the client whose pipelines ReleaseIn can queue in.
+	Redis() redis.UniversalClient
+	// ReleaseIn queues the release of l with o in p and returns answer,
+	// which reads the release's outcome once p has run (nil,
+	// ErrStaleLease, or the error of a release made alone when p did not
+	// run it). ok false: nothing was queued, the caller calls Release.
+	ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Lease, o Outcome) (answer func(context.Context) error, ok bool)
 }

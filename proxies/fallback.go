@@ -125,7 +125,10 @@ type FallbackBroker struct {
 	returnUntil time.Time // end of the return window (see fallback_return.go)
 }
 
-var _ Broker = (*FallbackBroker)(nil)
+var (
+	_ Broker           = (*FallbackBroker)(nil)
+	_ PipelineReleaser = (*FallbackBroker)(nil)
+)
 
 // leaseKey is one (site, proxy) pair.
 type leaseKey struct{ site, id string }
@@ -369,6 +372,38 @@ func (f *FallbackBroker) Release(ctx context.Context, l *Lease, o Outcome) error
 		f.enter(err)
 	}
 	return err
+}
+
+// Redis implements PipelineReleaser: the broker's Redis.
+func (f *FallbackBroker) Redis() redis.UniversalClient { return f.primary.Redis() }
+
+// ReleaseIn implements PipelineReleaser while the broker's Redis answers
+// and l is a broker lease; otherwise nothing is queued (ok false). If the
+// release cannot reach Redis after all, the answer switches to fallback and
+// releases as Release does.
+func (f *FallbackBroker) ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Lease, o Outcome) (answer func(context.Context) error, ok bool) {
+	f.mu.Lock()
+	var pl *Lease
+	if !f.down {
+		pl = f.registered(l)
+	}
+	f.mu.Unlock()
+	if pl == nil {
+		return nil, false
+	}
+	inner, ok := f.primary.ReleaseIn(ctx, p, pl, o)
+	if !ok {
+		return nil, false
+	}
+	return func(ctx context.Context) error {
+		err := inner(ctx)
+		if f.unavailable(ctx, err) {
+			f.enter(err)
+			return f.Release(ctx, l, o)
+		}
+		f.settle(l, nil, 0)
+		return err
+	}, true
 }
 
 // extendDown extends l locally in fallback (down true), else returns the

@@ -546,3 +546,49 @@ func TestFallbackReturnWindowKeepsToOwnShard(t *testing.T) {
 		t.Fatalf("resume of b's proxy after the return window: %v", err)
 	}
 }
+
+// TestFallbackReleaseIn: while the broker's Redis answers, a release rides
+// in the caller's transaction on it; in fallback nothing is queued and the
+// caller releases as usual.
+func TestFallbackReleaseIn(t *testing.T) {
+	c := newFBCluster(t, 3)
+	ctx := context.Background()
+	fb, rdb := c.fb["a"], c.primary["a"].Redis()
+	if fb.Redis() != rdb {
+		t.Fatal("Redis() is not the broker's client")
+	}
+	l, err := fb.Lease(ctx, "wb", Datacenter, "a", "task-1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer func(context.Context) error
+	var ok bool
+	// (this fresh Redis does not know the release script yet: its command
+	// fails in the transaction and the answer releases by itself)
+	_, _ = rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		answer, ok = fb.ReleaseIn(ctx, p, l, OK(time.Millisecond))
+		return nil
+	})
+	if !ok {
+		t.Fatal("up: ReleaseIn queued nothing")
+	}
+	if err := answer(ctx); err != nil {
+		t.Fatalf("up: answer %v", err)
+	}
+	if err := fb.Release(ctx, l, OK(0)); !errors.Is(err, ErrStaleLease) {
+		t.Errorf("release after ReleaseIn: %v, want ErrStaleLease", err)
+	}
+	l2, err := fb.Lease(ctx, "wb", Datacenter, "a", "task-2", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.redis.stop()
+	waitFor(t, "server a is in fallback", func() bool { return fb.Status().Fallback })
+	p := rdb.TxPipeline()
+	if _, ok := fb.ReleaseIn(ctx, p, l2, OK(0)); ok || p.Len() != 0 {
+		t.Errorf("in fallback: ReleaseIn ok %v with %d commands queued, want nothing queued", ok, p.Len())
+	}
+	if err := fb.Release(ctx, l2, OK(0)); err != nil {
+		t.Errorf("release in fallback: %v", err)
+	}
+}

@@ -34,7 +34,10 @@ type RedisBroker struct {
 	sets map[siteClass]*scArgs // pre-built script keys per (site, class)
 }
 
-var _ Broker = (*RedisBroker)(nil)
+var (
+	_ Broker           = (*RedisBroker)(nil)
+	_ PipelineReleaser = (*RedisBroker)(nil)
+)
 
 // NewRedisBroker returns a broker on rdb; see Config for the defaults.
 func NewRedisBroker(rdb redis.UniversalClient, cfg Config) *RedisBroker {
@@ -365,17 +368,18 @@ func (b *RedisBroker) Release(ctx context.Context, l *Lease, o Outcome) error {
 	return b.released(l, o, res, err)
 }
 
-// ReleaseIn is Release queued in p, a pipeline or transaction on this
-// broker's Redis (see Redis), so the lease ends in the same round trip as
-// the caller's own writes. The returned function reads the answer once p
-// has run: nil or ErrStaleLease as Release; when p failed, or Redis did not
-// know the script (after a restart), or p was never run, it releases with
-// a Release of its own, which a release that did run answers with
-// ErrStaleLease.
-func (b *RedisBroker) ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Lease, o Outcome) (func(context.Context) error, error) {
+// ReleaseIn implements PipelineReleaser: Release queued in p, a pipeline
+// or transaction on this broker's Redis, so the lease ends in the same
+// round trip as the caller's own writes. The answer is nil or
+// ErrStaleLease as from Release; when p failed, or Redis did not know the
+// script (after a restart), or p was never run, the answer releases with a
+// Release of its own, which a release that did run answers with
+// ErrStaleLease. Nothing is queued (ok false) for an outcome Release
+// refuses.
+func (b *RedisBroker) ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Lease, o Outcome) (answer func(context.Context) error, ok bool) {
 	keys, args, err := b.releaseArgs(l, o)
 	if err != nil {
-		return nil, err
+		return nil, false
 	}
 	cmd := evalshaCmd(ctx, releaseScript, keys, args)
 	_ = p.Process(ctx, cmd)
@@ -385,7 +389,7 @@ func (b *RedisBroker) ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Lease
 			return b.Release(ctx, l, o)
 		}
 		return b.released(l, o, res, nil)
-	}, nil
+	}, true
 }
 
 // Redis is the client the broker runs its scripts on.

@@ -229,27 +229,24 @@ func (s *Session) Finish(ctx context.Context, o proxies.Outcome) error {
 
 // FinishIn is Finish queued in p, the caller's transaction on the
 // sessions' Redis: the stored record's deletion and the proxy's release
-// commit with the caller's own writes, in its round trip. It needs the
-// broker to be a RedisBroker on that same client; otherwise ok is false,
-// nothing is queued, and the caller calls Finish after p. Once p has run,
-// answer gives the release's answer (nil, proxies.ErrStaleLease, or the
-// error of a release retried alone).
+// commit with the caller's own writes, in its round trip. It needs a
+// broker that can release in a pipeline (proxies.PipelineReleaser) on
+// that same client; otherwise ok is false, nothing is queued, and the
+// caller calls Finish after p. Once p has run, answer gives the release's
+// answer (nil, proxies.ErrStaleLease, or the error of a release retried
+// alone).
 func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Outcome) (answer func(context.Context) error, ok bool) {
-	rb, isRedis := s.m.cfg.Broker.(*proxies.RedisBroker)
-	if !isRedis || rb.Redis() != s.m.Redis() {
+	pr, can := s.m.cfg.Broker.(proxies.PipelineReleaser)
+	if !can || pr.Redis() != s.m.Redis() || s.isClosed() {
 		return nil, false
 	}
-	if !s.markClosed() {
-		return func(context.Context) error { return nil }, true
+	l := s.Lease()
+	if answer, ok = pr.ReleaseIn(ctx, p, &l, o); !ok || !s.markClosed() {
+		return answer, ok
 	}
 	close(s.stop)
-	<-s.stopped // no extend may follow the release
+	<-s.stopped // no extend after the release
 	_ = s.StoreIn(ctx, p, true)
-	l := s.Lease()
-	answer, err := rb.ReleaseIn(ctx, p, &l, o)
-	if err != nil { // an outcome the broker refuses: nothing to release with
-		return func(context.Context) error { return err }, true
-	}
 	return answer, true
 }
 
@@ -281,6 +278,12 @@ func (s *Session) isStored() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stored || !s.callerStores
+}
+
+func (s *Session) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }
 
 func (s *Session) markClosed() bool {

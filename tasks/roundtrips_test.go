@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/testredis"
+	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
@@ -62,28 +63,60 @@ var _ redis.Hook = (*roundTrips)(nil)
 // (Asynq's dequeue, done and the task result go through Asynq's own
 // client.)
 func TestOnePageJobRoundTrips(t *testing.T) {
-	_, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 7})
-	rt := &roundTrips{byTask: map[string][]string{}}
-	rdb := testredis.NewClient(t, testredis.DBTasks)
-	rdb.AddHook(rt)
-	w := tasks.NewWorker(tasks.WorkerConfig{Redis: asynqOpt(t), RDB: rdb, ServerID: "rt-worker",
-		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second})
+	tests := []struct {
+		name   string
+		broker func(rdb *redis.Client, reg *site.Registry) proxies.Broker
+	}{
+		{name: "redis broker", broker: func(rdb *redis.Client, reg *site.Registry) proxies.Broker {
+			return proxies.NewRedisBroker(rdb, tasks.BrokerConfig(reg, nil))
+		}},
+		{name: "fallback broker, as crawlq worker runs", broker: func(rdb *redis.Client, reg *site.Registry) proxies.Broker {
+			return proxies.NewFallbackBroker(proxies.NewRedisBroker(rdb, tasks.BrokerConfig(reg, nil)), proxies.FallbackConfig{ServerID: "rt-worker"})
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 7})
+			rt := &roundTrips{byTask: map[string][]string{}}
+			rdb := testredis.NewClient(t, testredis.DBTasks)
+			rdb.AddHook(rt)
+			runCounted(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: rdb, Broker: tc.broker(rdb, reg), ServerID: "rt-worker",
+				Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second})
+			last := twoJobs(t, tb, reg, rt)
+			if len(last) != 3 {
+				t.Errorf("a warm one-page job made %d round trips %v, want 3 (progress+session, lease, page transaction with the release)", len(last), last)
+			}
+		})
+	}
+}
+
+// runCounted runs a worker until the test ends.
+func runCounted(t *testing.T, cfg tasks.WorkerConfig) {
+	t.Helper()
+	w := tasks.NewWorker(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("worker: %v", err)
 		}
-	}()
+	})
+}
+
+// twoJobs runs two one-page product jobs, one after the other (the first
+// warms the broker's proxy specs and ready set), and returns the round
+// trips of the second.
+func twoJobs(t *testing.T, tb *testbed.Testbed, reg *site.Registry, rt *roundTrips) []string {
+	t.Helper()
 	c := asynq.NewClient(asynqOpt(t))
 	defer c.Close()
 	insp := asynq.NewInspector(asynqOpt(t))
 	defer insp.Close()
 	products := tb.Catalog.Products(testbed.SiteWildberries)
 	var last []string
-	for i := range 2 { // the first warms the broker's proxy specs and ready set
+	for i := range 2 {
 		task, err := tasks.NewTask(reg, tasks.Job{Site: testbed.SiteWildberries, Kind: "product",
 			Request: site.Request{URL: tb.SiteURL(testbed.SiteWildberries) + products[i].URL}})
 		if err != nil {
@@ -96,7 +129,5 @@ func TestOnePageJobRoundTrips(t *testing.T) {
 		waitTask(t, insp, info.Queue, info.ID, asynq.TaskStateCompleted)
 		last = rt.of(info.ID)
 	}
-	if len(last) != 3 {
-		t.Errorf("a warm one-page job made %d round trips %v, want 3 (progress+session, lease, page transaction with the release)", len(last), last)
-	}
+	return last
 }

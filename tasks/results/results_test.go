@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/testredis"
 	"crawlq/tasks/item"
@@ -38,6 +39,36 @@ func TestWritePageRecordsProgress(t *testing.T) {
 	got, err := results.Read(ctx, rdb, "ozon")
 	if err != nil || len(got) != 3 || got[0].ID != "1" || got[2].ID != "3" {
 		t.Fatalf("read %+v %v", got, err)
+	}
+}
+
+// TestWritePageCallersWrites: a caller's write that fails inside the
+// page's transaction is the caller's to read (the page is written); a
+// transaction Redis refuses as a whole writes nothing and fails the page.
+func TestWritePageCallersWrites(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBResults)
+	ctx := context.Background()
+	s := results.NewSink(rdb, 0)
+	rdb.Set(ctx, "caller:text", "not a number", 0)
+	var callers *redis.IntCmd
+	err := s.WritePage(ctx, "task-1", 1, []item.Item{{Site: "ozon", ID: "1", FetchedAt: at}},
+		func(p redis.Pipeliner) error { callers = p.Incr(ctx, "caller:text"); return nil })
+	if err != nil {
+		t.Fatalf("a caller's failed write failed the page: %v", err)
+	}
+	if callers.Err() == nil {
+		t.Error("the caller's INCR of a string succeeded")
+	}
+	if p, _ := s.Progress(ctx, "task-1"); p != (results.Progress{Pages: 1, Items: 1}) {
+		t.Errorf("progress %+v, want the page written", p)
+	}
+	err = s.WritePage(ctx, "task-1", 2, []item.Item{{Site: "ozon", ID: "2", FetchedAt: at}},
+		func(p redis.Pipeliner) error { return p.Process(ctx, redis.NewCmd(ctx, "get")) }) // wrong arity: EXECABORT
+	if err == nil {
+		t.Fatal("a transaction Redis refused did not fail the page")
+	}
+	if p, _ := s.Progress(ctx, "task-1"); p != (results.Progress{Pages: 1, Items: 1}) {
+		t.Errorf("progress %+v after the refused transaction, want page 1 only", p)
 	}
 }
 

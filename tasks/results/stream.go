@@ -72,32 +72,47 @@ func progressOf(task string, cmd *redis.MapStringStringCmd) (Progress, error) {
 // WritePage appends one page's items and marks page done for the task, in
 // one MULTI/EXEC, so a retry after a crash resumes at the next page with
 // no item written twice or lost. also, if given, adds the caller's writes
-// to the same transaction (the session record that goes with the page).
+// to the same transaction (the session record that goes with the page);
+// the caller reads their answers itself: WritePage fails only when the
+// transaction or one of its own writes did.
 func (s *Sink) WritePage(ctx context.Context, task string, page int, items []item.Item, also ...func(redis.Pipeliner) error) error {
+	var own []redis.Cmder
+	var built error // the transaction was not sent
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for _, f := range also {
-			if err := f(p); err != nil {
-				return err
+			if built = f(p); built != nil {
+				return built
 			}
 		}
 		for _, it := range items {
 			raw, err := json.Marshal(it)
 			if err != nil {
+				built = err
 				return err
 			}
-			p.XAdd(ctx, &redis.XAddArgs{Stream: StreamKey, MaxLen: s.maxLen, Approx: true,
-				Values: []any{"site", it.Site, "task", task, "item", raw}})
+			own = append(own, p.XAdd(ctx, &redis.XAddArgs{Stream: StreamKey, MaxLen: s.maxLen, Approx: true,
+				Values: []any{"site", it.Site, "task", task, "item", raw}}))
 		}
 		key := progressPrefix + task
-		p.HSet(ctx, key, "pages", page)
-		p.HIncrBy(ctx, key, "items", int64(len(items)))
-		p.Expire(ctx, key, progressTTL)
+		own = append(own, p.HSet(ctx, key, "pages", page), p.HIncrBy(ctx, key, "items", int64(len(items))),
+			p.Expire(ctx, key, progressTTL))
 		return nil
 	})
-	if err != nil {
+	if built != nil || (err != nil && !allDone(own)) {
 		return fmt.Errorf("write page %d of %s: %w", page, task, err)
 	}
 	return nil
+}
+
+// allDone says whether every cmd of a transaction that was sent ran
+// without an error (a failed transaction sets its error on every cmd).
+func allDone(cmds []redis.Cmder) bool {
+	for _, c := range cmds {
+		if c.Err() != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // progressTTL keeps a job's progress long enough for every retry.
