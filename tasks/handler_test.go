@@ -26,8 +26,14 @@ func asynqOpt(t *testing.T) asynq.RedisClientOpt {
 func runWorker(t *testing.T, tb *testbed.Testbed, reg *site.Registry) {
 	t.Helper()
 	rdb := testredis.NewClient(t, testredis.DBTasks)
-	w := tasks.NewWorker(tasks.WorkerConfig{Redis: asynqOpt(t), RDB: rdb, ServerID: "test-worker",
+	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: rdb, ServerID: "test-worker",
 		Concurrency: 4, Sites: reg, ShutdownTimeout: time.Second})
+}
+
+// serve runs a worker of cfg until the test ends.
+func serve(t *testing.T, cfg tasks.WorkerConfig) {
+	t.Helper()
+	w := tasks.NewWorker(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
@@ -37,6 +43,28 @@ func runWorker(t *testing.T, tb *testbed.Testbed, reg *site.Registry) {
 			t.Errorf("worker: %v", err)
 		}
 	})
+}
+
+// runProduct queues a one-page job of the i-th Wildberries product of the
+// testbed and waits until it is completed; it returns the task ID.
+func runProduct(t *testing.T, tb *testbed.Testbed, reg *site.Registry, i int) string {
+	t.Helper()
+	c := asynq.NewClient(asynqOpt(t))
+	defer c.Close()
+	insp := asynq.NewInspector(asynqOpt(t))
+	defer insp.Close()
+	p := tb.Catalog.Products(testbed.SiteWildberries)[i]
+	task, err := tasks.NewTask(reg, tasks.Job{Site: testbed.SiteWildberries, Kind: "product",
+		Request: site.Request{URL: tb.SiteURL(testbed.SiteWildberries) + p.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Enqueue(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTask(t, insp, info.Queue, info.ID, asynq.TaskStateCompleted)
+	return info.ID
 }
 
 // waitTask polls a task until it reaches state (a real condition, with a deadline).
@@ -232,21 +260,7 @@ func TestFinishedJobFeedsProxyLatency(t *testing.T) {
 	ctx := context.Background()
 	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 1, Seed: 9})
 	runWorker(t, tb, reg)
-	c := asynq.NewClient(asynqOpt(t))
-	defer c.Close()
-	insp := asynq.NewInspector(asynqOpt(t))
-	defer insp.Close()
-	p := tb.Catalog.Products(testbed.SiteWildberries)[0]
-	task, err := tasks.NewTask(reg, tasks.Job{Site: testbed.SiteWildberries, Kind: "product",
-		Request: site.Request{URL: tb.SiteURL(testbed.SiteWildberries) + p.URL}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.Enqueue(task)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitTask(t, insp, info.Queue, info.ID, asynq.TaskStateCompleted)
+	runProduct(t, tb, reg, 0)
 	st, err := proxies.NewRedisBroker(rdb, tasks.BrokerConfig(reg, nil)).Stats(ctx)
 	if err != nil || len(st.Proxies) != 1 {
 		t.Fatalf("stats: %v, %d proxies", err, len(st.Proxies))

@@ -80,7 +80,7 @@ func TestOnePageJobRoundTrips(t *testing.T) {
 			rt := &roundTrips{byTask: map[string][]string{}}
 			rdb := testredis.NewClient(t, testredis.DBTasks)
 			rdb.AddHook(rt)
-			runCounted(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: rdb, Broker: tc.broker(rdb, reg), ServerID: "rt-worker",
+			serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: rdb, Broker: tc.broker(rdb, reg), ServerID: "rt-worker",
 				Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second})
 			last := twoJobs(t, tb, reg, rt)
 			if len(last) != 3 {
@@ -90,44 +90,11 @@ func TestOnePageJobRoundTrips(t *testing.T) {
 	}
 }
 
-// runCounted runs a worker until the test ends.
-func runCounted(t *testing.T, cfg tasks.WorkerConfig) {
-	t.Helper()
-	w := tasks.NewWorker(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
-}
-
 // twoJobs runs two one-page product jobs, one after the other (the first
 // warms the broker's proxy specs and ready set), and returns the round
 // trips of the second.
 func twoJobs(t *testing.T, tb *testbed.Testbed, reg *site.Registry, rt *roundTrips) []string {
 	t.Helper()
-	c := asynq.NewClient(asynqOpt(t))
-	defer c.Close()
-	insp := asynq.NewInspector(asynqOpt(t))
-	defer insp.Close()
-	products := tb.Catalog.Products(testbed.SiteWildberries)
-	var last []string
-	for i := range 2 {
-		task, err := tasks.NewTask(reg, tasks.Job{Site: testbed.SiteWildberries, Kind: "product",
-			Request: site.Request{URL: tb.SiteURL(testbed.SiteWildberries) + products[i].URL}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := c.Enqueue(task)
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitTask(t, insp, info.Queue, info.ID, asynq.TaskStateCompleted)
-		last = rt.of(info.ID)
-	}
-	return last
+	runProduct(t, tb, reg, 0)
+	return rt.of(runProduct(t, tb, reg, 1))
 }
