@@ -88,6 +88,9 @@ func runBenchCrawl(cmd *cobra.Command, a *app, f benchCrawlFlags) error {
 		return err
 	}
 	defer conn.Close()
+	if conn.Embedded() {
+		fmt.Fprintln(cmd.ErrOrStderr(), "note: on the embedded Redis (Lua in a Go interpreter) the rates measure it more than crawlq; give --redis a real one for figures")
+	}
 	if !f.noRSS {
 		if f.o.WorkerCommand, err = selfCommand(); err != nil {
 			return err
