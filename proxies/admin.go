@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -171,6 +172,34 @@ func (b *RedisBroker) knownSets(ctx context.Context) ([]siteClass, error) {
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].site+"\t"+string(out[i].class) < out[j].site+"\t"+string(out[j].class)
 	})
+	return out, nil
+}
+
+// quarantines reads the proxies quarantined now, per (site, proxy), with
+// when each quarantine ends (Redis clock plus skew): O(quarantined).
+func (b *RedisBroker) quarantines(ctx context.Context) (map[leaseKey]time.Time, error) {
+	known, err := b.knownSets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pipe := b.rdb.Pipeline()
+	now := pipe.Time(ctx)
+	cmds := make(map[siteClass]*redis.ZSliceCmd, len(known))
+	for _, sc := range known {
+		cmds[sc] = pipe.ZRangeWithScores(ctx, b.k.quarantine(sc.site, sc.class), 0, -1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("read quarantines: %w", err)
+	}
+	nowMS := now.Val().UnixMilli() + b.cfg.skew()
+	out := map[leaseKey]time.Time{}
+	for sc, cmd := range cmds {
+		for _, z := range cmd.Val() {
+			if until := int64(z.Score); until > nowMS {
+				out[leaseKey{sc.site, z.Member.(string)}] = ms(until)
+			}
+		}
+	}
 	return out, nil
 }
 

@@ -84,12 +84,13 @@ func setDefault(d *time.Duration, def time.Duration) {
 
 // FallbackBroker is the RedisBroker with a local fallback pool. While Redis
 // answers every call goes to the broker, and the wrapper keeps the last
-// known pool and live servers. When a call fails because Redis does not
+// known pool, quarantines and live servers. When a call fails because Redis does not
 // answer (a connection error, never a broker error such as ErrNoProxy) it
 // switches to fallback: leases come only from the proxies whose ring owner
 // over the last live servers is this server, fenced by local (negative)
 // tokens and paced per (proxy, site) by the site's MinInterval, so servers
-// never share an IP. Broker leases this server held on its own shard are
+// never share an IP; a (proxy, site) quarantined when last read stays out
+// until its quarantine ends. Broker leases this server held on its own shard are
 // adopted (Extend and Release act locally); Extend of any other broker lease
 // returns ErrStaleLease so its session retires. A Release of a broker lease
 // in fallback is queued (up to MaxPending) and replayed when Redis answers;
@@ -109,10 +110,11 @@ type FallbackBroker struct {
 	log     *zap.Logger
 
 	mu       sync.Mutex
-	down     bool          // in fallback
-	changed  chan struct{} // closed and replaced on every switch
-	pool     []Proxy       // last known pool
-	members  []string      // last known live servers
+	down     bool                   // in fallback
+	changed  chan struct{}          // closed and replaced on every switch
+	pool     []Proxy                // last known pool
+	quar     map[leaseKey]time.Time // last known quarantines: their ends
+	members  []string               // last known live servers
 	held     map[leaseKey]heldLease
 	moved    map[movedKey]*Lease // local or adopted lease -> registered broker lease
 	local    *localPool          // non-nil in fallback
@@ -554,6 +556,9 @@ func (f *FallbackBroker) switchDown(cause error) bool {
 		}
 	}
 	f.local = newLocalPool(f.primary, shard, now.Add(f.grace()))
+	for k, until := range f.quar {
+		f.local.hold(k, until) // a ban seen before the outage still stands (I5)
+	}
 	adopted := f.adopt()
 	f.setMode(true, now)
 	f.log.Error("broker redis does not answer: leasing from this server's fallback shard",
@@ -682,8 +687,12 @@ func (f *FallbackBroker) snapshot(ctx context.Context, full bool) (bool, error) 
 		return false, err
 	}
 	var pool []Proxy
+	var quar map[leaseKey]time.Time
 	if full {
 		if pool, err = f.primary.List(cctx); err != nil {
+			return false, err
+		}
+		if quar, err = f.primary.quarantines(cctx); err != nil {
 			return false, err
 		}
 	}
@@ -691,7 +700,7 @@ func (f *FallbackBroker) snapshot(ctx context.Context, full bool) (bool, error) 
 	defer f.mu.Unlock()
 	f.members = members
 	if full {
-		f.pool = pool
+		f.pool, f.quar = pool, quar
 	}
 	f.pruneMoved()
 	return full, nil

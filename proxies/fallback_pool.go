@@ -46,6 +46,21 @@ func newLocalPool(b *RedisBroker, shard []Proxy, start time.Time) *localPool {
 	return p
 }
 
+// hold keeps pair k, if in the shard, from being leased before until (a
+// quarantine the broker knew of).
+func (p *localPool) hold(k leaseKey, until time.Time) {
+	if _, ok := p.proxies[k.id]; !ok {
+		return
+	}
+	at, ok := p.ready[k]
+	if !ok {
+		at = p.start
+	}
+	if until.After(at) {
+		p.ready[k] = until
+	}
+}
+
 // serves reports whether px may serve site in the broker's mode.
 func (p *localPool) serves(px Proxy, site string) bool {
 	if p.cfg.Mode == ModePartitioned {

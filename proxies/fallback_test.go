@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -590,5 +591,43 @@ func TestFallbackReleaseIn(t *testing.T) {
 	}
 	if err := fb.Release(ctx, l2, OK(0)); err != nil {
 		t.Errorf("release in fallback: %v", err)
+	}
+}
+
+// TestFallbackKeepsQuarantines: a proxy the broker had quarantined on a
+// site before the outage is not leased on that site from the fallback
+// shard until its quarantine ends; the rest of the shard, and the proxy on
+// other sites, are.
+func TestFallbackKeepsQuarantines(t *testing.T) {
+	c := newFBCluster(t, 12)
+	ctx := context.Background()
+	l, err := c.fb["a"].Lease(ctx, "wb", Datacenter, "a", "task-ban", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.fb["a"].Release(ctx, l, Banned("captcha")); err != nil {
+		t.Fatal(err)
+	}
+	for id, fb := range c.fb {
+		if err := fb.Refresh(ctx); err != nil {
+			t.Fatalf("server %s refresh: %v", id, err)
+		}
+	}
+	banned := l.Proxy.ID
+	var owner string
+	for id, ids := range c.owners() {
+		if slices.Contains(ids, banned) {
+			owner = id
+		}
+	}
+	c.redis.stop()
+	c.waitDown(t)
+	got := leaseIDs(c.leaseAll(t, owner, "wb"))
+	want := slices.DeleteFunc(slices.Clone(c.owners()[owner]), func(id string) bool { return id == banned })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("server %s leased on wb in fallback (-want +got):\n%s", owner, diff)
+	}
+	if oz := leaseIDs(c.leaseAll(t, owner, "oz")); !slices.Contains(oz, banned) {
+		t.Errorf("on another site the proxy is not quarantined, yet server %s did not lease it: %v", owner, oz)
 	}
 }
