@@ -37,7 +37,8 @@ type FallbackConfig struct {
 	// Heartbeat is how often the server beats and reads the live servers
 	// while the broker answers. Default 2s.
 	Heartbeat time.Duration
-	// PoolRefresh is how often the pool snapshot (List) is refreshed.
+	// PoolRefresh is how often the pool snapshot (List, and the
+	// quarantines) is refreshed.
 	// Default 10s.
 	PoolRefresh time.Duration
 	// ProbeInterval is how often Redis is pinged in fallback. Default 1s.
