@@ -38,8 +38,7 @@ type FallbackConfig struct {
 	// while the broker answers. Default 2s.
 	Heartbeat time.Duration
 	// PoolRefresh is how often the pool snapshot (List, and the
-	// quarantines) is refreshed.
-	// Default 10s.
+	// quarantines) is refreshed. Default 10s.
 	PoolRefresh time.Duration
 	// ProbeInterval is how often Redis is pinged in fallback. Default 1s.
 	ProbeInterval time.Duration
