@@ -246,7 +246,9 @@ func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Out
 	}
 	close(s.stop)
 	<-s.stopped // no extend after the release
-	_ = s.StoreIn(ctx, p, true)
+	if s.isStored() { // as end does
+		p.Del(ctx, sessionKey(s.rec.Task))
+	}
 	return answer, true
 }
 
