@@ -37,8 +37,8 @@ type FallbackConfig struct {
 	// Heartbeat is how often the server beats and reads the live servers
 	// while the broker answers. Default 2s.
 	Heartbeat time.Duration
-	// PoolRefresh is how often the pool snapshot (List, and the
-	// quarantines) is refreshed. Default 10s.
+	// PoolRefresh is how often the pool snapshot (List) is refreshed; the
+	// quarantines are read with every heartbeat. Default 10s.
 	PoolRefresh time.Duration
 	// ProbeInterval is how often Redis is pinged in fallback. Default 1s.
 	ProbeInterval time.Duration
@@ -678,7 +678,8 @@ func (f *FallbackBroker) refresh(ctx context.Context, full bool) bool {
 	return ok
 }
 
-// snapshot beats, reads the live servers and, when full, the pool.
+// snapshot beats, reads the live servers and the quarantines and, when
+// full, the pool.
 func (f *FallbackBroker) snapshot(ctx context.Context, full bool) (bool, error) {
 	cctx, cancel := context.WithTimeout(ctx, max(f.cfg.Heartbeat, time.Second))
 	defer cancel()
@@ -686,21 +687,21 @@ func (f *FallbackBroker) snapshot(ctx context.Context, full bool) (bool, error) 
 	if err != nil {
 		return false, err
 	}
+	quar, err := f.primary.quarantines(cctx) // O(quarantined): every beat
+	if err != nil {
+		return false, err
+	}
 	var pool []Proxy
-	var quar map[leaseKey]time.Time
 	if full {
 		if pool, err = f.primary.List(cctx); err != nil {
-			return false, err
-		}
-		if quar, err = f.primary.quarantines(cctx); err != nil {
 			return false, err
 		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.members = members
+	f.members, f.quar = members, quar
 	if full {
-		f.pool, f.quar = pool, quar
+		f.pool = pool
 	}
 	f.pruneMoved()
 	return full, nil
