@@ -509,12 +509,21 @@ func TestLatencyEWMAKeepsMicroseconds(t *testing.T) {
 // TestReleaseInCallersTransaction: a release queued in the caller's
 // transaction ends the lease with the caller's own writes; after a SCRIPT
 // FLUSH (a restarted Redis) the answer function releases by itself; a
-// stale token is refused as by Release.
+// stale token is refused as by Release. (A private Redis: SCRIPT FLUSH is
+// server-wide.)
 func TestReleaseInCallersTransaction(t *testing.T) {
-	rdb := testredis.Client(t, testredis.DBProxies)
+	rdb := redis.NewClient(&redis.Options{Addr: startRedis(t).addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
 	b := NewRedisBroker(rdb, Config{Default: noGap})
 	importN(t, b, 1, ImportOptions{})
 	ctx := context.Background()
+	warm, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Release(ctx, warm, Neutral()); err != nil { // loads the script
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name  string
 		flush bool
