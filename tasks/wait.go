@@ -29,24 +29,7 @@ func (c Counts) Done() bool { return c.Completed+c.Failed == c.Total }
 // Count reads the state of every task of qs, and returns the IDs of those
 // that have finished (completed, archived or past their retention).
 func Count(ctx context.Context, insp *asynq.Inspector, qs []Queued) (Counts, []string, error) {
-	c := Counts{Total: len(qs)}
-	var finished []string
-	for _, q := range qs {
-		info, err := insp.GetTaskInfo(q.Queue, q.ID)
-		if errors.Is(err, asynq.ErrTaskNotFound) {
-			c.Completed++ // finished and past its retention
-			finished = append(finished, q.ID)
-			continue
-		}
-		if err != nil {
-			return c, nil, err
-		}
-		c.add(info.State)
-		if info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived {
-			finished = append(finished, q.ID)
-		}
-	}
-	return c, finished, ctx.Err()
+	return newWaitBatch(qs).count(ctx, insp)
 }
 
 func (c *Counts) add(s asynq.TaskState) {
@@ -65,22 +48,19 @@ func (c *Counts) add(s asynq.TaskState) {
 }
 
 // Wait polls the batch every interval, calling progress each time, until
-// every task is done or ctx ends. With follow set (the Redis the workers
-// write results to), the batch takes in the follow-up jobs of each of its
-// finished jobs, and theirs in turn, so it ends when the whole crawl has.
+// every task is done or ctx ends. A completed task is not asked again. With
+// follow set (the Redis the workers write results to), the batch takes in
+// the follow-up jobs of each of its finished jobs, and theirs in turn, so
+// it ends when the whole crawl has.
 func Wait(ctx context.Context, insp *asynq.Inspector, follow redis.UniversalClient, qs []Queued, every time.Duration, progress func(Counts)) (Counts, error) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	b := &waitBatch{qs: qs, in: map[string]bool{}, read: map[string]bool{}}
-	for _, q := range qs {
-		b.in[q.ID] = true
-	}
+	b := newWaitBatch(qs)
 	for {
-		c, finished, err := Count(ctx, insp, b.qs)
+		c, finished, err := b.count(ctx, insp)
 		if err != nil {
 			return c, err
 		}
-		c.FollowUps = b.followUps
 		if follow != nil {
 			added, err := b.follow(ctx, follow, finished)
 			if err != nil {
@@ -106,28 +86,60 @@ func Wait(ctx context.Context, insp *asynq.Inspector, follow redis.UniversalClie
 type waitBatch struct {
 	qs []Queued
 	in map[string]bool
-	// read are the finished tasks whose follow-ups were taken in: a
-	// finished job's set no longer changes.
-	read      map[string]bool
+	// completed are the tasks seen completed: that no longer changes, and
+	// their follow-ups were taken in then. (An archived task may be run
+	// again from the web UI, so it is asked again.)
+	completed map[string]bool
 	followUps int
 }
 
-// follow takes in the follow-ups of the finished tasks not read yet and
-// returns how many new tasks joined.
-func (b *waitBatch) follow(ctx context.Context, rdb redis.UniversalClient, finished []string) (int, error) {
-	var ids []string
-	for _, id := range finished {
-		if !b.read[id] {
-			ids = append(ids, id)
+func newWaitBatch(qs []Queued) *waitBatch {
+	b := &waitBatch{qs: qs, in: map[string]bool{}, completed: map[string]bool{}}
+	for _, q := range qs {
+		b.in[q.ID] = true
+	}
+	return b
+}
+
+// count reads the state of every task not seen completed before, and
+// returns the IDs of those newly completed and of the archived ones.
+func (b *waitBatch) count(ctx context.Context, insp *asynq.Inspector) (Counts, []string, error) {
+	c := Counts{Total: len(b.qs), FollowUps: b.followUps}
+	var finished []string
+	for _, q := range b.qs {
+		if b.completed[q.ID] {
+			c.Completed++
+			continue
+		}
+		st := asynq.TaskStateCompleted // not found: finished and past its retention
+		info, err := insp.GetTaskInfo(q.Queue, q.ID)
+		switch {
+		case err == nil:
+			st = info.State
+		case !errors.Is(err, asynq.ErrTaskNotFound):
+			return c, nil, err
+		}
+		c.add(st)
+		switch st {
+		case asynq.TaskStateCompleted:
+			b.completed[q.ID] = true
+			finished = append(finished, q.ID)
+		case asynq.TaskStateArchived:
+			finished = append(finished, q.ID)
 		}
 	}
-	fs, err := FollowUps(ctx, rdb, ids)
+	return c, finished, ctx.Err()
+}
+
+// follow takes in the follow-ups of finished tasks and returns how many
+// new tasks joined.
+func (b *waitBatch) follow(ctx context.Context, rdb redis.UniversalClient, finished []string) (int, error) {
+	fs, err := FollowUps(ctx, rdb, finished)
 	if err != nil {
 		return 0, err
 	}
 	added := 0
-	for _, id := range ids {
-		b.read[id] = true
+	for _, id := range finished {
 		for _, q := range fs[id] {
 			if !b.in[q.ID] {
 				b.in[q.ID] = true
