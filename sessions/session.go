@@ -245,7 +245,7 @@ func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Out
 		return answer, ok
 	}
 	close(s.stop)
-	<-s.stopped // no extend after the release
+	<-s.stopped       // no extend after the release
 	if s.isStored() { // as end does
 		p.Del(ctx, sessionKey(s.rec.Task))
 	}
