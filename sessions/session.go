@@ -245,8 +245,9 @@ func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Out
 		return answer, ok
 	}
 	close(s.stop)
-	<-s.stopped       // no extend after the release
-	if s.isStored() { // as end does
+	<-s.stopped // no extend after the release
+	// the record goes whenever end would drop it
+	if s.isStored() {
 		p.Del(ctx, sessionKey(s.rec.Task))
 	}
 	return answer, true
