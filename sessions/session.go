@@ -177,7 +177,7 @@ func (s *Session) StoreIn(ctx context.Context, p redis.Pipeliner, done bool) err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if done {
-		if s.stored {
+		if s.stored || !s.callerStores { // as isStored
 			p.Del(ctx, sessionKey(s.rec.Task))
 		}
 		s.stored = false
@@ -241,24 +241,28 @@ func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Out
 		return nil, false
 	}
 	l := s.Lease()
-	if answer, ok = pr.ReleaseIn(ctx, p, &l, o); !ok || !s.markClosed() {
+	if answer, ok = pr.ReleaseIn(ctx, p, &l, o); !ok || !s.shut() {
 		return answer, ok
 	}
-	close(s.stop)
-	<-s.stopped // no extend after the release
-	// the record goes whenever end would drop it
-	if s.isStored() {
-		p.Del(ctx, sessionKey(s.rec.Task))
-	}
+	_ = s.StoreIn(ctx, p, true)
 	return answer, true
 }
 
-func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
+// shut marks the session closed and stops its keepAlive, so no extend
+// follows the release; false if it was closed already.
+func (s *Session) shut() bool {
 	if !s.markClosed() {
-		return nil
+		return false
 	}
 	close(s.stop)
 	<-s.stopped
+	return true
+}
+
+func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
+	if !s.shut() {
+		return nil
+	}
 	ctx = context.WithoutCancel(ctx) // release even when the job was cancelled
 	var err error
 	if drop {
