@@ -26,12 +26,6 @@ type Counts struct {
 // Done says every task of the batch has finished, well or not.
 func (c Counts) Done() bool { return c.Completed+c.Failed == c.Total }
 
-// Count reads the state of every task of qs, and returns the IDs of those
-// that have finished (completed, archived or past their retention).
-func Count(ctx context.Context, insp *asynq.Inspector, qs []Queued) (Counts, []string, error) {
-	return newWaitBatch(qs).count(ctx, insp)
-}
-
 func (c *Counts) add(s asynq.TaskState) {
 	switch s {
 	case asynq.TaskStateCompleted:
