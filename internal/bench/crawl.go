@@ -188,17 +188,17 @@ func (r *crawlRun) run(ctx context.Context) (*CrawlResult, error) {
 	var err error
 	// Each phase runs under a pprof label, so a --cpuprofile can be read
 	// one phase at a time: go tool pprof -tagfocus phase=crawlq FILE.
-	labelled("crawlq", ctx, func(ctx context.Context) {
+	labelled(ctx, "crawlq", func(ctx context.Context) {
 		res.Crawlq, err = r.crawlPhase(ctx, crawlqPolicy(r.o), r.measureRSS(&res.WorkerRSSMB))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("crawlq phase: %w", err)
 	}
-	labelled("naive", ctx, func(ctx context.Context) { res.Naive, err = r.crawlPhase(ctx, naivePolicy(), nil) })
+	labelled(ctx, "naive", func(ctx context.Context) { res.Naive, err = r.crawlPhase(ctx, naivePolicy(), nil) })
 	if err != nil {
 		return nil, fmt.Errorf("naive phase: %w", err)
 	}
-	labelled("noop", ctx, func(ctx context.Context) {
+	labelled(ctx, "noop", func(ctx context.Context) {
 		res.NoopTasksPerS, res.NoopCPUPerTask, err = r.floor(ctx, max(r.jobs, minFloorTasks))
 	})
 	if err != nil {
@@ -220,7 +220,7 @@ func (r *crawlRun) header() *CrawlResult {
 
 // labelled runs f with the pprof label phase=name; goroutines f starts
 // carry it too.
-func labelled(name string, ctx context.Context, f func(context.Context)) {
+func labelled(ctx context.Context, name string, f func(context.Context)) {
 	pprof.Do(ctx, pprof.Labels("phase", name), f)
 }
 

@@ -82,8 +82,8 @@ func (r *crawlRun) crawlPhase(ctx context.Context, pol policy, then after) (Phas
 	defer env.feed.close()
 	r.log.Info("phase starts", zap.String("phase", pol.name), zap.Int("jobs", env.feed.count()))
 	m := newMeter(r.o.Duration)
-	var cpu *CPUCost
-	if err := r.serve(ctx, pol, env, m, &cpu); err != nil {
+	cpu, err := r.serve(ctx, pol, env, m)
+	if err != nil {
 		return Phase{}, err
 	}
 	ph := r.figures(env, m)
@@ -168,9 +168,9 @@ func productURLs(tb *testbed.Testbed, siteName string) []string {
 }
 
 // serve runs K worker servers for the window while the feeder keeps the
-// queue full, then stops them.
-// cpu gets the CPU per OK page over the window.
-func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *meter, cpu **CPUCost) error {
+// queue full, then stops them; it returns the CPU an OK page cost over the
+// window.
+func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *meter) (*CPUCost, error) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
@@ -186,10 +186,10 @@ func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *mete
 		})
 	}
 	err := m.wait(ctx)
-	*cpu = mark.cost(ctx, r.t.Client, m.pages())
+	cpu := mark.cost(ctx, r.t.Client, m.pages())
 	stop()
 	wg.Wait()
-	return errors.Join(append(errs, err)...)
+	return cpu, errors.Join(append(errs, err)...)
 }
 
 // worker builds server i of the phase, with its own Redis client and broker.
