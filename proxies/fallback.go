@@ -84,17 +84,18 @@ func setDefault(d *time.Duration, def time.Duration) {
 
 // FallbackBroker is the RedisBroker with a local fallback pool. While Redis
 // answers every call goes to the broker, and the wrapper keeps the last
-// known pool, quarantines and live servers. When a call fails because Redis does not
-// answer (a connection error, never a broker error such as ErrNoProxy) it
-// switches to fallback: leases come only from the proxies whose ring owner
-// over the last live servers is this server, fenced by local (negative)
-// tokens and paced per (proxy, site) by the site's MinInterval, so servers
-// never share an IP; a (proxy, site) quarantined when last read stays out
-// until its quarantine ends. Broker leases this server held on its own shard are
-// adopted (Extend and Release act locally); Extend of any other broker lease
-// returns ErrStaleLease so its session retires. A Release of a broker lease
-// in fallback is queued (up to MaxPending) and replayed when Redis answers;
-// stale replays are dropped, and a dropped release frees itself by its TTL.
+// known pool, quarantines and live servers. When a call fails because
+// Redis does not answer (a connection error, never a broker error such as
+// ErrNoProxy) it switches to fallback: leases come only from the proxies
+// whose ring owner over the last live servers is this server, fenced by
+// local (negative) tokens and paced per (proxy, site) by the site's
+// MinInterval, so servers never share an IP; a (proxy, site) quarantined
+// when last read stays out until its quarantine ends. Broker leases this
+// server held on its own shard are adopted (Extend and Release act
+// locally); Extend of any other broker lease returns ErrStaleLease so its
+// session retires. A Release of a broker lease in fallback is queued (up
+// to MaxPending) and replayed when Redis answers; stale replays are
+// dropped, and a dropped release frees itself by its TTL.
 //
 // Run pings Redis every ProbeInterval in fallback; when it answers, the
 // queued releases are replayed, the local uses of every proxy are
