@@ -9,7 +9,7 @@ import (
 )
 
 // Fixtures shaped like the testbed's answers (see testbed/*.go) and the
-// real pages in shared/samples.
+// real sample pages.
 const (
 	wbBlock     = `<!DOCTYPE html><html lang="ru"><head><meta charset="utf-8"><title>Доступ ограничен</title></head><body><h1>Доступ ограничен</h1><p>Подозрительная активность с вашего IP.</p></body></html>`
 	ozonBlock   = `<!DOCTYPE html><html><head><title>Доступ ограничен</title><link rel="stylesheet" href="https://cdn2.ozone.ru/s3/abt-challenge/style_v26.css"></head><body><h1>Доступ ограничен</h1><p>Инцидент: fab_chlg_20250616204607_01JX</p></body></html>`

@@ -7,28 +7,13 @@ import (
 	"testing"
 
 	"crawlq/detect"
+	"crawlq/internal/samples"
 )
 
-// samplesDir finds shared/samples by walking up from the test's working
-// directory; it fails the test if there is none.
+// samplesDir is the folder of the real samples carried in the repository.
 func samplesDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		for _, c := range []string{filepath.Join(dir, "shared", "samples"), filepath.Join(dir, "..", "shared", "samples")} {
-			if st, err := os.Stat(c); err == nil && st.IsDir() {
-				return c
-			}
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatalf("no shared/samples directory above %s: the real-site samples are missing", must(os.Getwd()))
-		}
-		dir = parent
-	}
+	return samples.Dir()
 }
 
 func must[T any](v T, _ error) T { return v }
@@ -39,7 +24,7 @@ type sampleCase struct {
 	want       detect.Kind
 }
 
-// sampleCases names every file in shared/samples; a file not listed here
+// sampleCases names every file of the real samples; a file not listed here
 // fails TestSamples, so new samples cannot be skipped silently.
 var sampleCases = map[string]sampleCase{
 	"avito/avito_block_firewall_captcha_desktop.html":   {"avito", "search", detect.Blocked},

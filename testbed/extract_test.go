@@ -11,7 +11,7 @@ import (
 )
 
 // The extractors below apply the selectors and JSON paths of
-// /work/shared/samples/*/README.md; the same code reads the real samples
+// internal/samples/testdata/*/README.md; the same code reads the real samples
 // and the simulated pages.
 
 // scraped is what an extractor found for one product.

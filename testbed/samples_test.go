@@ -10,19 +10,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"crawlq/internal/samples"
 )
 
-// samplesDir holds the real saved pages; override with CRAWLQ_SAMPLES.
-func samplesDir(t *testing.T) string {
-	dir := os.Getenv("CRAWLQ_SAMPLES")
-	if dir == "" {
-		dir = "/work/shared/samples"
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real samples not found at %s (set CRAWLQ_SAMPLES)", dir)
-	}
-	return dir
-}
+// samplesDir is the folder of the real samples carried in the repository.
+func samplesDir(*testing.T) string { return samples.Dir() }
 
 func readSample(t *testing.T, name string) []byte {
 	b, err := os.ReadFile(filepath.Join(samplesDir(t), name))

@@ -1,44 +1,30 @@
 // Package sitetest helps the site packages' tests: it finds the real
-// samples in ../shared/samples and fetches testbed pages over loopback.
+// samples (internal/samples) and fetches testbed pages over loopback.
 package sitetest
 
 import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"crawlq/internal/samples"
 	"crawlq/tasks/site"
 )
 
 // FetchedAt is the fixed time tests stamp items with.
 var FetchedAt = time.Date(2025, 7, 1, 12, 0, 0, 0, time.UTC)
 
-// SamplesDir walks up from the working directory until shared/samples
-// exists and returns it; the test fails when there is none.
+// SamplesDir returns the folder of the real samples carried in the
+// repository (internal/samples/testdata).
 func SamplesDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "samples")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/samples not found in any parent of the working directory; the real samples live at ../shared/samples relative to the repo root")
-		}
-		dir = parent
-	}
+	return samples.Dir()
 }
 
-// Sample reads shared/samples/<site>/<file> (.gz decompressed).
+// Sample reads the real sample <site>/<file> (.gz decompressed).
 func Sample(t testing.TB, siteName, file string) []byte {
 	t.Helper()
 	b, err := site.ReadFile(filepath.Join(SamplesDir(t), siteName, file))
