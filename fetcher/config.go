@@ -53,9 +53,15 @@ type Config struct {
 	// least recently used is dropped. Default 1024.
 	MaxTransports int
 	// TLS is the client TLS config for targets and https proxies (cloned).
-	// Default: system roots. Tests set RootCAs to trust a loopback test CA;
-	// InsecureSkipVerify is for tests only.
+	// Default: system roots. Its RootCAs and InsecureSkipVerify also apply
+	// to the browser fingerprints' handshakes; set RootCAs to trust an
+	// extra CA (RootCAsWith); InsecureSkipVerify is for tests only.
 	TLS *tls.Config
+	// PlainTLS sends every https request with Go's crypto/tls and
+	// net/http whatever the profile's fingerprint: what crawlq did before
+	// it impersonated browsers, kept for comparisons (bench crawl
+	// --plain-tls). Sites that check fingerprints refuse it. Default off.
+	PlainTLS bool
 	// Logger receives debug logs, proxies masked. Default: no logs.
 	Logger *zap.Logger
 }

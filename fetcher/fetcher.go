@@ -22,7 +22,7 @@ type Fetcher struct {
 // New builds a Fetcher; zero Config fields take their defaults.
 func New(cfg Config) *Fetcher {
 	cfg = cfg.withDefaults()
-	build := func(p *url.URL) *http.Transport { return newTransport(p, cfg) }
+	build := func(p *url.URL, fp string) roundTripper { return newProxyTransport(p, fp, cfg) }
 	return &Fetcher{
 		cfg:        cfg,
 		log:        cfg.Logger,
@@ -36,7 +36,7 @@ func New(cfg Config) *Fetcher {
 // BodyTooLarge; other errors return no Response. A 407 from the proxy is a
 // ProxyAuth error, never a Response.
 func (f *Fetcher) Do(ctx context.Context, req Request) (*Response, error) {
-	t, err := f.transports.get(req.Proxy)
+	t, err := f.transports.get(req.Proxy, f.fingerprint(req))
 	if err != nil {
 		return nil, f.fail(req, Other, err)
 	}
@@ -73,6 +73,14 @@ func (f *Fetcher) finish(ctx context.Context, req Request, hresp *http.Response,
 		zap.String("proxy", resp.Proxy), zap.Int("status", resp.Status),
 		zap.Int64("bytes", resp.BytesRead), zap.Duration("latency", resp.Latency))
 	return resp, nil
+}
+
+// fingerprint names the TLS fingerprint req goes out with.
+func (f *Fetcher) fingerprint(req Request) string {
+	if f.cfg.PlainTLS {
+		return TLSGo
+	}
+	return req.profile().Fingerprint()
 }
 
 // client is a per-request client over t with the session's jar.

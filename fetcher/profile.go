@@ -4,6 +4,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 )
 
 // DefaultAcceptLanguage is the Russian-first Accept-Language of the
@@ -18,10 +19,16 @@ const (
 )
 
 // Profile is the browser a session claims to be: the headers every one of
-// its requests carries. Keep one per session so a user never changes
-// browsers between pages.
+// its requests carries and, through TLS, the ClientHello and HTTP/2
+// settings of that browser version. Keep one per session so a user never
+// changes browsers between pages.
 type Profile struct {
-	Name           string `json:"name"`
+	Name string `json:"name"`
+	// TLS names the Fingerprint its https requests go out with
+	// (TLSChrome156, TLSFirefox153, TLSGo); it must be the fingerprint of
+	// the browser and version UserAgent claims. Empty: the built-in
+	// fingerprint of the UA's browser family (see Fingerprint).
+	TLS            string `json:"tls,omitempty"`
 	UserAgent      string `json:"user_agent"`
 	Accept         string `json:"accept"`
 	AcceptLanguage string `json:"accept_language"`
@@ -51,19 +58,36 @@ func (p Profile) Apply(h http.Header) {
 	}
 }
 
-// profiles are realistic desktop browsers; the first is the default.
+// Fingerprint is the name of the TLS fingerprint p's requests use: p.TLS,
+// or when empty the built-in one of the UA's browser (Firefox or Chrome),
+// else Go's TLS. A UA never gets another family's ClientHello.
+func (p Profile) Fingerprint() string {
+	switch {
+	case p.TLS != "":
+		return p.TLS
+	case strings.Contains(p.UserAgent, "Firefox/"):
+		return TLSFirefox153
+	case strings.Contains(p.UserAgent, "Chrome/"):
+		return TLSChrome156
+	}
+	return TLSGo
+}
+
+// profiles are realistic desktop browsers, each with the TLS and HTTP/2
+// fingerprint of the version its User-Agent claims; the first is the
+// default. Keep UA versions in step with the fingerprints.
 var profiles = []Profile{
-	chrome("chrome-138-windows", "Windows NT 10.0; Win64; x64", `"Windows"`, "138", `"Not)A;Brand";v="8", "Chromium";v="138", "Google Chrome";v="138"`),
-	chrome("chrome-139-windows", "Windows NT 10.0; Win64; x64", `"Windows"`, "139", `"Not;A=Brand";v="99", "Google Chrome";v="139", "Chromium";v="139"`),
-	chrome("chrome-139-macos", "Macintosh; Intel Mac OS X 10_15_7", `"macOS"`, "139", `"Not;A=Brand";v="99", "Google Chrome";v="139", "Chromium";v="139"`),
-	chrome("chrome-140-linux", "X11; Linux x86_64", `"Linux"`, "140", `"Chromium";v="140", "Not=A?Brand";v="24", "Google Chrome";v="140"`),
-	firefox("firefox-141-windows", "Windows NT 10.0; Win64; x64; rv:141.0", "141.0"),
-	firefox("firefox-142-linux", "X11; Ubuntu; Linux x86_64; rv:142.0", "142.0"),
+	chrome("chrome-156-windows", "Windows NT 10.0; Win64; x64", `"Windows"`, "156", `"Google Chrome";v="156", "Chromium";v="156", "Not)A;Brand";v="24"`),
+	chrome("chrome-156-macos", "Macintosh; Intel Mac OS X 10_15_7", `"macOS"`, "156", `"Google Chrome";v="156", "Chromium";v="156", "Not)A;Brand";v="24"`),
+	chrome("chromium-156-linux", "X11; Linux x86_64", `"Linux"`, "156", `"Chromium";v="156", "Not)A;Brand";v="24"`),
+	firefox("firefox-153-windows", "Windows NT 10.0; Win64; x64; rv:153.0", "153.0"),
+	firefox("firefox-153-linux", "X11; Linux x86_64; rv:153.0", "153.0"),
 }
 
 func chrome(name, platform, chPlatform, major, chUA string) Profile {
 	return Profile{
 		Name:            name,
+		TLS:             "chrome-" + major,
 		UserAgent:       "Mozilla/5.0 (" + platform + ") AppleWebKit/537.36 (KHTML, like Gecko) Chrome/" + major + ".0.0.0 Safari/537.36",
 		Accept:          chromeAccept,
 		AcceptLanguage:  DefaultAcceptLanguage,
@@ -76,10 +100,21 @@ func chrome(name, platform, chPlatform, major, chUA string) Profile {
 func firefox(name, platform, version string) Profile {
 	return Profile{
 		Name:           name,
+		TLS:            "firefox-" + strings.TrimSuffix(version, ".0"),
 		UserAgent:      "Mozilla/5.0 (" + platform + ") Gecko/20100101 Firefox/" + version,
 		Accept:         firefoxAccept,
 		AcceptLanguage: firefoxLang,
 	}
+}
+
+// ProfileByName returns the built-in profile called name.
+func ProfileByName(name string) (Profile, bool) {
+	for _, p := range profiles {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Profile{}, false
 }
 
 // Profiles lists the built-in profiles (a copy).

@@ -7,36 +7,44 @@ import (
 	"sync"
 )
 
-// transportCache keeps one transport per proxy (keyed by the whole proxy
-// URL, credentials included: gateway proxies differ only by user), so a
-// session's requests reuse its connections. It is safe for concurrent use.
+// roundTripper is a cached transport.
+type roundTripper interface {
+	http.RoundTripper
+	CloseIdleConnections()
+}
+
+// transportCache keeps one transport per (proxy, TLS fingerprint), keyed
+// by the whole proxy URL (credentials included: gateway proxies differ
+// only by user) and the fingerprint's name, so a session's requests reuse
+// its connections and never share one with another browser. It is safe
+// for concurrent use.
 type transportCache struct {
 	mu     sync.Mutex
 	byKey  map[string]*cachedTransport
 	tick   uint64
 	max    int
 	closed bool
-	build  func(*url.URL) *http.Transport
+	build  func(p *url.URL, fingerprint string) roundTripper
 }
 
 type cachedTransport struct {
-	t    *http.Transport
+	t    roundTripper
 	used uint64 // tick of the last get, for LRU eviction
 }
 
-func newTransportCache(max int, build func(*url.URL) *http.Transport) *transportCache {
+func newTransportCache(max int, build func(*url.URL, string) roundTripper) *transportCache {
 	return &transportCache{byKey: map[string]*cachedTransport{}, max: max, build: build}
 }
 
-// get returns the proxy's transport, building it on first use; nil proxy
-// is the direct transport.
-func (c *transportCache) get(p *url.URL) (*http.Transport, error) {
+// get returns the transport of proxy p and fingerprint fp, building it on
+// first use; nil proxy is the direct transport.
+func (c *transportCache) get(p *url.URL, fp string) (roundTripper, error) {
 	if err := checkProxy(p); err != nil {
 		return nil, err
 	}
-	key := ""
+	key := fp + " "
 	if p != nil {
-		key = p.String()
+		key += p.String()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -51,7 +59,7 @@ func (c *transportCache) get(p *url.URL) (*http.Transport, error) {
 	if len(c.byKey) >= c.max {
 		c.evictLocked()
 	}
-	e := &cachedTransport{t: c.build(p), used: c.tick}
+	e := &cachedTransport{t: c.build(p, fp), used: c.tick}
 	c.byKey[key] = e
 	return e.t, nil
 }
@@ -112,11 +120,45 @@ func checkProxy(p *url.URL) error {
 	return nil
 }
 
-// newTransport builds the transport for proxy p (nil: direct). Plain
-// http targets go through an http(s) proxy in absolute form; https targets
-// and every socks5 request go through the dialer's tunnel.
-func newTransport(p *url.URL, cfg Config) *http.Transport {
+// proxyTransport is one proxy's transport for one fingerprint: https
+// requests go out as the fingerprint's browser, plain http ones (and every
+// request of the TLSGo fingerprint) through net/http.
+type proxyTransport struct {
+	plain *http.Transport
+	imp   *impersonator // nil: Go's TLS
+}
+
+// RoundTrip sends r through the impersonator or net/http.
+func (t *proxyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.imp != nil && r.URL.Scheme == "https" {
+		return t.imp.RoundTrip(r)
+	}
+	return t.plain.RoundTrip(r)
+}
+
+// CloseIdleConnections closes both paths' idle connections.
+func (t *proxyTransport) CloseIdleConnections() {
+	t.plain.CloseIdleConnections()
+	if t.imp != nil {
+		t.imp.CloseIdleConnections()
+	}
+}
+
+// newProxyTransport builds the transport of proxy p (nil: direct) for the
+// fingerprint called fp.
+func newProxyTransport(p *url.URL, fp string, cfg Config) *proxyTransport {
 	d := newProxyDialer(p, cfg)
+	t := &proxyTransport{plain: newTransport(p, d, cfg)}
+	if f, ok := FingerprintByName(fp); ok && !cfg.PlainTLS {
+		t.imp = newImpersonator(f, d, cfg)
+	}
+	return t
+}
+
+// newTransport builds the net/http transport for proxy p (nil: direct).
+// Plain http targets go through an http(s) proxy in absolute form; https
+// targets and every socks5 request go through the dialer's tunnel.
+func newTransport(p *url.URL, d *proxyDialer, cfg Config) *http.Transport {
 	t := &http.Transport{
 		DialContext:           d.DialContext,
 		TLSHandshakeTimeout:   cfg.TLSHandshakeTimeout,

@@ -9,24 +9,24 @@ import (
 
 func TestTransportCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	built := 0
-	c := newTransportCache(2, func(*url.URL) *http.Transport { built++; return &http.Transport{} })
+	c := newTransportCache(2, func(*url.URL, string) roundTripper { built++; return &http.Transport{} })
 	a, _ := url.Parse("http://u:p1@127.0.0.2:8080")
 	b, _ := url.Parse("http://u:p2@127.0.0.2:8080") // same host, other credentials
 	d, _ := url.Parse("socks5://127.0.0.3:1080")
-	ta, _ := c.get(a)
-	c.get(b)
-	if again, _ := c.get(a); again != ta {
+	ta, _ := c.get(a, "")
+	c.get(b, "")
+	if again, _ := c.get(a, ""); again != ta {
 		t.Fatal("second get of one proxy built a new transport")
 	}
-	c.get(d) // evicts b, the least recently used
+	c.get(d, "") // evicts b, the least recently used
 	if c.len() != 2 || built != 3 {
 		t.Fatalf("len %d built %d, want 2 and 3", c.len(), built)
 	}
-	if again, _ := c.get(a); again != ta {
+	if again, _ := c.get(a, ""); again != ta {
 		t.Error("a was evicted instead of b")
 	}
 	c.close()
-	if _, err := c.get(a); !errors.Is(err, ErrClosed) {
+	if _, err := c.get(a, ""); !errors.Is(err, ErrClosed) {
 		t.Errorf("get after close: %v, want ErrClosed", err)
 	}
 }
