@@ -8,8 +8,8 @@ import (
 
 	"github.com/bogdanfinn/fhttp/http2"
 	tlsprofiles "github.com/bogdanfinn/tls-client/profiles"
-	dicttls "github.com/bogdanfinn/utls/dicttls"
 	utls "github.com/bogdanfinn/utls"
+	dicttls "github.com/bogdanfinn/utls/dicttls"
 )
 
 // Names of the TLS fingerprints a Profile may carry.

@@ -50,6 +50,10 @@ type Entry struct {
 	Issued  bool    `json:"issued,omitempty"`
 	Verdict Verdict `json:"verdict"`
 	Status  int     `json:"status"`
+	// JA4 and H2 are the client's TLS and HTTP/2 fingerprints (HTTPS only;
+	// H2 empty on HTTP/1.1).
+	JA4 string `json:"ja4,omitempty"`
+	H2  string `json:"h2,omitempty"`
 }
 
 // Log records every request of every site. Safe for concurrent use.

@@ -42,6 +42,7 @@ type Site struct {
 	srv    *http.Server
 	ln     net.Listener
 	done   chan struct{}
+	https  *httpsFront // nil: plain http only
 }
 
 // siteDeps is what every site shares.
@@ -99,6 +100,9 @@ func (s *Site) Rules() SiteRules { return s.rules }
 
 // close stops the server and waits for it.
 func (s *Site) close(ctx context.Context) {
+	if s.https != nil {
+		s.https.close(ctx)
+	}
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.srv.Close()
 	}
@@ -125,6 +129,9 @@ func (s *Site) handle(w *statusWriter, r *http.Request, e *Entry) Verdict {
 	case CaptchaPath:
 		s.pages.blockPage(w, http.StatusOK)
 		return VerdictExempt
+	}
+	if s.checkFingerprint(w, r, e) {
+		return VerdictFingerprint
 	}
 	e.Session, e.Issued = s.session(w, r, e.IP)
 	presented := e.Session

@@ -21,6 +21,10 @@ type Config struct {
 	CatalogSize int
 	// Strict bans a too-fast IP for the rest of the run on every site.
 	Strict bool
+	// Fingerprint makes the HTTPS sites refuse a request whose TLS (JA4)
+	// or HTTP/2 fingerprint is not the browser its User-Agent claims.
+	// Default off.
+	Fingerprint bool
 	// Sites overrides a site's rules; sites not named get DefaultRules.
 	Sites map[string]SiteRules
 	// Farm configures the proxy farm (N is taken from Proxies when set).
@@ -45,6 +49,9 @@ type Testbed struct {
 	Catalog *Catalog
 	// Log records every request to every site.
 	Log *Log
+	// CA signs the HTTPS sites' certificate; CAFile holds it (PEM).
+	CA     *CA
+	CAFile string
 
 	sites  map[string]*Site
 	rules  map[string]SiteRules
@@ -65,7 +72,15 @@ func Start(ctx context.Context, cfg Config) (*Testbed, error) {
 		tb.Close()
 		return nil, err
 	}
+	if err := tb.startHTTPS(cfg.Fingerprint); err != nil {
+		tb.Close()
+		return nil, err
+	}
 	if err := tb.startFarm(ctx, cfg); err != nil {
+		tb.Close()
+		return nil, err
+	}
+	if err := tb.writeCA(); err != nil {
 		tb.Close()
 		return nil, err
 	}
