@@ -34,6 +34,8 @@ type Request struct {
 // Response is a fetched page with its decoded, capped body.
 type Response struct {
 	Status int
+	// Proto is the final response's protocol: "HTTP/2.0" or "HTTP/1.1".
+	Proto string
 	// FinalURL is the URL after redirects.
 	FinalURL string
 	// Header is the final response's header; Content-Encoding and
@@ -88,6 +90,7 @@ func newResponse(hr *http.Response, b body, start time.Time, proxy string) *Resp
 	}
 	return &Response{
 		Status:    hr.StatusCode,
+		Proto:     hr.Proto,
 		FinalURL:  hr.Request.URL.String(),
 		Header:    h,
 		Body:      b.data,

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -80,13 +81,16 @@ func FingerprintMismatch(ua, ja4, h2 string) string {
 
 // connFingerprint is what one TLS connection told about its client.
 type connFingerprint struct {
+	id   uint64 // the site's TLS connection number, from 1
 	mu   sync.Mutex
 	ja4  string
 	h2   string
 	done chan struct{} // closed when the HTTP/2 fingerprint is read
 }
 
-func newConnFingerprint() *connFingerprint { return &connFingerprint{done: make(chan struct{})} }
+func newConnFingerprint(id uint64) *connFingerprint {
+	return &connFingerprint{id: id, done: make(chan struct{})}
+}
 
 func (c *connFingerprint) setHello(h ClientHello) {
 	c.mu.Lock()
@@ -178,7 +182,7 @@ func (f *httpsFront) serveH2(srv *http.Server, c *tls.Conn, h http.Handler) {
 	}
 	st := fingerprintOf(ctx)
 	if st == nil {
-		st = newConnFingerprint()
+		st = newConnFingerprint(0)
 	}
 	f.h2.ServeConn(&h2RecordingConn{Conn: c, state: st}, &http2.ServeConnOpts{Context: ctx, BaseConfig: srv, Handler: h})
 }
@@ -189,6 +193,7 @@ type helloListener struct {
 	net.Listener
 	base  *tls.Config
 	conns *sync.Map
+	n     atomic.Uint64
 }
 
 func (l *helloListener) Accept() (net.Conn, error) {
@@ -196,7 +201,7 @@ func (l *helloListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := newConnFingerprint()
+	st := newConnFingerprint(l.n.Add(1))
 	cfg := l.base.Clone()
 	cfg.GetConfigForClient = func(info *tls.ClientHelloInfo) (*tls.Config, error) {
 		st.setHello(HelloFromInfo(info))
@@ -223,6 +228,7 @@ func (s *Site) checkFingerprint(w http.ResponseWriter, r *http.Request, e *Entry
 		}
 	}
 	e.JA4, e.H2 = st.get()
+	e.Conn = st.id
 	if !s.https.check {
 		return false
 	}

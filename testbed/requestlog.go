@@ -54,6 +54,8 @@ type Entry struct {
 	// H2 empty on HTTP/1.1).
 	JA4 string `json:"ja4,omitempty"`
 	H2  string `json:"h2,omitempty"`
+	// Conn numbers the site's TLS connection that carried the request.
+	Conn uint64 `json:"conn,omitempty"`
 }
 
 // Log records every request of every site. Safe for concurrent use.
