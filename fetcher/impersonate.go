@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	fhttp "github.com/bogdanfinn/fhttp"
@@ -87,14 +86,15 @@ func (im *impersonator) RoundTrip(req *http.Request) (*http.Response, error) {
 	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GetConn != nil {
 		trace.GetConn(addr)
 	}
-	ctx, done := im.headerDeadline(req.Context())
+	ctx, cancel := context.WithCancel(req.Context())
+	clock := &headerClock{d: im.header, cancel: cancel}
 	proto, err := im.protocol(ctx, addr)
 	if err != nil {
-		done(false)
+		clock.stop(false)
 		return nil, err
 	}
-	fr, err := im.send(proto, im.request(ctx, req))
-	if done(err == nil) {
+	fr, err := im.send(proto, im.request(ctx, req, clock))
+	if clock.stop(err == nil) {
 		if fr != nil {
 			fr.Body.Close()
 		}
@@ -103,7 +103,7 @@ func (im *impersonator) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return response(fr, req, done), nil
+	return response(fr, req, clock), nil
 }
 
 func (im *impersonator) send(proto string, fr *fhttp.Request) (*fhttp.Response, error) {
@@ -113,23 +113,38 @@ func (im *impersonator) send(proto string, fr *fhttp.Request) (*fhttp.Response, 
 	return im.h1.RoundTrip(fr)
 }
 
-// headerDeadline cancels ctx when the response headers take longer than
-// the header timeout. The returned func stops the clock (keeping ctx
-// alive for the body when keep is set, else releasing it) and reports
-// whether the clock had run out.
-func (im *impersonator) headerDeadline(parent context.Context) (context.Context, func(keep bool) bool) {
-	ctx, cancel := context.WithCancel(parent)
-	var timedOut atomic.Bool
-	timer := time.AfterFunc(im.header, func() {
-		timedOut.Store(true)
-		cancel()
-	})
-	return ctx, func(keep bool) bool {
-		if !timer.Stop() || !keep {
-			cancel()
-		}
-		return timedOut.Load()
+// headerClock is the response header timeout of one request: it starts
+// when the request has its connection and cancels the request's context
+// when the headers take longer.
+type headerClock struct {
+	d       time.Duration
+	cancel  context.CancelFunc
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+// start starts the clock once; a stopped clock stays stopped.
+func (c *headerClock) start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer == nil && !c.stopped {
+		c.timer = time.AfterFunc(c.d, c.cancel)
 	}
+}
+
+// stop stops the clock, keeping the context alive for the body when keep
+// is set (else releasing it), and reports whether the clock had run out.
+func (c *headerClock) stop(keep bool) bool {
+	c.mu.Lock()
+	c.stopped = true
+	t := c.timer
+	c.mu.Unlock()
+	fired := t != nil && !t.Stop()
+	if fired || !keep {
+		c.cancel()
+	}
+	return fired
 }
 
 // protocol is the ALPN protocol addr's server chose, learned on the first
@@ -209,8 +224,8 @@ func handshakeKind(ctx context.Context, err error) ErrorKind {
 }
 
 // request is req as fhttp's request under ctx, with the fingerprint's
-// header order and the caller's trace hooks.
-func (im *impersonator) request(ctx context.Context, req *http.Request) *fhttp.Request {
+// header order, the header clock and the caller's trace hooks.
+func (im *impersonator) request(ctx context.Context, req *http.Request, clock *headerClock) *fhttp.Request {
 	h := make(fhttp.Header, len(req.Header)+1)
 	names := make([]string, 0, len(req.Header))
 	for k, v := range req.Header {
@@ -222,19 +237,21 @@ func (im *impersonator) request(ctx context.Context, req *http.Request) *fhttp.R
 	fr := &fhttp.Request{Method: req.Method, URL: req.URL, Header: h, Body: req.Body, GetBody: req.GetBody,
 		ContentLength: req.ContentLength, Host: req.Host, Close: req.Close,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
-	return fr.WithContext(forwardTrace(ctx))
+	return fr.WithContext(traced(ctx, clock))
 }
 
-// forwardTrace passes fhttp's connection events on to the net/http trace
-// in ctx, which tells Do how far a failed request got.
-func forwardTrace(ctx context.Context) context.Context {
+// traced starts the header clock when fhttp has the request's connection
+// and passes its connection events on to the net/http trace in ctx, which
+// tells Do how far a failed request got.
+func traced(ctx context.Context, clock *headerClock) context.Context {
 	t := httptrace.ContextClientTrace(ctx)
 	if t == nil {
-		return ctx
+		t = &httptrace.ClientTrace{}
 	}
 	return fhttptrace.WithClientTrace(ctx, &fhttptrace.ClientTrace{
 		GetConn: t.GetConn,
 		GotConn: func(i fhttptrace.GotConnInfo) {
+			clock.start()
 			if t.GotConn != nil {
 				t.GotConn(httptrace.GotConnInfo{Conn: i.Conn, Reused: i.Reused, WasIdle: i.WasIdle, IdleTime: i.IdleTime})
 			}
@@ -244,12 +261,12 @@ func forwardTrace(ctx context.Context) context.Context {
 
 // response is fr as a net/http response to req; closing its body releases
 // the request's context.
-func response(fr *fhttp.Response, req *http.Request, done func(bool) bool) *http.Response {
+func response(fr *fhttp.Response, req *http.Request, clock *headerClock) *http.Response {
 	return &http.Response{
 		Status: fr.Status, StatusCode: fr.StatusCode,
 		Proto: fr.Proto, ProtoMajor: fr.ProtoMajor, ProtoMinor: fr.ProtoMinor,
 		Header: http.Header(fr.Header), Trailer: http.Header(fr.Trailer),
-		Body:          &releasingBody{ReadCloser: fr.Body, release: func() { done(false) }},
+		Body:          &releasingBody{ReadCloser: fr.Body, release: func() { clock.stop(false) }},
 		ContentLength: fr.ContentLength, TransferEncoding: fr.TransferEncoding,
 		Close: fr.Close, Uncompressed: fr.Uncompressed, Request: req,
 	}
