@@ -53,8 +53,8 @@ func (k ErrorKind) String() string {
 }
 
 // Sentinels, one per kind; errors.Is(err, ErrProxyAuth) matches an *Error
-// of that kind. ErrTooManyRedirects, ErrUnsupportedProxy, ErrUnsupportedEncoding
-// and ErrClosed come wrapped in an *Error of kind Other.
+// of that kind. ErrTooManyRedirects, ErrUnsupportedProxy, ErrUnsupportedEncoding,
+// ErrUnknownFingerprint and ErrClosed come wrapped in an *Error of kind Other.
 var (
 	ErrOther               = errors.New("fetch failed")
 	ErrProxyRefused        = errors.New("proxy refused")
@@ -68,6 +68,10 @@ var (
 	ErrUnsupportedProxy    = errors.New("unsupported proxy scheme")
 	ErrUnsupportedEncoding = errors.New("unsupported content-encoding")
 	ErrClosed              = errors.New("fetcher closed")
+	// ErrUnknownFingerprint: the profile names a TLS fingerprint this
+	// build does not ship; the request is not sent rather than sent with
+	// another browser's ClientHello.
+	ErrUnknownFingerprint = errors.New("unknown tls fingerprint")
 )
 
 var kindSentinels = [...]error{

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -36,7 +37,11 @@ func New(cfg Config) *Fetcher {
 // BodyTooLarge; other errors return no Response. A 407 from the proxy is a
 // ProxyAuth error, never a Response.
 func (f *Fetcher) Do(ctx context.Context, req Request) (*Response, error) {
-	t, err := f.transports.get(req.Proxy, f.fingerprint(req))
+	fp := f.fingerprint(req)
+	if err := checkFingerprint(fp, req.URL); err != nil {
+		return nil, f.fail(req, Other, err)
+	}
+	t, err := f.transports.get(req.Proxy, fp)
 	if err != nil {
 		return nil, f.fail(req, Other, err)
 	}
@@ -81,6 +86,18 @@ func (f *Fetcher) fingerprint(req Request) string {
 		return TLSGo
 	}
 	return req.profile().Fingerprint()
+}
+
+// checkFingerprint refuses an https request whose fingerprint this build
+// lacks: it would go out as Go's TLS under a browser's User-Agent.
+func checkFingerprint(fp, rawURL string) error {
+	if fp == TLSGo || !strings.HasPrefix(strings.ToLower(rawURL), "https:") {
+		return nil
+	}
+	if _, ok := FingerprintByName(fp); !ok {
+		return fmt.Errorf("%w %q", ErrUnknownFingerprint, fp)
+	}
+	return nil
 }
 
 // client is a per-request client over t with the session's jar.

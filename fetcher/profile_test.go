@@ -1,6 +1,8 @@
 package fetcher_test
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -38,6 +40,32 @@ func TestBuiltInProfilesAreConsistent(t *testing.T) {
 			}
 			if !strings.HasPrefix(p.AcceptLanguage, "ru-RU,ru;") || p.Accept == "" {
 				t.Errorf("accept %q, language %q", p.Accept, p.AcceptLanguage)
+			}
+		})
+	}
+}
+
+func TestUnknownFingerprintIsNeverSentAsGoTLS(t *testing.T) {
+	f := fetcher.New(fetcher.Config{})
+	defer f.Close()
+	p := fetcher.DefaultProfile()
+	p.TLS = "chrome-999"
+	_, err := f.Do(context.Background(), fetcher.Request{URL: "https://127.0.0.1:1/", Profile: p})
+	if !errors.Is(err, fetcher.ErrUnknownFingerprint) {
+		t.Errorf("Do with fingerprint %q: %v, want ErrUnknownFingerprint", p.TLS, err)
+	}
+}
+
+func TestEveryProfileClaimsTheBrowserOfItsFingerprint(t *testing.T) {
+	for _, p := range fetcher.Profiles() {
+		t.Run(p.Name, func(t *testing.T) {
+			if _, ok := fetcher.FingerprintByName(p.TLS); !ok {
+				t.Fatalf("fingerprint %q is not built in", p.TLS)
+			}
+			family, version, _ := strings.Cut(p.TLS, "-")
+			claim := map[string]string{"chrome": "Chrome/", "firefox": "Firefox/"}[family] + version + "."
+			if !strings.Contains(p.UserAgent, claim) {
+				t.Errorf("user agent %q does not claim %s, the browser of fingerprint %s", p.UserAgent, claim, p.TLS)
 			}
 		})
 	}

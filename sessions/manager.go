@@ -161,6 +161,8 @@ func (m *Manager) fresh(ctx context.Context, task, site string, class proxies.Cl
 	}
 	rec := &record{Task: task, Site: site, Class: class, ProxyID: l.Proxy.ID,
 		Profile: task + "|" + l.Proxy.ID, Created: time.Now(), Holder: m.cfg.Holder, Attempts: 1}
+	browser := fetcher.ProfileFor(rec.Profile)
+	rec.Browser = &browser
 	return m.start(ctx, rec, l, false, callerStores)
 }
 
@@ -182,5 +184,11 @@ func (m *Manager) start(ctx context.Context, rec *record, l *proxies.Lease, resu
 	return s, nil
 }
 
-// profileFor returns the session's consistent header profile.
-func profileFor(rec *record) fetcher.Profile { return fetcher.ProfileFor(rec.Profile) }
+// profileFor returns the session's profile: the stored one, or for a
+// record without one the built-in profile its seed picks.
+func profileFor(rec *record) fetcher.Profile {
+	if rec.Browser != nil && !rec.Browser.IsZero() {
+		return *rec.Browser
+	}
+	return fetcher.ProfileFor(rec.Profile)
+}

@@ -9,22 +9,28 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/fetcher"
 	"crawlq/proxies"
 )
 
 // record is what Redis keeps of a session between attempts of one task.
 type record struct {
-	Task     string         `json:"task"`
-	Site     string         `json:"site"`
-	Class    proxies.Class  `json:"class"`
-	ProxyID  string         `json:"proxy_id"`
-	Profile  string         `json:"profile"`
-	Cookies  []storedCookie `json:"cookies,omitempty"`
-	Usage    int            `json:"usage"`
-	Score    float64        `json:"score"`
-	Created  time.Time      `json:"created"`
-	Holder   string         `json:"holder"`
-	Attempts int            `json:"attempts"`
+	Task    string        `json:"task"`
+	Site    string        `json:"site"`
+	Class   proxies.Class `json:"class"`
+	ProxyID string        `json:"proxy_id"`
+	Profile string        `json:"profile"`
+	// Browser is the session's whole profile (headers and TLS/HTTP2
+	// fingerprint name), so a resume on any server, even one whose build
+	// ships other profiles, is the same browser. Records written before it
+	// existed fall back to the profile Profile seeds.
+	Browser  *fetcher.Profile `json:"browser,omitempty"`
+	Cookies  []storedCookie   `json:"cookies,omitempty"`
+	Usage    int              `json:"usage"`
+	Score    float64          `json:"score"`
+	Created  time.Time        `json:"created"`
+	Holder   string           `json:"holder"`
+	Attempts int              `json:"attempts"`
 }
 
 // store reads and writes session records.
