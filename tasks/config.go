@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 //	sites:               # per-site overrides (see tasks/site.Config)
 //	  wildberries: {base_url: http://127.0.0.1:8081, min_interval: 500ms}
 //	rules: rules.yaml    # detect rules merged over the built-ins
+//	tls: {ca_file: ca.pem} # extra CA trusted for every site (also per site: sites.X.tls.ca_file)
 //	broker:
 //	  mode: shared       # shared, exclusive or partitioned
 //	  pipelines: 4       # round trips in flight shared by concurrent leases; -1: none
@@ -27,6 +29,8 @@ type Config struct {
 	site.Config `yaml:",inline"`
 	// Rules is a detect rules file, relative to the config file.
 	Rules string `yaml:"rules"`
+	// TLS adds a CA trusted for every site.
+	TLS site.TLSConfig `yaml:"tls"`
 	// Broker holds the broker's mode and round-trip sharing
 	// (proxies.Config.Pipelines; 0 for the default).
 	Broker struct {
@@ -43,6 +47,9 @@ type Loaded struct {
 	Mode  proxies.Mode
 	// Pipelines is the broker's proxies.Config.Pipelines (0: its default).
 	Pipelines int
+	// TLS is the fetcher's TLS config: the system roots plus the CA files
+	// of the config; nil when it names none.
+	TLS *tls.Config
 }
 
 // LoadConfig reads path ("" for none) and applies it to a copy of the
@@ -94,6 +101,11 @@ func (l *Loaded) apply(cfg Config, dir, path string) error {
 		return fmt.Errorf("%s: broker.pipelines: %d: want -1 (one round trip per script) or a count of 1 or more", path, p)
 	}
 	l.Pipelines = cfg.Broker.Pipelines
+	t, err := trustedCAs(cfg, dir, path)
+	if err != nil {
+		return err
+	}
+	l.TLS = t
 	if cfg.Rules != "" {
 		rp := cfg.Rules
 		if !filepath.IsAbs(rp) {

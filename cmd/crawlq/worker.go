@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"crawlq/fetcher"
 	"crawlq/internal/redisx"
 	"crawlq/proxies"
 	"crawlq/tasks"
@@ -89,7 +90,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		Redis: qconn.Asynq, RDB: qconn.Client, Broker: broker, // sessions and results live with the queue
 		ServerID: f.serverID, Concurrency: f.concurrency, Queues: queues, Sites: loaded.Sites,
 		Rules: &loaded.Rules, LeaseTTL: f.leaseTTL, ShutdownTimeout: f.shutdown, Logger: log,
-		Observe: metrics.ObserveRequest,
+		Observe: metrics.ObserveRequest, Fetcher: fetcher.Config{TLS: loaded.TLS},
 	})
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {

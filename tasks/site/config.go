@@ -42,6 +42,16 @@ type SiteConfig struct {
 	// Endpoints overrides single endpoints by name (web, search, card,
 	// catalog).
 	Endpoints map[string]string `yaml:"endpoints"`
+	// TLS adds a CA to trust for this site's https endpoints.
+	TLS TLSConfig `yaml:"tls"`
+}
+
+// TLSConfig is a `tls:` section, global or under a site.
+type TLSConfig struct {
+	// CAFile is a PEM file of CA certificates trusted besides the system
+	// roots (a test CA, a corporate TLS proxy); relative paths are from the
+	// config file. Certificates are always verified.
+	CAFile string `yaml:"ca_file"`
 }
 
 // LoadConfig decodes YAML holding a `sites:` section; unknown keys are
