@@ -24,7 +24,8 @@ func init() {
 		f.IntVar(&o.proxies, "proxies", 20, "number of farm proxies (127.0.0.2 upwards)")
 		f.Int64Var(&o.seed, "seed", 1, "seed of the catalog, sessions and flaky proxies")
 		f.BoolVar(&o.strict, "strict", false, "ban an IP that is too fast for the rest of the run")
-		f.BoolVar(&o.json, "json", false, `print {"sites":…,"proxies_file":…,"proxies":N} as the first stdout line`)
+		f.BoolVar(&o.json, "json", false, `print {"sites":…,"https_sites":…,"ca_file":…,"proxies_file":…,"proxies":N} as the first stdout line`)
+		f.BoolVar(&o.fingerprint, "fingerprint", false, "HTTPS sites refuse a client whose TLS/HTTP2 fingerprint is not the browser its User-Agent claims")
 		f.BoolVar(&o.auth, "auth", true, "farm proxies require a username and password")
 		f.IntVar(&o.socks5Every, "socks5-every", 0, "make every k-th proxy a SOCKS5 proxy (0: none)")
 		f.StringVar(&o.dir, "dir", "", "directory for proxies.txt (default: a temporary one)")
@@ -36,12 +37,15 @@ type testbedOpts struct {
 	proxies, socks5Every int
 	seed                 int64
 	strict, json, auth   bool
+	fingerprint          bool
 	dir                  string
 }
 
 // testbedInfo is the --json line.
 type testbedInfo struct {
 	Sites       map[string]string `json:"sites"`
+	HTTPSSites  map[string]string `json:"https_sites"`
+	CAFile      string            `json:"ca_file"`
 	ProxiesFile string            `json:"proxies_file"`
 	Proxies     int               `json:"proxies"`
 }
@@ -57,12 +61,14 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	}
 	ctx := cmd.Context()
 	tb, err := testbed.Start(ctx, testbed.Config{Proxies: o.proxies, Seed: o.seed, Strict: o.strict, Dir: o.dir,
-		Farm: testbed.FarmConfig{Auth: o.auth, SOCKS5Every: o.socks5Every}, Logger: log})
+		Fingerprint: o.fingerprint,
+		Farm:        testbed.FarmConfig{Auth: o.auth, SOCKS5Every: o.socks5Every}, Logger: log})
 	if err != nil {
 		return err
 	}
 	defer tb.Close()
-	info := testbedInfo{Sites: tb.Sites(), ProxiesFile: tb.ProxiesFile, Proxies: tb.Farm.Len()}
+	info := testbedInfo{Sites: tb.Sites(), HTTPSSites: tb.HTTPSSites(), CAFile: tb.CAFile,
+		ProxiesFile: tb.ProxiesFile, Proxies: tb.Farm.Len()}
 	if o.json {
 		json.NewEncoder(os.Stdout).Encode(info)
 	} else {
@@ -72,13 +78,15 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	<-ctx.Done()
 	r := tb.Check()
 	log.Info("testbed stopped", zap.Int("requests", r.Requests), zap.Int("i1_violations", r.I1Violations),
-		zap.Int("i2_violations", r.I2Violations), zap.Any("bans_per_ip", r.BansPerIP))
+		zap.Int("i2_violations", r.I2Violations), zap.Any("bans_per_ip", r.BansPerIP),
+		zap.Int("fingerprint_refusals", tb.Log.FingerprintRefusals()))
 	return nil
 }
 
 func printTestbed(info testbedInfo) {
 	for name, url := range info.Sites {
-		fmt.Printf("%-12s %s\n", name, url)
+		fmt.Printf("%-12s %s  %s\n", name, url, info.HTTPSSites[name])
 	}
+	fmt.Printf("ca           %s\n", info.CAFile)
 	fmt.Printf("proxies      %d in %s\n", info.Proxies, info.ProxiesFile)
 }
