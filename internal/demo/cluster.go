@@ -36,7 +36,7 @@ type cluster struct {
 }
 
 // startCluster opens the embedded Redis, starts the testbed with anti-bot
-// rules on, points the sites at it and imports the farm into the broker.
+// rules and fingerprint checks on, points the sites at it and imports the farm into the broker.
 func startCluster(ctx context.Context, cfg Config) (c *cluster, err error) {
 	c = &cluster{}
 	defer func() {
@@ -48,7 +48,7 @@ func startCluster(ctx context.Context, cfg Config) (c *cluster, err error) {
 		return nil, err
 	}
 	c.tb, err = testbed.Start(context.WithoutCancel(ctx), testbed.Config{Proxies: cfg.Proxies, Seed: cfg.Seed,
-		Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}})
+		Fingerprint: true, Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}})
 	if err != nil {
 		return nil, fmt.Errorf("start testbed: %w", err)
 	}
@@ -77,14 +77,15 @@ func faults(cfg Config) map[int]testbed.Fault {
 	return out
 }
 
-// testbedRegistry points every site at the testbed with datacenter proxies
+// testbedRegistry points every site at the testbed's HTTPS listener (its
+// fingerprint checks on) with datacenter proxies
 // and a min_interval at least politeMargin times the testbed's limit (the
 // site defaults are already slower), so the broker's pacing keeps I2.
 func testbedRegistry(tb *testbed.Testbed) (*site.Registry, map[string]time.Duration, error) {
 	reg := site.Default().Clone()
 	cfg := site.Config{Sites: map[string]site.SiteConfig{}}
 	limits := tb.MinIntervals()
-	for name, u := range tb.Sites() {
+	for name, u := range tb.HTTPSSites() {
 		sc := site.SiteConfig{BaseURL: u, Class: string(proxies.Datacenter)}
 		s, err := reg.Get(name)
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"crawlq/testbed"
 )
 
 // Run runs the demo: it starts the cluster, enqueues the job mix, shows
@@ -128,9 +130,21 @@ func summarize(ctx context.Context, c *cluster, cfg Config, end string, elapsed 
 	}
 	sum.Jobs, sum.Completed, sum.Failed, sum.Unfinished = total.Jobs, total.Completed, total.Failed, total.Unfinished
 	sum.Pages, sum.Items, sum.Blocked, sum.FailedAttempts = total.Pages, total.Items, total.Blocked, total.FailedAttempts
+	sum.FingerprintRefusals, sum.HTTPSRequests = total.FingerprintRefusals, httpsRequests(c.tb.Log.Entries())
 	checkInvariants(sum, c)
 	sum.BrokerBans, sum.ProxyFailures = brokerCounts(ctx, c, cfg.Logger)
 	return sum, nil
+}
+
+// httpsRequests counts the entries that came over TLS (they carry a JA4).
+func httpsRequests(entries []testbed.Entry) int {
+	n := 0
+	for _, e := range entries {
+		if e.JA4 != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // checkInvariants fills the violations and bans from the testbed's log.

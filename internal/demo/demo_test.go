@@ -38,6 +38,10 @@ func TestRunCrawlsEverySite(t *testing.T) {
 	if sum.I1Violations != 0 || sum.I2Violations != 0 {
 		t.Errorf("violations I1 %d, I2 %d; want 0", sum.I1Violations, sum.I2Violations)
 	}
+	if sum.FingerprintRefusals != 0 || sum.HTTPSRequests != sum.Requests || sum.Completed != sum.Jobs {
+		t.Errorf("fingerprint refusals %d, https requests %d of %d, completed %d of %d jobs; want 0, all, all",
+			sum.FingerprintRefusals, sum.HTTPSRequests, sum.Requests, sum.Completed, sum.Jobs)
+	}
 	t.Logf("summary: %+v\nprogress:\n%s", sum, out.String())
 }
 

@@ -32,7 +32,7 @@ func planJobs(c *cluster, mix Mix) ([]tasks.Job, error) {
 		}
 		follow := s.Kinds["search"].Follow
 		for _, p := range unmatched(c.tb.Catalog, name, qs, mix.Products) {
-			jobs = append(jobs, tasks.Job{Site: name, Kind: follow, Request: site.Request{URL: c.tb.SiteURL(name) + p.URL}})
+			jobs = append(jobs, tasks.Job{Site: name, Kind: follow, Request: site.Request{URL: c.tb.HTTPSSiteURL(name) + p.URL}})
 		}
 	}
 	return jobs, nil

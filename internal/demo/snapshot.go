@@ -67,6 +67,9 @@ func tallyLog(sites map[string]SiteSummary, entries []testbed.Entry) {
 		if e.Verdict.Blocked() {
 			st.Blocked++
 		}
+		if e.Verdict == testbed.VerdictFingerprint {
+			st.FingerprintRefusals++
+		}
 		sites[e.Site] = st
 	}
 }

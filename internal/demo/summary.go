@@ -51,6 +51,12 @@ type Summary struct {
 	// BrokerBans are the quarantines the workers' ban verdicts put on
 	// proxies (the broker's banned counters summed).
 	BrokerBans int64 `json:"broker_bans"`
+	// FingerprintRefusals are the requests the HTTPS sites refused because
+	// their TLS or HTTP/2 fingerprint was not the browser the User-Agent
+	// claims. Goal: 0.
+	FingerprintRefusals int `json:"fingerprint_refusals"`
+	// HTTPSRequests are the logged requests that came over TLS.
+	HTTPSRequests int `json:"https_requests"`
 	// Requests is the number of site requests the testbed logged.
 	Requests int `json:"requests"`
 	// Sites breaks the counts down per site.
@@ -81,6 +87,8 @@ type SiteSummary struct {
 	Items      int `json:"items"`
 	Bans       int `json:"bans"`
 	Blocked    int `json:"blocked"`
+	// FingerprintRefusals counts the site's fingerprint refusals.
+	FingerprintRefusals int `json:"fingerprint_refusals"`
 	// FailedAttempts counts the site's failed job attempts.
 	FailedAttempts int `json:"failed_attempts"`
 	// MinInterval is the broker's pacing of one proxy on the site and
@@ -98,6 +106,7 @@ func (s *SiteSummary) add(o SiteSummary) {
 	s.Items += o.Items
 	s.Bans += o.Bans
 	s.Blocked += o.Blocked
+	s.FingerprintRefusals += o.FingerprintRefusals
 	s.FailedAttempts += o.FailedAttempts
 }
 
@@ -125,6 +134,8 @@ func (s *Summary) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "invariants (testbed log, %d requests): I1 exclusive %s, I2 polite %s\n",
 		s.Requests, verdict(s.I1Violations), verdict(s.I2Violations))
+	fmt.Fprintf(w, "fingerprints (checked on %d HTTPS requests): %d refused as not the browser their User-Agent claims\n",
+		s.HTTPSRequests, s.FingerprintRefusals)
 	fmt.Fprintf(w, "bans: %d started by the sites; %d proxy quarantines from the workers' ban verdicts\n", s.Bans, s.BrokerBans)
 	fmt.Fprintf(w, "faulty proxies: %d failed job attempts retried elsewhere, %d proxy failures counted by the broker\n",
 		s.FailedAttempts, s.ProxyFailures)

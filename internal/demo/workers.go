@@ -2,11 +2,13 @@ package demo
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
+	"crawlq/fetcher"
 	"crawlq/tasks"
 )
 
@@ -34,6 +36,7 @@ func startWorkers(c *cluster, cfg Config) *workers {
 			Redis: c.conn.Asynq, RDB: c.conn.Client, ServerID: fmt.Sprintf("demo-%d", i),
 			Concurrency: cfg.Concurrency, Sites: c.reg, LeaseTTL: leaseTTL,
 			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger,
+			Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: c.tb.CA.Pool()}}, // trust the testbed's CA
 		})
 		ws.wg.Add(1)
 		go ws.run(ctx, w)
