@@ -40,6 +40,11 @@ banned for the rest of the run):
   4. the floor: as many no-op Asynq tasks (at least 5000) through the same
      Redis, servers and concurrency, per second.
 
+The site is crawled over HTTPS with its fingerprint check on (a request
+whose TLS/HTTP2 fingerprint is not the browser its User-Agent claims gets
+the site's 403): --plain-tls sends Go's own TLS instead of the profiles'
+browsers, --plain-http crawls the plain http:// listener.
+
 Figures: rps = successful pages (OK verdicts) per second over the window;
 bans = requests the site refused (too fast, or from an IP it banned), over
 the whole phase; ban_rate = bans / requests the site saw in the phase;
@@ -71,6 +76,8 @@ func benchCrawlCmd(a *app) *cobra.Command {
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.StringVar(&f.chart, "chart", "", "write an SVG chart of pages/s over time (crawlq vs naive, bans marked) to FILE")
 	fl.BoolVar(&f.noRSS, "no-rss", false, "skip the worker RSS child (worker_rss_mb 0)")
+	fl.BoolVar(&f.o.PlainTLS, "plain-tls", false, "send HTTPS with Go's crypto/tls instead of the profiles' browser fingerprints (the site refuses it)")
+	fl.BoolVar(&f.o.PlainHTTP, "plain-http", false, "crawl the site's plain http:// listener (no TLS, no fingerprint check)")
 	return cmd
 }
 
@@ -149,15 +156,15 @@ func printCrawlResult(cmd *cobra.Command, res *bench.CrawlResult) {
 	if res.LimitRPS != nil {
 		limit = fmt.Sprintf("%.1f pages/s", *res.LimitRPS)
 	}
-	fmt.Fprintf(w, "proxies %d, workers %d x %d slots, min interval %gms, window %gs, limit %s\n",
-		res.Proxies, res.Workers, res.Concurrency, res.MinIntervalMS, res.DurationS, limit)
+	fmt.Fprintf(w, "proxies %d, workers %d x %d slots, min interval %gms, window %gs, limit %s, %s %s\n",
+		res.Proxies, res.Workers, res.Concurrency, res.MinIntervalMS, res.DurationS, limit, res.Scheme, res.TLS)
 	for _, p := range []struct {
 		name string
 		ph   bench.Phase
 	}{{"crawlq", res.Crawlq}, {"naive", res.Naive}} {
-		fmt.Fprintf(w, "%-7s %8.1f pages/s  bans %d of %d requests (%.1f%%), %d IPs banned, I2 violations %d%s\n",
-			p.name, p.ph.RPS, p.ph.Bans, p.ph.Requests, 100*p.ph.BanRate, p.ph.BannedIPs, p.ph.I2Violations,
-			costText(p.ph.CPUPerPage, "page"))
+		fmt.Fprintf(w, "%-7s %8.1f pages/s  bans %d of %d requests (%.1f%%), %d IPs banned, %d fingerprint refusals, I2 violations %d%s\n",
+			p.name, p.ph.RPS, p.ph.Bans, p.ph.Requests, 100*p.ph.BanRate, p.ph.BannedIPs, p.ph.FingerprintRefusals,
+			p.ph.I2Violations, costText(p.ph.CPUPerPage, "page"))
 	}
 	fmt.Fprintf(w, "floor   %8.1f no-op tasks/s (crawlq %.2fx)%s\nworker RSS at concurrency 100: %.1f MB\n",
 		res.NoopTasksPerS, res.CrawlqOfNoop, costText(res.NoopCPUPerTask, "task"), res.WorkerRSSMB)

@@ -39,6 +39,13 @@ type CrawlOptions struct {
 	CatalogSize int
 	// Seed makes the testbed repeatable. Default 1.
 	Seed int64
+	// PlainHTTP crawls the site's plain http:// listener instead of its
+	// HTTPS one (which checks fingerprints). Default off: HTTPS.
+	PlainHTTP bool
+	// PlainTLS sends HTTPS with Go's crypto/tls instead of the profiles'
+	// browser fingerprints (fetcher.Config.PlainTLS): what crawlq did
+	// before; the checking site refuses every request.
+	PlainTLS bool
 	// WorkerCommand runs one `crawlq worker` child with args; its RSS at
 	// RSSConcurrency is WorkerRSSMB. Nil skips that measurement (0).
 	WorkerCommand func(ctx context.Context, args []string) *exec.Cmd
@@ -115,8 +122,12 @@ type CrawlResult struct {
 	MinIntervalMS float64 `json:"min_interval_ms"`
 	// LimitRPS is P/D, null without a min interval (no limit).
 	LimitRPS *float64 `json:"limit_rps"`
-	Crawlq   Phase    `json:"crawlq"`
-	Naive    Phase    `json:"naive"`
+	// Scheme is the site's scheme crawled ("https": fingerprints checked);
+	// TLS is "impersonated" (the profiles' browsers) or "go" (--plain-tls).
+	Scheme string `json:"scheme"`
+	TLS    string `json:"tls,omitempty"`
+	Crawlq Phase  `json:"crawlq"`
+	Naive  Phase  `json:"naive"`
 	// NoopTasksPerS is the floor: no-op Asynq tasks per second through the
 	// same Redis with the same K servers and concurrency.
 	NoopTasksPerS float64 `json:"noop_tasks_per_s"`
@@ -145,6 +156,10 @@ type Phase struct {
 	I2Violations int `json:"i2_violations"`
 	// BannedIPs is how many IPs the site banned (for the rest of the run).
 	BannedIPs int `json:"banned_ips"`
+	// FingerprintRefusals counts the requests the HTTPS site refused
+	// because their TLS or HTTP/2 fingerprint was not the browser their
+	// User-Agent claims.
+	FingerprintRefusals int `json:"fingerprint_refusals"`
 	// Pages is the OK pages in the window; Requests every request the
 	// site saw in the phase; Jobs the jobs enqueued.
 	Pages    int `json:"pages"`
@@ -211,6 +226,13 @@ func (r *crawlRun) run(ctx context.Context) (*CrawlResult, error) {
 func (r *crawlRun) header() *CrawlResult {
 	res := &CrawlResult{Proxies: r.o.Proxies, Workers: r.o.Workers, Concurrency: r.o.Concurrency,
 		DurationS: r.o.Duration.Seconds(), MinIntervalMS: float64(r.o.MinInterval) / float64(time.Millisecond)}
+	res.Scheme, res.TLS = "https", "impersonated"
+	switch {
+	case r.o.PlainHTTP:
+		res.Scheme, res.TLS = "http", ""
+	case r.o.PlainTLS:
+		res.TLS = "go"
+	}
 	if r.o.MinInterval > 0 {
 		limit := float64(r.o.Proxies) / r.o.MinInterval.Seconds()
 		res.LimitRPS = &limit

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"runtime/pprof"
@@ -12,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"crawlq/fetcher"
 	"crawlq/internal/bench/naivepolicy"
 	"crawlq/proxies"
 	"crawlq/tasks"
@@ -134,7 +136,7 @@ func (r *crawlRun) preparePhase(ctx context.Context, pol policy, tb *testbed.Tes
 		return nil, fmt.Errorf("load the farm: %w", err)
 	}
 	env := &phaseEnv{tb: tb, reg: reg, queue: queue}
-	env.feed = newFeeder(r.t, reg, r.o.Site, queue, pol.name, productURLs(tb, r.o.Site))
+	env.feed = newFeeder(r.t, reg, r.o.Site, queue, pol.name, productURLs(r.siteURL(tb), tb, r.o.Site))
 	return env, env.feed.enqueue(ctx, r.initialJobs())
 }
 
@@ -144,7 +146,7 @@ func (r *crawlRun) testbedConfig() testbed.Config {
 	rules := testbed.DefaultRules()[r.o.Site]
 	rules.MinInterval, rules.Strict = r.o.MinInterval, true
 	return testbed.Config{Proxies: r.o.Proxies, Seed: r.o.Seed, CatalogSize: r.o.CatalogSize,
-		Sites: map[string]testbed.SiteRules{r.o.Site: rules}}
+		Sites: map[string]testbed.SiteRules{r.o.Site: rules}, Fingerprint: !r.o.PlainHTTP}
 }
 
 // registry points the site at the testbed with min_interval D and gives
@@ -152,17 +154,26 @@ func (r *crawlRun) testbedConfig() testbed.Config {
 func (r *crawlRun) registry(tb *testbed.Testbed, queue string) (*site.Registry, string, error) {
 	reg := site.Default().Clone()
 	err := reg.Apply(site.Config{Sites: map[string]site.SiteConfig{r.o.Site: {
-		BaseURL: tb.SiteURL(r.o.Site), MinInterval: r.o.MinInterval.String(),
+		BaseURL: r.siteURL(tb), MinInterval: r.o.MinInterval.String(),
 		Class: string(proxies.Datacenter), Queue: queue}}})
 	return reg, queue, err
 }
 
-// productURLs are the catalog's product pages on the testbed.
-func productURLs(tb *testbed.Testbed, siteName string) []string {
+// siteURL is the crawled site's base URL: its HTTPS listener, or the
+// plain one with PlainHTTP.
+func (r *crawlRun) siteURL(tb *testbed.Testbed) string {
+	if r.o.PlainHTTP {
+		return tb.SiteURL(r.o.Site)
+	}
+	return tb.HTTPSSiteURL(r.o.Site)
+}
+
+// productURLs are the catalog's product pages on the testbed at base.
+func productURLs(base string, tb *testbed.Testbed, siteName string) []string {
 	ps := tb.Catalog.Products(siteName)
 	urls := make([]string, len(ps))
 	for i, p := range ps {
-		urls[i] = tb.SiteURL(siteName) + p.URL
+		urls[i] = base + p.URL
 	}
 	return urls
 }
@@ -199,7 +210,7 @@ func (r *crawlRun) worker(pol policy, env *phaseEnv, i int, m *meter) (*tasks.Wo
 		Redis: r.t.Asynq, RDB: rdb, Broker: pol.newBroker(rdb),
 		ServerID: fmt.Sprintf("bench-%s-%d", pol.name, i+1), Concurrency: r.o.Concurrency,
 		Queues: map[string]int{env.queue: 1}, Sites: env.reg, ShutdownTimeout: 2 * time.Second,
-		Observe: m.observe,
+		Observe: m.observe, Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: env.tb.CA.Pool()}, PlainTLS: r.o.PlainTLS},
 	}), rdb
 }
 
@@ -216,6 +227,9 @@ func (r *crawlRun) figures(env *phaseEnv, m *meter) Phase {
 	ph.RPS = float64(ph.Pages) / r.o.Duration.Seconds()
 	ph.BansPerSecond = make([]int, len(ph.PerSecond))
 	for _, e := range entries {
+		if e.Site == r.o.Site && e.Verdict == testbed.VerdictFingerprint {
+			ph.FingerprintRefusals++
+		}
 		if e.Site != r.o.Site || !e.Verdict.Blocked() {
 			continue
 		}

@@ -58,12 +58,13 @@ func (r *crawlRun) rssLowWater() int {
 }
 
 // writeWorkerConfig writes the child's --config: the site at the testbed
-// with min_interval D, the same queue; its broker uses the default pool,
+// with min_interval D, the same queue, the testbed's CA trusted; its broker uses the default pool,
 // which the crawlq phase filled.
 func (r *crawlRun) writeWorkerConfig(dir string, env *phaseEnv) (string, error) {
-	sc := map[string]string{"base_url": env.tb.SiteURL(r.o.Site), "min_interval": r.o.MinInterval.String(),
+	sc := map[string]string{"base_url": r.siteURL(env.tb), "min_interval": r.o.MinInterval.String(),
 		"class": "datacenter", "queue": env.queue}
-	raw, err := yaml.Marshal(map[string]any{"sites": map[string]any{r.o.Site: sc}})
+	raw, err := yaml.Marshal(map[string]any{"sites": map[string]any{r.o.Site: sc},
+		"tls": map[string]string{"ca_file": env.tb.CAFile}})
 	if err != nil {
 		return "", err
 	}
