@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"crawlq/fetcher"
 	"crawlq/internal/redisx"
 	"crawlq/proxies"
 	"crawlq/tasks"
@@ -71,7 +72,7 @@ func serveChild(cfg, queues string, conc int, id string, shutdown time.Duration)
 	return tasks.NewWorker(tasks.WorkerConfig{
 		Redis: conn.Asynq, RDB: conn.Client, Broker: proxies.NewRedisBroker(conn.Client, loaded.BrokerConfig()),
 		ServerID: id, Concurrency: conc, Queues: map[string]int{queue: 1}, Sites: loaded.Sites,
-		Rules: &loaded.Rules, ShutdownTimeout: shutdown,
+		Rules: &loaded.Rules, ShutdownTimeout: shutdown, Fetcher: fetcher.Config{TLS: loaded.TLS},
 	}).Run(ctx)
 }
 
