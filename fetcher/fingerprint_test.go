@@ -96,8 +96,8 @@ func firefoxHello(ctx context.Context, t *testing.T, c *testbed.HelloCapture) st
 }
 
 // crawlqHello is the JA4 of profile p's request through proxy c.
-func crawlqHello(ctx context.Context, t *testing.T, c *testbed.HelloCapture, p fetcher.Profile) string {
-	f := newFetcher(t, fetcher.Config{})
+func crawlqHello(ctx context.Context, t *testing.T, c *testbed.HelloCapture, p fetcher.Profile, cfg fetcher.Config) string {
+	f := newFetcher(t, cfg)
 	proxy, _ := url.Parse(c.URL())
 	go f.Do(ctx, fetcher.Request{URL: "https://" + captureHost + "/", Proxy: proxy, Profile: p})
 	return firstHelloTo(ctx, t, c, captureHost).JA4()
@@ -125,12 +125,21 @@ func TestProfilesHaveTheJA4OfTheBrowserTheyClaim(t *testing.T) {
 				t.Errorf("user agent %q does not claim the version of fingerprint %s", p.UserAgent, p.Fingerprint())
 			}
 			for i := range 3 { // Chrome shuffles its extensions per connection
-				if got := crawlqHello(ctx, t, startCapture(t), p); got != want {
+				if got := crawlqHello(ctx, t, startCapture(t), p, fetcher.Config{}); got != want {
 					t.Errorf("connection %d: JA4 %s, real browser %s", i, got, want)
 				}
 			}
 		})
 	}
+	t.Run("plain Go TLS is no browser", func(t *testing.T) {
+		got := crawlqHello(ctx, t, startCapture(t), fetcher.DefaultProfile(), fetcher.Config{PlainTLS: true})
+		t.Logf("Go's crypto/tls: %s", got)
+		for name, ja4 := range browsers {
+			if testbed.JA4SameBrowser(got, ja4) {
+				t.Errorf("Go's TLS has the JA4 of %s: %s", name, got)
+			}
+		}
+	})
 }
 
 // claimedVersion is how a UA names the browser of fingerprint name:
