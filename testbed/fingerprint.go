@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"golang.org/x/net/http2"
 )
 
 // VerdictFingerprint: the request's TLS or HTTP/2 fingerprint is not the
@@ -98,13 +97,17 @@ func (c *connFingerprint) setHello(h ClientHello) {
 	c.ja4 = h.JA4()
 }
 
-func (c *connFingerprint) setH2(fp H2Fingerprint, ok bool) {
+// setH2 records how the connection began: fp on HTTP/2, nothing on
+// HTTP/1.x, "unreadable" for a broken HTTP/2 preface.
+func (c *connFingerprint) setH2(p *h2Parser) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ok {
-		c.h2 = fp.String()
-	} else {
+	switch {
+	case p.http1:
+	case p.failed:
 		c.h2 = "unreadable"
+	default:
+		c.h2 = p.fp.String()
 	}
 	close(c.done)
 }
@@ -123,13 +126,14 @@ func fingerprintOf(ctx context.Context) *connFingerprint {
 }
 
 // httpsFront is a site's TLS listener: HTTP/2 and HTTP/1.1, each
-// connection's JA4 and HTTP/2 fingerprint kept for the handler.
+// connection's JA4 and HTTP/2 fingerprint kept for the handler. The
+// listener terminates TLS itself and hands net/http the plaintext
+// (HTTP/1.1, or HTTP/2 with prior knowledge when ALPN chose h2), so the
+// HTTP/2 preface can be read on its way in.
 type httpsFront struct {
 	ln    net.Listener
 	srv   *http.Server
-	h2    *http2.Server
 	check bool
-	conns sync.Map // *tls.Conn → *connFingerprint until its ConnContext
 	done  chan struct{}
 }
 
@@ -140,11 +144,13 @@ func (s *Site) startHTTPS(cert tls.Certificate, check bool) error {
 	if err != nil {
 		return fmt.Errorf("site %s https listen: %w", s.name, err)
 	}
-	f := &httpsFront{h2: &http2.Server{}, check: check, done: make(chan struct{})}
+	f := &httpsFront{check: check, done: make(chan struct{})}
 	base := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}
-	f.ln = &helloListener{Listener: ln, base: base, conns: &f.conns}
-	f.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: f.connContext,
-		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){"h2": f.serveH2}}
+	f.ln = &helloListener{Listener: ln, base: base}
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true) // the plaintext of an h2 TLS connection
+	f.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: connContext, Protocols: &protos}
 	s.https = f
 	go f.serve(s.zl)
 	return nil
@@ -165,35 +171,20 @@ func (f *httpsFront) close(ctx context.Context) {
 	<-f.done
 }
 
-// connContext moves the connection's fingerprint into its context.
-func (f *httpsFront) connContext(ctx context.Context, c net.Conn) context.Context {
-	st, ok := f.conns.LoadAndDelete(c)
-	if !ok {
-		return ctx
+// connContext puts the connection's fingerprint into its context.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	if fc, ok := c.(*fingerprintedConn); ok {
+		return context.WithValue(ctx, fingerprintKey{}, fc.state)
 	}
-	return context.WithValue(ctx, fingerprintKey{}, st)
-}
-
-// serveH2 serves an h2 connection, reading its HTTP/2 fingerprint.
-func (f *httpsFront) serveH2(srv *http.Server, c *tls.Conn, h http.Handler) {
-	ctx := context.Background()
-	if bc, ok := h.(interface{ BaseContext() context.Context }); ok {
-		ctx = bc.BaseContext()
-	}
-	st := fingerprintOf(ctx)
-	if st == nil {
-		st = newConnFingerprint(0)
-	}
-	f.h2.ServeConn(&h2RecordingConn{Conn: c, state: st}, &http2.ServeConnOpts{Context: ctx, BaseConfig: srv, Handler: h})
+	return ctx
 }
 
 // helloListener hands out server TLS connections that record their
-// client's ClientHello.
+// client's ClientHello and HTTP/2 preface.
 type helloListener struct {
 	net.Listener
-	base  *tls.Config
-	conns *sync.Map
-	n     atomic.Uint64
+	base *tls.Config
+	n    atomic.Uint64
 }
 
 func (l *helloListener) Accept() (net.Conn, error) {
@@ -207,9 +198,8 @@ func (l *helloListener) Accept() (net.Conn, error) {
 		st.setHello(HelloFromInfo(info))
 		return nil, nil
 	}
-	tc := tls.Server(c, cfg)
-	l.conns.Store(net.Conn(tc), st)
-	return tc, nil
+	// the handshake runs on the connection's first read, in its goroutine
+	return &fingerprintedConn{Conn: tls.Server(c, cfg), state: st}, nil
 }
 
 // checkFingerprint records the request's fingerprints on e and, with
@@ -221,11 +211,9 @@ func (s *Site) checkFingerprint(w http.ResponseWriter, r *http.Request, e *Entry
 	if st == nil {
 		return false
 	}
-	if r.ProtoMajor == 2 {
-		select { // the HEADERS frame was parsed before this handler ran
-		case <-st.done:
-		case <-r.Context().Done():
-		}
+	select { // the first bytes were read (and parsed) before this handler ran
+	case <-st.done:
+	case <-r.Context().Done():
 	}
 	e.JA4, e.H2 = st.get()
 	e.Conn = st.id

@@ -1,7 +1,6 @@
 package testbed
 
 import (
-	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"net"
@@ -53,21 +52,23 @@ type h2Parser struct {
 	block  []byte // header block of the first request, across CONTINUATIONs
 	done   bool
 	failed bool
+	http1  bool // the client spoke HTTP/1.x: no HTTP/2 fingerprint
 }
 
 // feed adds bytes read from the client; it returns true once the
 // fingerprint is complete (or can never be).
 func (p *h2Parser) feed(b []byte) bool {
-	if p.done || p.failed {
+	if p.done || p.failed || p.http1 {
 		return true
 	}
 	p.buf = append(p.buf, b...)
-	if len(p.buf) < len(h2Preface) {
-		return false
-	}
-	if string(p.buf[:len(h2Preface)]) != h2Preface {
-		p.failed = true
+	n := min(len(p.buf), len(h2Preface))
+	if string(p.buf[:n]) != h2Preface[:n] {
+		p.http1, p.buf = true, nil
 		return true
+	}
+	if n < len(h2Preface) {
+		return false
 	}
 	p.pos = max(p.pos, len(h2Preface))
 	p.parseFrames()
@@ -161,25 +162,36 @@ func (p *h2Parser) finish() {
 	p.buf, p.block = nil, nil
 }
 
-// h2RecordingConn is a server-side TLS connection that reads the client's
-// HTTP/2 fingerprint from the bytes it passes on.
-type h2RecordingConn struct {
-	*tls.Conn
-	mu     sync.Mutex
-	parser h2Parser
-	state  *connFingerprint
+// fingerprintedConn is a server-side TLS connection that reads the
+// client's HTTP/2 fingerprint from the first plaintext bytes it passes on.
+// It hides the *tls.Conn's ConnectionState on purpose: net/http serves
+// HTTP/2 with prior knowledge only on a connection it takes for plaintext.
+type fingerprintedConn struct {
+	net.Conn // a *tls.Conn
+	mu       sync.Mutex
+	parser   h2Parser
+	ended    bool
+	state    *connFingerprint
 }
 
-var _ net.Conn = (*h2RecordingConn)(nil)
+var _ net.Conn = (*fingerprintedConn)(nil)
 
-func (c *h2RecordingConn) Read(b []byte) (int, error) {
+func (c *fingerprintedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if n > 0 {
-		c.mu.Lock()
-		if !c.parser.done && !c.parser.failed && c.parser.feed(b[:n]) {
-			c.state.setH2(c.parser.fp, !c.parser.failed)
-		}
-		c.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return n, err
+	}
+	if (n > 0 && c.parser.feed(b[:n])) || (err != nil && c.endBroken()) {
+		c.ended = true
+		c.state.setH2(&c.parser)
 	}
 	return n, err
+}
+
+// endBroken marks a connection that ended before its first request.
+func (c *fingerprintedConn) endBroken() bool {
+	c.parser.failed = true
+	return true
 }
