@@ -47,7 +47,9 @@ type WorkerConfig struct {
 	LeaseTTL time.Duration
 	// ShutdownTimeout is how long in-flight jobs get to finish on SIGTERM
 	// before they are cancelled, their leases released and the jobs handed
-	// back to the queue. Default 10s.
+	// back to the queue. Default 10s. Run then waits up to as long again
+	// for the cancelled jobs to release their leases (Asynq hands a job
+	// back at the timeout whether or not its handler has returned).
 	ShutdownTimeout time.Duration
 	// Logger is the worker's log. Default zap.NewNop().
 	Logger *zap.Logger
@@ -148,8 +150,9 @@ func withLogger(c fetcher.Config, log *zap.Logger) fetcher.Config {
 func (w *Worker) ServerID() string { return w.cfg.ServerID }
 
 // Run serves jobs until ctx ends, then stops taking work, gives in-flight
-// jobs ShutdownTimeout to finish, cancels the rest (their sessions release
-// their leases; Asynq hands the jobs back to the queue) and returns.
+// jobs ShutdownTimeout to finish, cancels the rest (Asynq hands the jobs
+// back to the queue), waits for their sessions to release their leases and
+// returns.
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.client.Close()
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -166,6 +169,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	stop := time.AfterFunc(w.cfg.ShutdownTimeout*3/4, cancel)
 	defer stop.Stop()
 	srv.Shutdown()
+	cancel() // a job Asynq gave up on must stop now, if the timer has not fired
+	if !w.handler.Drain(w.cfg.ShutdownTimeout) {
+		w.cfg.Logger.Warn("jobs still running after shutdown; their leases free themselves at their TTL",
+			zap.String("server", w.cfg.ServerID))
+	}
 	return nil
 }
 
