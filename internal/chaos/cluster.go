@@ -178,15 +178,6 @@ func (c *cluster) stopWorkers() error {
 	return errors.Join(errs...)
 }
 
-// queues are the names of the sites' queues.
-func (c *cluster) queues() []string {
-	var out []string
-	for q := range tasks.DefaultQueues(c.reg) {
-		out = append(out, q)
-	}
-	return out
-}
-
 // close kills whatever still runs and removes the run directory (unless
 // kept). It is safe on a half-started cluster.
 func (c *cluster) close() {
