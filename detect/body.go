@@ -118,18 +118,20 @@ func (c *compiled) expectJSON(r *Response) (Verdict, bool) {
 	return missingVerdict("json path", joinPaths(c.paths)), true
 }
 
-// emptyList judges a present but empty list: Blocked on page 1 if the
-// rule says so, NotFound if the rule says so, else OK "empty list" (no
-// results, e.g. past the last page). An empty list never feeds or meets
-// the size baseline.
+// emptyList judges a present but empty list: Suspect on page 1 if the
+// rule expects items there (a soft ban or a true "no results"), Suspect
+// if the rule reads it as a gone item (NotFound once confirmed), else OK
+// "empty list" (no results, e.g. past the last page). An empty list never
+// feeds or meets the size baseline.
 func (c *compiled) emptyList(r *Response, path string) (Verdict, bool) {
 	page := pageOf(r)
 	rule := fmt.Sprintf("empty list %s on page %d", path, page)
+	shape := "empty " + path + totalOf(r.Body)
 	switch {
 	case c.rule.EmptyListBlocked && page == 1:
-		return Verdict{Kind: Blocked, Reason: "empty list on page 1", Rule: rule}, true
+		return c.suspect(Verdict{Reason: "empty list on page 1", Rule: rule, Shape: shape}, Blocked, OK), true
 	case c.rule.EmptyListNotFound:
-		return Verdict{Kind: NotFound, Reason: "empty list", Rule: rule}, true
+		return c.suspect(Verdict{Reason: "empty list", Rule: rule, Shape: shape}, NotFound, NotFound), true
 	}
 	return Verdict{Kind: OK, Reason: "empty list", Rule: rule}, true
 }
@@ -154,7 +156,12 @@ func (c *compiled) expectHTML(j *judgement) (Verdict, bool) {
 	for i, s := range c.selectors {
 		srcs[i] = s.src
 	}
-	return missingVerdict("selector", strings.Join(srcs, " | ")), true
+	v := missingVerdict("selector", strings.Join(srcs, " | "))
+	if !wellFormed(doc) {
+		return v, true
+	}
+	v.Shape = v.Rule
+	return c.suspect(v, Blocked, OK), true
 }
 
 // missingVerdict is the verdict for absent expected content.
@@ -180,8 +187,9 @@ func (d *Detector) judgeSize(c *compiled, key string, r *Response) Verdict {
 	}
 	mean, n := d.base.get(key)
 	if c.rule.DropFraction > 0 && n >= max(c.rule.BaselineSamples, 1) && float64(size) < c.rule.DropFraction*mean {
-		return Verdict{Kind: Blocked, Reason: "placeholder",
+		v := Verdict{Reason: "placeholder", Shape: fmt.Sprintf("size below %.2f of baseline", c.rule.DropFraction),
 			Rule: fmt.Sprintf("size drop %.2f of baseline (%d < %.0f)", float64(size)/mean, size, mean)}
+		return c.suspect(v, Blocked, OK)
 	}
 	d.base.add(key, size)
 	return Verdict{Kind: OK}
