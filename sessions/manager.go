@@ -27,6 +27,9 @@ type Config struct {
 	RecordTTL time.Duration
 	// MaxLeaseWait bounds how long Open waits for a free proxy. Default 30s.
 	MaxLeaseWait time.Duration
+	// ConfirmWait bounds how long Confirm waits for a second proxy.
+	// Default DefaultConfirmWait (10s).
+	ConfirmWait time.Duration
 	// MaxScore retires a session at this error score. Default 3.
 	MaxScore float64
 	// MaxUsage retires a session after this many responses. Default 50.
@@ -44,6 +47,7 @@ func (c *Config) withDefaults() {
 	setDur(&c.LeaseTTL, 30*time.Second)
 	setDur(&c.RecordTTL, 30*time.Minute)
 	setDur(&c.MaxLeaseWait, 30*time.Second)
+	setDur(&c.ConfirmWait, DefaultConfirmWait)
 	setDur(&c.MaxAge, 30*time.Minute)
 	if c.MaxScore == 0 {
 		c.MaxScore = 3
