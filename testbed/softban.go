@@ -202,7 +202,7 @@ func (s *Site) writeEmpty(w http.ResponseWriter, r *http.Request) {
 	case *ozon:
 		q := r.URL.Query().Get("text")
 		render(w, http.StatusOK, ozonEmptyTmpl, jsonMap{"Query": q, "ID": ozonSearchState,
-			"State": mustJSON(jsonMap{"tileLayout": "LAYOUT_GRID4", "items": []any{}, "cols": 12, "page": pageParam(r, "page")}),
+			"State":   mustJSON(jsonMap{"tileLayout": "LAYOUT_GRID4", "items": []any{}, "cols": 12, "page": pageParam(r, "page")}),
 			"ErrorID": ozonErrorState, "Error": mustJSON(ozonNothingFound(q))})
 	case *avito:
 		render(w, http.StatusOK, avitoEmptyTmpl, avitoPage{Query: r.URL.Query().Get("q"), Location: r.PathValue("location")})
