@@ -23,8 +23,9 @@ type Confirmation struct {
 	// failure or when no second proxy could be leased) and verdict. Its
 	// Action is always Retired: the second lease is over.
 	Second Step
-	// SecondProxy is the second proxy's ID ("" when none was leased).
-	SecondProxy string
+	// SecondProxy is the second proxy (zero when none was leased); print
+	// it with Masked.
+	SecondProxy proxies.Proxy
 	// Action is what became of this session: Continue when the answers
 	// agreed (its proxy stays leased and is cleared with the job);
 	// Retired when the second contradicted the first (its proxy is
@@ -53,14 +54,14 @@ func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Det
 	}
 	second, err := s.m.second(ctx, s.rec)
 	if err != nil {
-		return s.undecided(ctx, Step{Verdict: detect.Verdict{Kind: detect.ProxyFailure, Reason: "no second proxy", Rule: err.Error()}}, "")
+		return s.undecided(ctx, Step{Verdict: detect.Verdict{Kind: detect.ProxyFailure, Reason: "no second proxy", Rule: err.Error()}}, proxies.Proxy{})
 	}
 	step, err := second.ask(ctx, f, d, kind, url, page)
 	if err != nil {
 		_ = second.release(ctx, proxies.Neutral())
 		return Confirmation{}, err
 	}
-	c := Confirmation{Decision: detect.Decide(first.Verdict, step.Verdict), Second: step, SecondProxy: second.ProxyID()}
+	c := Confirmation{Decision: detect.Decide(first.Verdict, step.Verdict), Second: step, SecondProxy: second.Lease().Proxy}
 	return s.settle(ctx, c, first, second)
 }
 
@@ -88,7 +89,7 @@ func (s *Session) settle(ctx context.Context, c Confirmation, first Step, second
 
 // undecided releases this session's proxy without judgement and keeps its
 // stored session.
-func (s *Session) undecided(ctx context.Context, second Step, proxy string) (Confirmation, error) {
+func (s *Session) undecided(ctx context.Context, second Step, proxy proxies.Proxy) (Confirmation, error) {
 	second.Action = Retired
 	c := Confirmation{Decision: detect.Undecided, Second: second, SecondProxy: proxy, Action: Paused}
 	return c, s.end(ctx, proxies.Neutral(), false)

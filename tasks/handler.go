@@ -112,6 +112,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) (err error) {
 	if err != nil {
 		r.sum.Error = err.Error()
 	}
+	r.sum.Empty = err == nil && r.sum.Items == 0
 	r.sum.write(ctx, t)
 	return err
 }
