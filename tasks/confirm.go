@@ -34,6 +34,9 @@ func (r *run) confirm(ctx context.Context, url string, page int, first sessions.
 	}
 	r.observe(c.Second)
 	r.sum.Confirmations++
+	if r.h.cfg.OnConfirm != nil && c.SecondProxy.ID != "" {
+		r.h.cfg.OnConfirm(r.job.Site, c.Decision)
+	}
 	r.logConfirm(c, first.Verdict)
 	switch c.Decision {
 	case detect.Agreed:

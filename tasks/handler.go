@@ -36,6 +36,9 @@ type HandlerConfig struct {
 	// Observe, if set, is told every response's site, verdict and latency
 	// (the worker's metrics).
 	Observe func(site, verdict string, latency time.Duration)
+	// OnConfirm, if set, is told every confirmation of a Suspect answer
+	// from a second proxy (one extra request) and its decision.
+	OnConfirm func(site string, d detect.Decision)
 	// Now stamps items. Default time.Now.
 	Now func() time.Time
 }
