@@ -1,0 +1,40 @@
+package chaos
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"crawlq/internal/truth"
+	"crawlq/testbed"
+)
+
+// Soft bans of a chaos run: on Wildberries, one every third eligible
+// request, at most one new ban per softBanGap, each for the rest of the run.
+const (
+	softBanSite  = testbed.SiteWildberries
+	softBanEvery = 3
+	softBanGap   = 400 * time.Millisecond
+)
+
+// softBanRules gives the soft-ban site its default rules plus soft bans.
+func softBanRules(o Options) map[string]testbed.SiteRules {
+	r := testbed.DefaultRules()[softBanSite]
+	r.SoftBan = &testbed.SoftBan{Every: softBanEvery, Gap: softBanGap, Max: o.SoftBans}
+	return map[string]testbed.SiteRules{softBanSite: r}
+}
+
+// scoreBans measures the workers' quarantines against what the sites
+// meant: false quarantines and missed soft bans.
+func (r *run) scoreBans(ctx context.Context) {
+	st, err := r.c.pool.Stats(ctx)
+	if err != nil {
+		r.c.log.Warn("pool stats for the ban score", zap.Error(err))
+	}
+	rep := truth.Score(r.c.tb.Log.Entries(), st)
+	r.rep.FalseQuarantines, r.rep.MissedSoftBans = rep.FalseQuarantines, rep.MissedSoftBans
+	d := &r.rep.Details
+	d.NoResultAnswers, d.SoftBannedAnswers = rep.NoResultAnswers, rep.SoftBannedAnswers
+	d.NoResultJobs = r.c.o.NoResultJobs
+}
