@@ -42,9 +42,10 @@ type SoftBan struct {
 	// true answer has items and no ban started within Gap. 0: bans start
 	// only by Testbed.SoftBan.
 	Every int `json:"every"`
-	// Gap is the least time between the starts of two automatic bans, so
-	// that a crawler asking a second IP right after a soft-banned answer
-	// meets one banned IP at a time. Default one second.
+	// Gap is the least time between a soft-banned answer that hid items
+	// and the start of the next automatic ban, so that a crawler asking a
+	// second IP right after a soft-banned answer meets one banned IP at a
+	// time. Default one second.
 	Gap time.Duration `json:"gap"`
 	// For is how long a ban lasts; 0: the rest of the run.
 	For time.Duration `json:"for"`
@@ -79,6 +80,9 @@ func (sb *softBans) judge(ip string, m Meaning, now time.Time) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.bannedLocked(ip, now) {
+		if m == MeantItems {
+			sb.last = now // no new ban while a banned IP's answers hide items
+		}
 		return true
 	}
 	if m != MeantItems || sb.rule.Every <= 0 || (sb.rule.Max > 0 && sb.started >= sb.rule.Max) ||

@@ -11,17 +11,22 @@ import (
 )
 
 // Soft bans of a chaos run: on Wildberries, one every third eligible
-// request, at most one new ban per softBanGap, each for the rest of the run.
+// request, none within softBanGap of a soft-banned answer, each for
+// softBanFor.
 const (
 	softBanSite  = testbed.SiteWildberries
 	softBanEvery = 3
 	softBanGap   = 400 * time.Millisecond
+	// softBanFor is shorter than the broker's least quarantine (30s), as
+	// real soft bans are temporary: a banned IP back from quarantine is
+	// clean again.
+	softBanFor = 20 * time.Second
 )
 
 // softBanRules gives the soft-ban site its default rules plus soft bans.
 func softBanRules(o Options) map[string]testbed.SiteRules {
 	r := testbed.DefaultRules()[softBanSite]
-	r.SoftBan = &testbed.SoftBan{Every: softBanEvery, Gap: softBanGap, Max: o.SoftBans}
+	r.SoftBan = &testbed.SoftBan{Every: softBanEvery, Gap: softBanGap, For: softBanFor, Max: o.SoftBans}
 	return map[string]testbed.SiteRules{softBanSite: r}
 }
 

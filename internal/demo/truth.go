@@ -18,10 +18,14 @@ import (
 )
 
 // Soft bans of the demo: one every third eligible request of the soft-ban
-// site, at most one new ban per softBanGap, each for the rest of the run.
+// site, none within softBanGap of a soft-banned answer, each for
+// softBanFor.
 const (
 	softBanEvery = 3
 	softBanGap   = 400 * time.Millisecond // a crawler's second opinion comes well within it
+	// softBanFor is shorter than the broker's least quarantine (30s), as
+	// real soft bans are temporary.
+	softBanFor = 20 * time.Second
 )
 
 // listPageSize is how many completed tasks emptyJobs reads at a time.
@@ -39,7 +43,7 @@ func softBanRules(cfg Config) map[string]testbed.SiteRules {
 		return nil
 	}
 	r := testbed.DefaultRules()[cfg.SoftBanSite]
-	r.SoftBan = &testbed.SoftBan{Every: softBanEvery, Gap: softBanGap, Max: cfg.SoftBans}
+	r.SoftBan = &testbed.SoftBan{Every: softBanEvery, Gap: softBanGap, For: softBanFor, Max: cfg.SoftBans}
 	return map[string]testbed.SiteRules{cfg.SoftBanSite: r}
 }
 

@@ -8,11 +8,6 @@ import (
 	"crawlq/testbed"
 )
 
-// Slack is how much earlier than a soft-banned answer a quarantine may be
-// stamped and still count as its consequence: the broker stamps bans on
-// Redis's clock, the sites their log on theirs.
-const Slack = time.Second
-
 // Report is a crawl's ban handling measured against the sites' truth.
 type Report struct {
 	// FalseQuarantines are quarantines of a proxy on a site that never
@@ -20,8 +15,11 @@ type Report struct {
 	// although the site had not banned anyone.
 	FalseQuarantines int64 `json:"false_quarantines"`
 	// MissedSoftBans are soft-banned answers (the site hid the items)
-	// that the crawl took as true results: no quarantine of the proxy on
-	// the site followed them.
+	// that the crawl took as true results: no later answer to the same
+	// request had the items. A crawl that does not take such an answer
+	// asks again and gets them: from the second proxy that contradicts it
+	// (and the first is quarantined), or in a retry after a worker died or
+	// a confirmation stayed undecided.
 	MissedSoftBans int `json:"missed_soft_bans"`
 	// NoResultAnswers are listing answers that truly had no items.
 	NoResultAnswers int `json:"no_result_answers"`
@@ -29,16 +27,11 @@ type Report struct {
 	SoftBannedAnswers int `json:"soft_banned_answers"`
 }
 
-// quarantine is one proxy's quarantines on one site.
-type quarantine struct {
-	count int64
-	last  time.Time
-}
-
 // Score compares the log with the pool's ban counters.
 func Score(entries []testbed.Entry, st *proxies.PoolStats) Report {
 	qs := quarantines(st)
 	banned := map[[2]string]bool{}
+	lastItems := lastItemAnswers(entries)
 	var r Report
 	for _, e := range entries {
 		k := [2]string{e.Site, e.IP}
@@ -50,22 +43,35 @@ func Score(entries []testbed.Entry, st *proxies.PoolStats) Report {
 			r.NoResultAnswers++
 		case testbed.MeantBanned:
 			r.SoftBannedAnswers++
-			if q := qs[k]; q.count == 0 || q.last.Before(e.Start.Add(-Slack)) {
+			if !lastItems[[2]string{e.Site, e.Path}].After(e.Start) {
 				r.MissedSoftBans++
 			}
 		}
 	}
 	for k, q := range qs {
 		if !banned[k] {
-			r.FalseQuarantines += q.count
+			r.FalseQuarantines += q
 		}
 	}
 	return r
 }
 
-// quarantines maps (site, proxy IP) to the proxy's ban counters there.
-func quarantines(st *proxies.PoolStats) map[[2]string]quarantine {
-	out := map[[2]string]quarantine{}
+// lastItemAnswers maps (site, request path) to the start of the last
+// answer with items to it.
+func lastItemAnswers(entries []testbed.Entry) map[[2]string]time.Time {
+	out := map[[2]string]time.Time{}
+	for _, e := range entries {
+		k := [2]string{e.Site, e.Path}
+		if e.Meant == testbed.MeantItems && e.Start.After(out[k]) {
+			out[k] = e.Start
+		}
+	}
+	return out
+}
+
+// quarantines maps (site, proxy IP) to the proxy's bans there.
+func quarantines(st *proxies.PoolStats) map[[2]string]int64 {
+	out := map[[2]string]int64{}
 	if st == nil {
 		return out
 	}
@@ -73,7 +79,7 @@ func quarantines(st *proxies.PoolStats) map[[2]string]quarantine {
 		host := hostOf(p.Masked)
 		for site, s := range p.Sites {
 			if s.Banned > 0 {
-				out[[2]string{site, host}] = quarantine{count: s.Banned, last: s.LastBanAt}
+				out[[2]string{site, host}] = s.Banned
 			}
 		}
 	}

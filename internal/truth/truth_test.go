@@ -13,7 +13,7 @@ import (
 func TestScore(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	entry := func(ip string, at time.Duration, v testbed.Verdict, m testbed.Meaning) testbed.Entry {
-		return testbed.Entry{Site: "wildberries", IP: ip, Start: t0.Add(at), Verdict: v, Meant: m}
+		return testbed.Entry{Site: "wildberries", IP: ip, Path: "/search?q=x", Start: t0.Add(at), Verdict: v, Meant: m}
 	}
 	banned := func(ip string, n int64, at time.Duration) proxies.ProxyStats {
 		return proxies.ProxyStats{Masked: "http://u:***@" + ip + ":8000",
@@ -25,16 +25,25 @@ func TestScore(t *testing.T) {
 		pool    []proxies.ProxyStats
 		want    Report
 	}{
-		{name: "soft ban caught",
-			entries: []testbed.Entry{entry("127.0.0.2", 0, testbed.VerdictSoftBanned, testbed.MeantBanned)},
-			pool:    []proxies.ProxyStats{banned("127.0.0.2", 1, 10*time.Millisecond)},
-			want:    Report{SoftBannedAnswers: 1}},
+		{name: "soft ban contradicted by a second IP",
+			entries: []testbed.Entry{entry("127.0.0.2", 0, testbed.VerdictSoftBanned, testbed.MeantBanned),
+				entry("127.0.0.5", 10*time.Millisecond, testbed.VerdictOK, testbed.MeantItems)},
+			pool: []proxies.ProxyStats{banned("127.0.0.2", 1, 20*time.Millisecond)},
+			want: Report{SoftBannedAnswers: 1}},
 		{name: "soft ban taken as a result",
 			entries: []testbed.Entry{entry("127.0.0.2", 0, testbed.VerdictSoftBanned, testbed.MeantBanned)},
 			want:    Report{SoftBannedAnswers: 1, MissedSoftBans: 1}},
-		{name: "a later soft ban after an old quarantine is missed",
-			entries: []testbed.Entry{entry("127.0.0.2", time.Minute, testbed.VerdictSoftBanned, testbed.MeantBanned)},
-			pool:    []proxies.ProxyStats{banned("127.0.0.2", 1, 0)},
+		{name: "soft ban abandoned, then asked again with items",
+			entries: []testbed.Entry{entry("127.0.0.2", 0, testbed.VerdictSoftBanned, testbed.MeantBanned),
+				entry("127.0.0.5", time.Second, testbed.VerdictOK, testbed.MeantItems)},
+			want: Report{SoftBannedAnswers: 1}},
+		{name: "two soft bans agreeing are both missed",
+			entries: []testbed.Entry{entry("127.0.0.2", 0, testbed.VerdictSoftBanned, testbed.MeantBanned),
+				entry("127.0.0.5", time.Millisecond, testbed.VerdictSoftBanned, testbed.MeantBanned)},
+			want: Report{SoftBannedAnswers: 2, MissedSoftBans: 2}},
+		{name: "quarantined later for another answer, this one is still missed",
+			entries: []testbed.Entry{entry("127.0.0.2", 0, testbed.VerdictSoftBanned, testbed.MeantBanned)},
+			pool:    []proxies.ProxyStats{banned("127.0.0.2", 1, time.Minute)},
 			want:    Report{SoftBannedAnswers: 1, MissedSoftBans: 1}},
 		{name: "empty answer punished",
 			entries: []testbed.Entry{entry("127.0.0.3", 0, testbed.VerdictOK, testbed.MeantEmpty)},
