@@ -118,11 +118,15 @@ func (c *compiled) expectJSON(r *Response) (Verdict, bool) {
 	return missingVerdict("json path", joinPaths(c.paths)), true
 }
 
-// emptyList judges a present but empty list: Suspect on page 1 if the
-// rule expects items there (a soft ban or a true "no results"), Suspect
-// if the rule reads it as a gone item (NotFound once confirmed), else OK
-// "empty list" (no results, e.g. past the last page). An empty list never
-// feeds or meets the size baseline.
+// emptyList judges a present but empty list. Where the rule expects items
+// (empty_list_blocked) it is Suspect on every page: a soft ban or a true
+// "no results" on page 1, and on a later page a soft ban or the end of
+// the list, which the page before had announced (a crawler asks for page
+// N only then). Alone (confirm: 0) it is Blocked on page 1 and "no
+// results" after. Where the rule reads it as a gone item
+// (empty_list_not_found) it is Suspect, NotFound once confirmed. Else it
+// is OK "empty list". An empty list never feeds or meets the size
+// baseline.
 func (c *compiled) emptyList(r *Response, path string) (Verdict, bool) {
 	page := pageOf(r)
 	rule := fmt.Sprintf("empty list %s on page %d", path, page)
@@ -130,6 +134,8 @@ func (c *compiled) emptyList(r *Response, path string) (Verdict, bool) {
 	switch {
 	case c.rule.EmptyListBlocked && page == 1:
 		return c.suspect(Verdict{Reason: "empty list on page 1", Rule: rule, Shape: shape}, Blocked, OK), true
+	case c.rule.EmptyListBlocked:
+		return c.suspect(Verdict{Reason: "empty list", Rule: rule, Shape: shape}, OK, OK), true
 	case c.rule.EmptyListNotFound:
 		return c.suspect(Verdict{Reason: "empty list", Rule: rule, Shape: shape}, NotFound, NotFound), true
 	}

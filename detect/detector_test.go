@@ -118,10 +118,14 @@ func TestJudge(t *testing.T) {
 		{"empty list page 1", "search", detect.Response{Status: 200, FinalURL: "https://shop.test/search?q=x", Body: []byte(`{"products": [ ], "total": 0, "query": "coffee"}`)},
 			detect.Verdict{Kind: detect.Suspect, Reason: "empty list on page 1", Rule: "empty list products on page 1", Status: 200,
 				Shape: "empty products total=0", IfConfirmed: detect.OK}},
-		{"empty list page 3 is no results", "search", detect.Response{Status: 200, FinalURL: "https://shop.test/search?q=x&page=3", Body: []byte(`{"products": [ ], "total": 0, "query": "coffee"}`)},
-			detect.Verdict{Kind: detect.OK, Reason: "empty list", Rule: "empty list products on page 3", Status: 200}},
+		// a later page was announced by the one before: empty, it is the
+		// list's end or a soft ban
+		{"empty list page 3 is suspect", "search", detect.Response{Status: 200, FinalURL: "https://shop.test/search?q=x&page=3", Body: []byte(`{"products": [ ], "total": 0, "query": "coffee"}`)},
+			detect.Verdict{Kind: detect.Suspect, Reason: "empty list", Rule: "empty list products on page 3", Status: 200,
+				Shape: "empty products total=0", IfConfirmed: detect.OK}},
 		{"empty list page from response", "search", detect.Response{Status: 200, Page: 2, Body: []byte(`{"products": [ ], "total": 0, "query": "coffee"}`)},
-			detect.Verdict{Kind: detect.OK, Reason: "empty list", Rule: "empty list products on page 2", Status: 200}},
+			detect.Verdict{Kind: detect.Suspect, Reason: "empty list", Rule: "empty list products on page 2", Status: 200,
+				Shape: "empty products total=0", IfConfirmed: detect.OK}},
 		{"html where json expected", "product", detect.Response{Status: 200, Body: page("Shop", "<p>no title here, only text</p>")},
 			detect.Verdict{Kind: detect.Suspect, Reason: "expected content missing", Rule: "missing selector h1.title", Status: 200,
 				Shape: "missing selector h1.title", IfConfirmed: detect.OK}},

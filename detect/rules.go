@@ -49,8 +49,10 @@ type Rule struct {
 	// JSONPaths: dotted paths ("data.products", "products[].id") of which
 	// at least one must be present in a JSON body. "[]" walks an array.
 	JSONPaths []string
-	// EmptyListBlocked: a JSON path that is present but an empty list on
-	// page 1 (e.g. WB "products": []) is Blocked, not "no results".
+	// EmptyListBlocked: the rule expects items: a JSON path that is
+	// present but an empty list (e.g. WB "products": []) is Suspect, a
+	// soft ban as often as "no results" (on a later page: as often as the
+	// end of the list). Alone (Confirm 0) it is Blocked on page 1.
 	EmptyListBlocked bool
 	// EmptyListNotFound: a present but empty list is NotFound (e.g. a
 	// product detail answer for an id that does not exist).

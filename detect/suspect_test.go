@@ -23,11 +23,16 @@ func TestConfirmZeroActsAlone(t *testing.T) {
 		want             detect.Kind
 	}{
 		{"empty search", "search", `{"total":0,"products":[]}`, detect.Blocked},
+		{"empty later page", "search page 2", `{"total":0,"products":[]}`, detect.OK},
 		{"empty card list", "product", `{"products":[]}`, detect.NotFound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			v := d.Judge("wildberries", tc.kind, &detect.Response{Status: 200, Page: 1, Body: []byte(tc.body)})
+			kind, page := tc.kind, 1
+			if kind == "search page 2" {
+				kind, page = "search", 2
+			}
+			v := d.Judge("wildberries", kind, &detect.Response{Status: 200, Page: page, Body: []byte(tc.body)})
 			if v.Kind != tc.want || v.Shape != "" || v.IfConfirmed != 0 {
 				t.Errorf("got %v (shape %q, if confirmed %v), want %v alone", v, v.Shape, v.IfConfirmed, tc.want)
 			}
