@@ -14,6 +14,15 @@ import (
 // DefaultConfirmWait bounds how long Confirm waits for a second proxy.
 const DefaultConfirmWait = 10 * time.Second
 
+// DefaultUnconfirmedHold is how long a proxy whose Suspect answer stayed
+// unconfirmed cools down: it is not punished, but neither is it handed
+// out at once to confirm somebody else's answer while it may be banned.
+const DefaultUnconfirmedHold = 30 * time.Second
+
+// confirmTries is how many second proxies Confirm asks at most while they
+// give no answer at all (a transport failure is no second opinion).
+const confirmTries = 3
+
 // Confirmation is what asking a Suspect answer once more settled.
 type Confirmation struct {
 	// Decision compares the two answers (detect.Decide); with no second
@@ -26,12 +35,13 @@ type Confirmation struct {
 	// SecondProxy is the second proxy (zero when none was leased); print
 	// it with Masked.
 	SecondProxy proxies.Proxy
+	// Requests is how many requests the confirmation sent: one, or up to
+	// confirmTries when second proxies failed in transport.
+	Requests int
 	// Action is what became of this session: Continue when the answers
 	// agreed (its proxy stays leased and is cleared with the job);
-	// Retired when the second contradicted the first (its proxy is
-	// quarantined with the rule that fired); Paused when undecided (its
-	// proxy is released without judgement, the stored session kept, so a
-	// retry asks it again).
+	// Retired otherwise: contradicted, its proxy is quarantined with the
+	// rule that fired; undecided, it cools down unpunished.
 	Action Action
 }
 
@@ -44,25 +54,39 @@ type Confirmation struct {
 //	Agreed       both released OK (this one when the job releases it)
 //	Contradicted this proxy quarantined (soft ban), the second released OK
 //	Undecided    each by its own verdict: the second by its outcome, this
-//	             one released without judgement
+//	             one neither punished nor cleared: it cools down for
+//	             UnconfirmedHold and its stored session is dropped
 //
-// An error means the request was cancelled or Redis failed; this
-// session's lease is still held then.
+// A second proxy that fails in transport gave no answer: it is released
+// as failed and another one is asked, confirmTries in all. An error means
+// the request was cancelled or Redis failed; this session's lease is
+// still held then.
 func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int, first Step) (Confirmation, error) {
 	if err := s.usable(); err != nil {
 		return Confirmation{}, err
 	}
-	second, err := s.m.second(ctx, s.rec)
-	if err != nil {
-		return s.undecided(ctx, Step{Verdict: detect.Verdict{Kind: detect.ProxyFailure, Reason: "no second proxy", Rule: err.Error()}}, proxies.Proxy{})
+	var c Confirmation
+	for range confirmTries {
+		second, err := s.m.second(ctx, s.rec)
+		if err != nil {
+			c.Second = Step{Verdict: detect.Verdict{Kind: detect.ProxyFailure, Reason: "no second proxy", Rule: err.Error()}, Action: Retired}
+			break
+		}
+		step, err := second.ask(ctx, f, d, kind, url, page)
+		if err != nil {
+			_ = second.release(ctx, proxies.Neutral())
+			return Confirmation{}, err
+		}
+		c = Confirmation{Decision: detect.Decide(first.Verdict, step.Verdict), Second: step,
+			SecondProxy: second.Lease().Proxy, Requests: c.Requests + 1}
+		if step.Verdict.Kind != detect.ProxyFailure {
+			return s.settle(ctx, c, first, second)
+		}
+		if err := second.release(ctx, Outcome(step.Verdict, 0)); err != nil {
+			return c, err
+		}
 	}
-	step, err := second.ask(ctx, f, d, kind, url, page)
-	if err != nil {
-		_ = second.release(ctx, proxies.Neutral())
-		return Confirmation{}, err
-	}
-	c := Confirmation{Decision: detect.Decide(first.Verdict, step.Verdict), Second: step, SecondProxy: second.Lease().Proxy}
-	return s.settle(ctx, c, first, second)
+	return s.undecided(ctx, c)
 }
 
 // settle releases both proxies as the decision says.
@@ -84,15 +108,15 @@ func (s *Session) settle(ctx context.Context, c Confirmation, first Step, second
 	if err := second.release(ctx, Outcome(c.Second.Verdict, latency)); err != nil {
 		return c, err
 	}
-	return s.undecided(ctx, c.Second, c.SecondProxy)
+	return s.undecided(ctx, c)
 }
 
-// undecided releases this session's proxy without judgement and keeps its
-// stored session.
-func (s *Session) undecided(ctx context.Context, second Step, proxy proxies.Proxy) (Confirmation, error) {
-	second.Action = Retired
-	c := Confirmation{Decision: detect.Undecided, Second: second, SecondProxy: proxy, Action: Paused}
-	return c, s.end(ctx, proxies.Neutral(), false)
+// undecided ends this session without judgement: its proxy cools down for
+// UnconfirmedHold (no failure, no ban) and the stored session is dropped,
+// so a retry asks another proxy.
+func (s *Session) undecided(ctx context.Context, c Confirmation) (Confirmation, error) {
+	c.Decision, c.Action = detect.Undecided, Retired
+	return c, s.end(ctx, proxies.RateLimited(s.m.cfg.UnconfirmedHold), true)
 }
 
 // second leases a second proxy of rec's class for rec's site, for one

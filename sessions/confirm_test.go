@@ -14,9 +14,9 @@ import (
 )
 
 // TestConfirmWithoutSecondProxy: a Suspect answer in a pool of one proxy
-// cannot be confirmed: the decision is undecided, the session pauses, and
-// its proxy is released without judgement (not quarantined), so the job
-// can retry.
+// cannot be confirmed: the decision is undecided, the session ends, and
+// its proxy cools down unpunished (not quarantined, no failure), so the
+// job can retry.
 func TestConfirmWithoutSecondProxy(t *testing.T) {
 	ctx := context.Background()
 	rdb := testredis.Client(t, testredis.DBSessions)
@@ -43,10 +43,14 @@ func TestConfirmWithoutSecondProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Decision != detect.Undecided || c.Action != sessions.Paused || c.SecondProxy.ID != "" {
-		t.Errorf("confirmation %+v: want undecided, paused, no second proxy", c)
+	if c.Decision != detect.Undecided || c.Action != sessions.Retired || c.SecondProxy.ID != "" || c.Requests != 0 {
+		t.Errorf("confirmation %+v: want undecided, retired, no second proxy, no request", c)
 	}
-	if got := proxyState(t, b, s.ProxyID(), "wildberries"); got == "quarantined" || got == "leased" {
-		t.Errorf("proxy %s after an unconfirmed suspect answer, want released without judgement", got)
+	st, err := b.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := st.Proxies[0].Sites["wildberries"]; ps.State != "cooling" || ps.Banned != 0 || ps.Failed != 0 {
+		t.Errorf("proxy %s (%d bans, %d failures) after an unconfirmed suspect answer, want cooling unpunished", ps.State, ps.Banned, ps.Failed)
 	}
 }

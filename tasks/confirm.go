@@ -34,8 +34,8 @@ func (r *run) confirm(ctx context.Context, url string, page int, first sessions.
 	}
 	r.observe(c.Second)
 	r.sum.Confirmations++
-	if r.h.cfg.OnConfirm != nil && c.SecondProxy.ID != "" {
-		r.h.cfg.OnConfirm(r.job.Site, c.Decision)
+	if r.h.cfg.OnConfirm != nil && c.Requests > 0 {
+		r.h.cfg.OnConfirm(r.job.Site, c.Decision, c.Requests)
 	}
 	r.logConfirm(c, first.Verdict)
 	switch c.Decision {
@@ -47,7 +47,7 @@ func (r *run) confirm(ctx context.Context, url string, page int, first sessions.
 		r.sum.ProxyID, r.sum.Proxy = c.SecondProxy.ID, c.SecondProxy.Masked()
 		return r.verdict(ctx, page, c.Second)
 	}
-	r.sess = nil // released without judgement, the stored session kept
+	r.sess = nil // cooling unpunished; a retry starts a new session
 	return false, retryAfter(unconfirmedRetry, fmt.Errorf("%w: %s; second proxy %s: %s",
 		ErrUnconfirmed, first.Verdict, c.SecondProxy.ID, c.Second.Verdict))
 }

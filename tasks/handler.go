@@ -37,8 +37,9 @@ type HandlerConfig struct {
 	// (the worker's metrics).
 	Observe func(site, verdict string, latency time.Duration)
 	// OnConfirm, if set, is told every confirmation of a Suspect answer
-	// from a second proxy (one extra request) and its decision.
-	OnConfirm func(site string, d detect.Decision)
+	// from a second proxy: its decision and its extra requests (one, more
+	// when second proxies failed in transport).
+	OnConfirm func(site string, d detect.Decision, requests int)
 	// Now stamps items. Default time.Now.
 	Now func() time.Time
 }

@@ -68,10 +68,13 @@ type Summary struct {
 	NoResultAnswers   int `json:"no_result_answers"`
 	SoftBannedAnswers int `json:"soft_banned_answers"`
 	// Confirmations are the Suspect answers asked once more from a second
-	// proxy (one extra request each), by decision; ConfirmShare is their
-	// share of all site requests: the cost of confirming.
+	// proxy, by decision; ConfirmRequests the extra requests they sent
+	// (one each, more when a second proxy failed in transport), and
+	// ConfirmShare their share of all site requests: the cost of
+	// confirming.
 	Confirmations    int            `json:"confirmations"`
 	ConfirmDecisions map[string]int `json:"confirm_decisions,omitempty"`
+	ConfirmRequests  int            `json:"confirm_requests"`
 	ConfirmShare     float64        `json:"confirm_share"`
 	// Sites breaks the counts down per site.
 	Sites map[string]SiteSummary `json:"sites"`
@@ -188,7 +191,7 @@ func (s *Summary) writeBanHandling(w io.Writer) {
 		s.Completed, s.EmptyJobs, s.NoResultJobs, s.NoResultAnswers)
 	fmt.Fprintf(w, "soft bans: %d soft-banned answers; false quarantines %d, missed soft bans %d\n",
 		s.SoftBannedAnswers, s.FalseQuarantines, s.MissedSoftBans)
-	fmt.Fprintf(w, "confirmations: %d ambiguous answers asked again from a second proxy (%d agreed, %d contradicted, %d undecided): %.1f%% of %d requests\n",
+	fmt.Fprintf(w, "confirmations: %d ambiguous answers asked again from a second proxy (%d agreed, %d contradicted, %d undecided): %d extra requests, %.1f%% of %d\n",
 		s.Confirmations, s.ConfirmDecisions["agreed"], s.ConfirmDecisions["contradicted"], s.ConfirmDecisions["undecided"],
-		s.ConfirmShare*100, s.Requests)
+		s.ConfirmRequests, s.ConfirmShare*100, s.Requests)
 }

@@ -47,25 +47,28 @@ func softBanRules(cfg Config) map[string]testbed.SiteRules {
 	return map[string]testbed.SiteRules{cfg.SoftBanSite: r}
 }
 
-// confirmCounter counts the workers' confirmations by decision. Safe for
-// concurrent use.
+// confirmCounter counts the workers' confirmations by decision and their
+// extra requests. Safe for concurrent use.
 type confirmCounter struct {
-	mu sync.Mutex
-	n  map[detect.Decision]int
+	mu       sync.Mutex
+	n        map[detect.Decision]int
+	requests int
 }
 
 // add counts one confirmation (tasks.WorkerConfig.OnConfirm).
-func (c *confirmCounter) add(_ string, d detect.Decision) {
+func (c *confirmCounter) add(_ string, d detect.Decision, requests int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
 		c.n = map[detect.Decision]int{}
 	}
 	c.n[d]++
+	c.requests += requests
 }
 
-// counts returns the total and the per-decision counts.
-func (c *confirmCounter) counts() (total int, byDecision map[string]int) {
+// counts returns the confirmations, their extra requests and the count
+// per decision.
+func (c *confirmCounter) counts() (total, requests int, byDecision map[string]int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	byDecision = map[string]int{}
@@ -73,7 +76,7 @@ func (c *confirmCounter) counts() (total int, byDecision map[string]int) {
 		total += n
 		byDecision[d.String()] = n
 	}
-	return total, byDecision
+	return total, c.requests, byDecision
 }
 
 // scoreBans fills the ban-handling figures: what the sites meant against
@@ -87,9 +90,9 @@ func scoreBans(ctx context.Context, sum *Summary, c *cluster, log *zap.Logger) {
 	r := truth.Score(c.tb.Log.Entries(), st)
 	sum.FalseQuarantines, sum.MissedSoftBans = r.FalseQuarantines, r.MissedSoftBans
 	sum.NoResultAnswers, sum.SoftBannedAnswers = r.NoResultAnswers, r.SoftBannedAnswers
-	sum.Confirmations, sum.ConfirmDecisions = c.confirms.counts()
+	sum.Confirmations, sum.ConfirmRequests, sum.ConfirmDecisions = c.confirms.counts()
 	if sum.Requests > 0 {
-		sum.ConfirmShare = math.Round(float64(sum.Confirmations)/float64(sum.Requests)*10000) / 10000
+		sum.ConfirmShare = math.Round(float64(sum.ConfirmRequests)/float64(sum.Requests)*10000) / 10000
 	}
 	sum.EmptyJobs = c.emptyJobs(log)
 }
