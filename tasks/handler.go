@@ -37,6 +37,10 @@ type HandlerConfig struct {
 	// Observe, if set, is told every response's site, verdict and latency
 	// (the worker's metrics).
 	Observe func(site, verdict string, latency time.Duration)
+	// OnConfirm, if set, is told every confirmation of a Suspect answer
+	// from a second proxy: its decision and its extra requests (one, more
+	// when second proxies failed in transport).
+	OnConfirm func(site string, d detect.Decision, requests int)
 	// Now stamps items. Default time.Now.
 	Now func() time.Time
 }
@@ -118,6 +122,7 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) (err error) {
 	if err != nil {
 		r.sum.Error = err.Error()
 	}
+	r.sum.Empty = err == nil && r.sum.Items == 0
 	r.sum.write(ctx, t)
 	return err
 }

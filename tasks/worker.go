@@ -55,6 +55,10 @@ type WorkerConfig struct {
 	Logger *zap.Logger
 	// Observe is told every response's site, verdict and latency.
 	Observe func(site, verdict string, latency time.Duration)
+	// OnConfirm, if set, is told every confirmation: a Suspect answer
+	// asked once more from a second proxy, what the two answers decided
+	// and how many extra requests it took.
+	OnConfirm func(site string, d detect.Decision, requests int)
 }
 
 func (c *WorkerConfig) withDefaults() {
@@ -132,7 +136,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	h := NewHandler(HandlerConfig{
 		Sites: cfg.Sites, Fetcher: fetcher.New(withLogger(cfg.Fetcher, cfg.Logger)), Rules: *cfg.Rules,
 		Sink: results.NewSink(cfg.RDB, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
-		Observe: cfg.Observe,
+		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger}),
 	})

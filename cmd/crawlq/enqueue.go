@@ -198,8 +198,8 @@ func waitBatch(ctx context.Context, cmd *cobra.Command, conn *redisx.Conn, b *ta
 	if f.json {
 		_ = json.NewEncoder(cmd.OutOrStdout()).Encode(c)
 	} else {
-		fmt.Fprintf(cmd.OutOrStdout(), "done: %d completed, %d failed (archived), %d of %d (%d of them follow-ups)\n",
-			c.Completed, c.Failed, c.Completed+c.Failed, c.Total, c.FollowUps)
+		fmt.Fprintf(cmd.OutOrStdout(), "done: %s, %d failed (archived), %d of %d (%d of them follow-ups)\n",
+			c.CompletedText(), c.Failed, c.Completed+c.Failed, c.Total, c.FollowUps)
 	}
 	if err != nil {
 		return fmt.Errorf("wait: %w", err)

@@ -74,7 +74,7 @@ func startCluster(ctx context.Context, o Options) (c *cluster, err error) {
 		return nil, err
 	}
 	if c.tb, err = testbed.Start(ctx, testbed.Config{Proxies: o.Proxies, Seed: o.Seed, Strict: true,
-		Dir: c.dir, Farm: testbed.FarmConfig{Auth: true}}); err != nil {
+		Dir: c.dir, Farm: testbed.FarmConfig{Auth: true}, Sites: softBanRules(o)}); err != nil {
 		return nil, fmt.Errorf("testbed: %w", err)
 	}
 	cfg, err := c.writeConfig()

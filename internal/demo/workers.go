@@ -33,7 +33,7 @@ func startWorkers(c *cluster, cfg Config) *workers {
 		w := tasks.NewWorker(tasks.WorkerConfig{
 			Redis: c.conn.Asynq, RDB: c.conn.Client, ServerID: fmt.Sprintf("demo-%d", i),
 			Concurrency: cfg.Concurrency, Sites: c.reg, LeaseTTL: leaseTTL,
-			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger,
+			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger, OnConfirm: c.confirms.add,
 		})
 		ws.wg.Add(1)
 		go ws.run(ctx, w)
