@@ -118,18 +118,26 @@ func (c *compiled) expectJSON(r *Response) (Verdict, bool) {
 	return missingVerdict("json path", joinPaths(c.paths)), true
 }
 
-// emptyList judges a present but empty list: Blocked on page 1 if the
-// rule says so, NotFound if the rule says so, else OK "empty list" (no
-// results, e.g. past the last page). An empty list never feeds or meets
-// the size baseline.
+// emptyList judges a present but empty list. Where the rule expects items
+// (empty_list_blocked) it is Suspect on every page: a soft ban or a true
+// "no results" on page 1, and on a later page a soft ban or the end of
+// the list, which the page before had announced (a crawler asks for page
+// N only then). Alone (confirm: 0) it is Blocked on page 1 and "no
+// results" after. Where the rule reads it as a gone item
+// (empty_list_not_found) it is Suspect, NotFound once confirmed. Else it
+// is OK "empty list". An empty list never feeds or meets the size
+// baseline.
 func (c *compiled) emptyList(r *Response, path string) (Verdict, bool) {
 	page := pageOf(r)
 	rule := fmt.Sprintf("empty list %s on page %d", path, page)
+	shape := "empty " + path + totalOf(r.Body)
 	switch {
 	case c.rule.EmptyListBlocked && page == 1:
-		return Verdict{Kind: Blocked, Reason: "empty list on page 1", Rule: rule}, true
+		return c.suspect(Verdict{Reason: "empty list on page 1", Rule: rule, Shape: shape}, Blocked, OK), true
+	case c.rule.EmptyListBlocked:
+		return c.suspect(Verdict{Reason: "empty list", Rule: rule, Shape: shape}, OK, OK), true
 	case c.rule.EmptyListNotFound:
-		return Verdict{Kind: NotFound, Reason: "empty list", Rule: rule}, true
+		return c.suspect(Verdict{Reason: "empty list", Rule: rule, Shape: shape}, NotFound, NotFound), true
 	}
 	return Verdict{Kind: OK, Reason: "empty list", Rule: rule}, true
 }
@@ -154,7 +162,12 @@ func (c *compiled) expectHTML(j *judgement) (Verdict, bool) {
 	for i, s := range c.selectors {
 		srcs[i] = s.src
 	}
-	return missingVerdict("selector", strings.Join(srcs, " | ")), true
+	v := missingVerdict("selector", strings.Join(srcs, " | "))
+	if !wellFormed(doc) {
+		return v, true
+	}
+	v.Shape = v.Rule
+	return c.suspect(v, Blocked, OK), true
 }
 
 // missingVerdict is the verdict for absent expected content.
@@ -180,8 +193,9 @@ func (d *Detector) judgeSize(c *compiled, key string, r *Response) Verdict {
 	}
 	mean, n := d.base.get(key)
 	if c.rule.DropFraction > 0 && n >= max(c.rule.BaselineSamples, 1) && float64(size) < c.rule.DropFraction*mean {
-		return Verdict{Kind: Blocked, Reason: "placeholder",
+		v := Verdict{Reason: "placeholder", Shape: fmt.Sprintf("size below %.2f of baseline", c.rule.DropFraction),
 			Rule: fmt.Sprintf("size drop %.2f of baseline (%d < %.0f)", float64(size)/mean, size, mean)}
+		return c.suspect(v, Blocked, OK)
 	}
 	d.base.add(key, size)
 	return Verdict{Kind: OK}

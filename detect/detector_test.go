@@ -101,6 +101,9 @@ func TestJudge(t *testing.T) {
 		{"captcha outside title is fine", "search", detect.Response{Status: 200, Body: page("Shop", `<script src="captcha.js"></script><div data-marker="item">`)},
 			detect.Verdict{Kind: detect.OK, Status: 200}},
 		{"missing selector", "search", detect.Response{Status: 200, Body: page("Shop", `<div class="nothing">here at all</div>`)},
+			detect.Verdict{Kind: detect.Suspect, Reason: "expected content missing", Rule: `missing selector div[data-marker="item"]`, Status: 200,
+				Shape: `missing selector div[data-marker="item"]`, IfConfirmed: detect.OK}},
+		{"missing selector on a stub is blocked", "search", detect.Response{Status: 200, Body: []byte(`<html><body>` + strings.Repeat("x", 40) + `</body></html>`)},
 			detect.Verdict{Kind: detect.Blocked, Reason: "expected content missing", Rule: `missing selector div[data-marker="item"]`, Status: 200}},
 		{"min size", "search", detect.Response{Status: 200, Body: []byte("<html>hi</html>")},
 			detect.Verdict{Kind: detect.Blocked, Reason: "body too small", Rule: "size 15 < min 30", Status: 200}},
@@ -113,13 +116,19 @@ func TestJudge(t *testing.T) {
 		{"json array path missing", "item", detect.Response{Status: 200, Body: []byte(`{"products":[{"name":"a"},{"name":"b"}]}`)},
 			detect.Verdict{Kind: detect.Blocked, Reason: "expected content missing", Rule: "missing json path products[].id", Status: 200}},
 		{"empty list page 1", "search", detect.Response{Status: 200, FinalURL: "https://shop.test/search?q=x", Body: []byte(`{"products": [ ], "total": 0, "query": "coffee"}`)},
-			detect.Verdict{Kind: detect.Blocked, Reason: "empty list on page 1", Rule: "empty list products on page 1", Status: 200}},
-		{"empty list page 3 is no results", "search", detect.Response{Status: 200, FinalURL: "https://shop.test/search?q=x&page=3", Body: []byte(`{"products": [ ], "total": 0, "query": "coffee"}`)},
-			detect.Verdict{Kind: detect.OK, Reason: "empty list", Rule: "empty list products on page 3", Status: 200}},
+			detect.Verdict{Kind: detect.Suspect, Reason: "empty list on page 1", Rule: "empty list products on page 1", Status: 200,
+				Shape: "empty products total=0", IfConfirmed: detect.OK}},
+		// a later page was announced by the one before: empty, it is the
+		// list's end or a soft ban
+		{"empty list page 3 is suspect", "search", detect.Response{Status: 200, FinalURL: "https://shop.test/search?q=x&page=3", Body: []byte(`{"products": [ ], "total": 0, "query": "coffee"}`)},
+			detect.Verdict{Kind: detect.Suspect, Reason: "empty list", Rule: "empty list products on page 3", Status: 200,
+				Shape: "empty products total=0", IfConfirmed: detect.OK}},
 		{"empty list page from response", "search", detect.Response{Status: 200, Page: 2, Body: []byte(`{"products": [ ], "total": 0, "query": "coffee"}`)},
-			detect.Verdict{Kind: detect.OK, Reason: "empty list", Rule: "empty list products on page 2", Status: 200}},
+			detect.Verdict{Kind: detect.Suspect, Reason: "empty list", Rule: "empty list products on page 2", Status: 200,
+				Shape: "empty products total=0", IfConfirmed: detect.OK}},
 		{"html where json expected", "product", detect.Response{Status: 200, Body: page("Shop", "<p>no title here, only text</p>")},
-			detect.Verdict{Kind: detect.Blocked, Reason: "expected content missing", Rule: "missing selector h1.title", Status: 200}},
+			detect.Verdict{Kind: detect.Suspect, Reason: "expected content missing", Rule: "missing selector h1.title", Status: 200,
+				Shape: "missing selector h1.title", IfConfirmed: detect.OK}},
 		{"truncated body not judged missing", "search", detect.Response{Status: 200, Truncated: true, Body: page("Shop", "<div>cut here, the items come later...")},
 			detect.Verdict{Kind: detect.OK, Reason: "truncated body", Status: 200}},
 		{"proxy fault", "search", detect.Response{Err: fmt.Errorf("fetch: %w", proxyErr{proxy: true})},
@@ -161,8 +170,8 @@ func TestGenericSiteSelectors(t *testing.T) {
 	rules := detect.Builtin().With("example.org", "page", detect.Rule{Selectors: []string{"article.post"}})
 	d := detect.New(rules)
 	got := d.Judge("example.org", "page", &detect.Response{Status: 200, Body: page("News", "<p>no post</p>")})
-	if got.Kind != detect.Blocked || got.Rule != "missing selector article.post" {
-		t.Errorf("missing generic selector: got %v", got)
+	if got.Kind != detect.Suspect || got.Rule != "missing selector article.post" {
+		t.Errorf("missing generic selector on a well-formed page: got %v, want suspect", got)
 	}
 	got = d.Judge("example.org", "page", &detect.Response{Status: 403})
 	if got.Kind != detect.Blocked || got.Rule != "status 403" {
@@ -197,8 +206,8 @@ func TestSizeDropBaseline(t *testing.T) {
 		}
 	}
 	v := judge(small)
-	if v.Kind != detect.Blocked || v.Reason != "placeholder" || !strings.HasPrefix(v.Rule, "size drop 0.") {
-		t.Fatalf("placeholder after baseline: got %v", v)
+	if v.Kind != detect.Suspect || v.Reason != "placeholder" || !strings.HasPrefix(v.Rule, "size drop 0.") {
+		t.Fatalf("placeholder after baseline: got %v, want suspect", v)
 	}
 	if v := d.Judge("shop", "product", &detect.Response{Status: 200, Body: page("Shop", `<h1 class="title">x</h1> padding padding`)}); v.Kind != detect.OK {
 		t.Errorf("another kind has its own baseline: got %v", v)
@@ -308,7 +317,7 @@ func TestShortListingIsNotAPlaceholder(t *testing.T) {
 			t.Fatalf("item page: %v", v)
 		}
 	}
-	if v := d.Judge("avito", "item", &detect.Response{Status: 200, Body: page("Avito", `<h1 data-marker="item-view/title-info">x</h1>`)}); v.Kind != detect.Blocked {
-		t.Fatalf("a shrunken item page was judged %v, want blocked", v)
+	if v := d.Judge("avito", "item", &detect.Response{Status: 200, Body: page("Avito", `<h1 data-marker="item-view/title-info">x</h1>`)}); v.Kind != detect.Suspect {
+		t.Fatalf("a shrunken item page was judged %v, want suspect", v)
 	}
 }

@@ -19,7 +19,8 @@ const (
 )
 
 // TestBuiltinCatchesPunishments: every testbed punishment, on every site,
-// gets the verdict the broker needs.
+// gets the verdict the broker needs: hard evidence Blocked, a placeholder
+// Suspect (to be confirmed from a second proxy).
 func TestBuiltinCatchesPunishments(t *testing.T) {
 	ozonItems := strings.ReplaceAll(`{"tileLayout":"LAYOUT_GRID4","items":[{"action":{"link":"/product/x-1/"}}],"page":1}`, `"`, "&quot;")
 	ozonEmpty := strings.ReplaceAll(`{"items":[]}`, `"`, "&quot;")
@@ -50,7 +51,8 @@ func TestBuiltinCatchesPunishments(t *testing.T) {
 			{"200 captcha page", detect.Response{Status: 200, FinalURL: s.url, Body: []byte(s.block)}, detect.Blocked, `marker "Доступ ограничен"`},
 			{"302 to captcha, followed", detect.Response{Status: 200, FinalURL: "http://127.0.0.1:9/captcha?back=%2Fx", Body: []byte("<html>solve</html>")}, detect.Blocked, "url /captcha?back=%2Fx"},
 			{"302 to captcha, not followed", detect.Response{Status: 302, FinalURL: s.url, Header: http.Header{"Location": {"/captcha?back=%2Fx"}}}, detect.Blocked, "url /captcha?back=%2Fx"},
-			{"placeholder", detect.Response{Status: 200, FinalURL: s.url, Body: []byte(s.placeholder)}, detect.Blocked, ""},
+			// A placeholder looks like "no results": ambiguous alone.
+			{"placeholder", detect.Response{Status: 200, FinalURL: s.url, Body: []byte(s.placeholder)}, detect.Suspect, ""},
 		}
 		for _, c := range cases {
 			t.Run(s.site+"/"+c.name, func(t *testing.T) {
@@ -67,10 +69,12 @@ func TestBuiltinCatchesPunishments(t *testing.T) {
 	}
 }
 
-func TestWBProductEmptyListIsNotFound(t *testing.T) {
+// TestWBProductEmptyListIsSuspectNotFound: an empty card list is a gone
+// item or a soft ban; NotFound once a second proxy agrees.
+func TestWBProductEmptyListIsSuspectNotFound(t *testing.T) {
 	d := detect.New(detect.Builtin())
 	v := d.Judge("wildberries", "product", &detect.Response{Status: 200, Body: []byte(`{"products":[]}`)})
-	if v.Kind != detect.NotFound || v.Rule != "empty list products on page 1" {
-		t.Errorf("got %v, want not_found", v)
+	if v.Kind != detect.Suspect || v.IfConfirmed != detect.NotFound || v.Rule != "empty list products on page 1" {
+		t.Errorf("got %v (if confirmed %v), want suspect, not_found if confirmed", v, v.IfConfirmed)
 	}
 }

@@ -49,8 +49,10 @@ type Rule struct {
 	// JSONPaths: dotted paths ("data.products", "products[].id") of which
 	// at least one must be present in a JSON body. "[]" walks an array.
 	JSONPaths []string
-	// EmptyListBlocked: a JSON path that is present but an empty list on
-	// page 1 (e.g. WB "products": []) is Blocked, not "no results".
+	// EmptyListBlocked: the rule expects items: a JSON path that is
+	// present but an empty list (e.g. WB "products": []) is Suspect, a
+	// soft ban as often as "no results" (on a later page: as often as the
+	// end of the list). Alone (Confirm 0) it is Blocked on page 1.
 	EmptyListBlocked bool
 	// EmptyListNotFound: a present but empty list is NotFound (e.g. a
 	// product detail answer for an id that does not exist).
@@ -63,7 +65,17 @@ type Rule struct {
 	DropFraction float64
 	// BaselineSamples is how many OK bodies the baseline needs first.
 	BaselineSamples int
+	// Confirm is how many second opinions a Suspect answer gets: 1 (nil
+	// means 1) asks once more from a second proxy before anyone is
+	// punished; 0 acts on the answer alone (an empty list on page 1, a
+	// missing selector and a size drop are Blocked, an empty product list
+	// NotFound).
+	Confirm *int
 }
+
+// Confirms says whether a Suspect answer is confirmed from a second proxy
+// (Confirm unset or 1).
+func (r Rule) Confirms() bool { return r.Confirm == nil || *r.Confirm != 0 }
 
 // Merge lays over on top of r: lists are joined without duplicates, and
 // over's non-zero scalars win. If over.Replace is set, the result is over.
@@ -96,6 +108,10 @@ func (r *Rule) mergeScalars(over Rule) {
 	if over.BaselineSamples != 0 {
 		r.BaselineSamples = over.BaselineSamples
 	}
+	if over.Confirm != nil {
+		n := *over.Confirm
+		r.Confirm = &n
+	}
 }
 
 // clone copies r so merged rules never share list backing arrays.
@@ -107,6 +123,10 @@ func (r Rule) clone() Rule {
 	r.TitleMarkers = slices.Clone(r.TitleMarkers)
 	r.Selectors = slices.Clone(r.Selectors)
 	r.JSONPaths = slices.Clone(r.JSONPaths)
+	if r.Confirm != nil {
+		n := *r.Confirm
+		r.Confirm = &n
+	}
 	return r
 }
 
@@ -251,6 +271,9 @@ func (r Rule) validateNumbers(at string) error {
 	}
 	if r.DropFraction < 0 || r.DropFraction >= 1 {
 		return fmt.Errorf("%s.drop_fraction: %v is not in [0, 1)", at, r.DropFraction)
+	}
+	if r.Confirm != nil && *r.Confirm != 0 && *r.Confirm != 1 {
+		return fmt.Errorf("%s.confirm: %d is not 0 or 1", at, *r.Confirm)
 	}
 	return nil
 }

@@ -27,11 +27,18 @@ const (
 	// ServerError: the site failed (5xx) or answered an unexpected status;
 	// no proxy penalty.
 	ServerError
+	// Suspect: an answer that is ambiguous by itself (an empty list where
+	// items are expected, a size drop against the baseline, an expected
+	// selector missing from an otherwise well-formed page): a soft ban or
+	// a true "no results". Ask once more from a second proxy (see
+	// Decide); until then the proxy is neither punished nor cleared.
+	Suspect
 )
 
 var kindNames = map[Kind]string{
 	OK: "ok", Blocked: "blocked", RateLimited: "rate_limited",
 	ProxyFailure: "proxy_failure", NotFound: "not_found", ServerError: "server_error",
+	Suspect: "suspect",
 }
 
 // String returns the kind's snake_case name, e.g. "rate_limited".
@@ -76,20 +83,32 @@ type Verdict struct {
 	Status int `json:"status,omitempty"`
 	// RetryAfter is the site's Retry-After for RateLimited, 0 if none.
 	RetryAfter time.Duration `json:"retry_after,omitempty"`
+	// Shape describes a Suspect answer for comparison with a second
+	// opinion: the empty list's path and the answer's total, or the
+	// missing selectors, or the size band. Empty for other kinds.
+	Shape string `json:"shape,omitempty"`
+	// IfConfirmed is what a Suspect answer is when a second proxy's
+	// answer agrees: OK (no results) or NotFound (the item is gone).
+	IfConfirmed Kind `json:"if_confirmed,omitempty"`
 }
 
 // verdictJSON is Verdict on the wire, with RetryAfter as a duration string.
 type verdictJSON struct {
-	Kind       Kind   `json:"kind"`
-	Reason     string `json:"reason,omitempty"`
-	Rule       string `json:"rule,omitempty"`
-	Status     int    `json:"status,omitempty"`
-	RetryAfter string `json:"retry_after,omitempty"`
+	Kind        Kind   `json:"kind"`
+	Reason      string `json:"reason,omitempty"`
+	Rule        string `json:"rule,omitempty"`
+	Status      int    `json:"status,omitempty"`
+	RetryAfter  string `json:"retry_after,omitempty"`
+	Shape       string `json:"shape,omitempty"`
+	IfConfirmed *Kind  `json:"if_confirmed,omitempty"`
 }
 
 // MarshalJSON writes RetryAfter as a Go duration string ("30s").
 func (v Verdict) MarshalJSON() ([]byte, error) {
-	w := verdictJSON{Kind: v.Kind, Reason: v.Reason, Rule: v.Rule, Status: v.Status}
+	w := verdictJSON{Kind: v.Kind, Reason: v.Reason, Rule: v.Rule, Status: v.Status, Shape: v.Shape}
+	if v.IfConfirmed != 0 {
+		w.IfConfirmed = &v.IfConfirmed
+	}
 	if v.RetryAfter > 0 {
 		w.RetryAfter = v.RetryAfter.String()
 	}
@@ -102,7 +121,10 @@ func (v *Verdict) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*v = Verdict{Kind: w.Kind, Reason: w.Reason, Rule: w.Rule, Status: w.Status}
+	*v = Verdict{Kind: w.Kind, Reason: w.Reason, Rule: w.Rule, Status: w.Status, Shape: w.Shape}
+	if w.IfConfirmed != nil {
+		v.IfConfirmed = *w.IfConfirmed
+	}
 	if w.RetryAfter == "" {
 		return nil
 	}

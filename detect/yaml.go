@@ -51,7 +51,7 @@ func LoadRules(path string) (Rules, error) {
 // where RULE has the fields replace, block_status, rate_limit_status,
 // url_patterns, markers, title_markers, selectors, json_paths,
 // empty_list_blocked, empty_list_not_found, min_size, drop_fraction,
-// baseline_samples.
+// baseline_samples, confirm.
 func ParseRules(name string, data []byte) (Rules, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
@@ -144,7 +144,7 @@ func (p *parser) site(n *yaml.Node, at string) Site {
 
 // ruleFields are the keys of a rule, in documentation order.
 var ruleFields = []string{"replace", "block_status", "rate_limit_status", "url_patterns", "markers",
-	"title_markers", "selectors", "json_paths", "empty_list_blocked", "empty_list_not_found", "min_size", "drop_fraction", "baseline_samples"}
+	"title_markers", "selectors", "json_paths", "empty_list_blocked", "empty_list_not_found", "min_size", "drop_fraction", "baseline_samples", "confirm"}
 
 // rule decodes one rule.
 func (p *parser) rule(n *yaml.Node, at string) Rule {
@@ -168,6 +168,8 @@ func (p *parser) rule(n *yaml.Node, at string) Rule {
 			p.count(v, f, &r.BaselineSamples)
 		case "drop_fraction":
 			p.fraction(v, f, &r.DropFraction)
+		case "confirm":
+			r.Confirm = p.confirm(v, f)
 		default:
 			p.stringList(v, f, r.stringField(key), stringChecks[key])
 		}
@@ -261,6 +263,16 @@ func (p *parser) count(n *yaml.Node, at string, out *int) {
 	if p.err == nil && *out < 0 {
 		p.fail(n, at, "%d is negative", *out)
 	}
+}
+
+// confirm decodes a confirm count: 0 or 1.
+func (p *parser) confirm(n *yaml.Node, at string) *int {
+	var c int
+	scalarField(p, n, at, &c)
+	if p.err == nil && c != 0 && c != 1 {
+		p.fail(n, at, "%d is not 0 or 1", c)
+	}
+	return &c
 }
 
 // fraction decodes a number in [0, 1).

@@ -23,22 +23,33 @@ type Step struct {
 // answer as a page of kind on the session's site (page numbers a listing
 // page, 0 if none) and records the verdict.
 func (s *Session) Get(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int) (Step, error) {
-	if err := s.Pace(ctx); err != nil {
+	resp, v, err := s.fetch(ctx, f, d, kind, url, page)
+	if err != nil {
 		return Step{}, err
+	}
+	act, rerr := s.Record(ctx, v, latencyOf(resp))
+	return Step{Response: resp, Verdict: v, Action: act}, rerr
+}
+
+// fetch waits for Pace, sends the GET and judges the answer; resp is nil
+// when the request failed in transport. err is only a cancellation or an
+// unusable session.
+func (s *Session) fetch(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int) (*fetcher.Response, detect.Verdict, error) {
+	if err := s.Pace(ctx); err != nil {
+		return nil, detect.Verdict{}, err
 	}
 	resp, err := f.Do(ctx, fetcher.Request{URL: url, Proxy: s.Proxy(), Jar: s.jar, Profile: s.profile})
 	if ctx.Err() != nil {
-		return Step{}, ctx.Err() // cancelled by the caller: nobody's fault
+		return nil, detect.Verdict{}, ctx.Err() // cancelled by the caller: nobody's fault
 	}
 	if errors.Is(err, fetcher.ErrBodyTooLarge) && resp != nil {
 		err = nil // judge the page cut at the cap: its size is not the proxy's fault
 	}
 	v := d.Judge(s.rec.Site, kind, judged(resp, err, url, page))
-	act, rerr := s.Record(ctx, v, latencyOf(resp))
 	if err != nil {
 		resp = nil
 	}
-	return Step{Response: resp, Verdict: v, Action: act}, rerr
+	return resp, v, nil
 }
 
 func judged(resp *fetcher.Response, err error, url string, page int) *detect.Response {

@@ -27,6 +27,12 @@ type Config struct {
 	RecordTTL time.Duration
 	// MaxLeaseWait bounds how long Open waits for a free proxy. Default 30s.
 	MaxLeaseWait time.Duration
+	// ConfirmWait bounds how long Confirm waits for a second proxy.
+	// Default DefaultConfirmWait (10s).
+	ConfirmWait time.Duration
+	// UnconfirmedHold is how long a proxy whose Suspect answer stayed
+	// unconfirmed cools down. Default DefaultUnconfirmedHold (30s).
+	UnconfirmedHold time.Duration
 	// MaxScore retires a session at this error score. Default 3.
 	MaxScore float64
 	// MaxUsage retires a session after this many responses. Default 50.
@@ -44,6 +50,8 @@ func (c *Config) withDefaults() {
 	setDur(&c.LeaseTTL, 30*time.Second)
 	setDur(&c.RecordTTL, 30*time.Minute)
 	setDur(&c.MaxLeaseWait, 30*time.Second)
+	setDur(&c.ConfirmWait, DefaultConfirmWait)
+	setDur(&c.UnconfirmedHold, DefaultUnconfirmedHold)
 	setDur(&c.MaxAge, 30*time.Minute)
 	if c.MaxScore == 0 {
 		c.MaxScore = 3

@@ -14,6 +14,8 @@ import (
 //	RateLimited  -> cooldown by retry-after
 //	ProxyFailure -> failed (penalty)
 //	NotFound, ServerError -> neutral, no proxy penalty
+//	Suspect      -> neutral: not judged until a second proxy answers
+//	                (see Session.Confirm)
 func Outcome(v detect.Verdict, latency time.Duration) proxies.Outcome {
 	switch v.Kind {
 	case detect.OK:

@@ -37,7 +37,6 @@ func TestPunishmentsAndFaultsDriveTheBroker(t *testing.T) {
 		{name: "403", site: "ozon", kind: "search", sites: strict("ozon", testbed.Forbidden403), verdict: detect.Blocked, state: "quarantined"},
 		{name: "200 captcha page", site: "avito", kind: "search", sites: strict("avito", testbed.CaptchaPage200), verdict: detect.Blocked, state: "quarantined"},
 		{name: "captcha redirect", site: "ozon", kind: "search", sites: strict("ozon", testbed.CaptchaRedirect), verdict: detect.Blocked, state: "quarantined"},
-		{name: "placeholder page", site: "wildberries", kind: "search", sites: strict("wildberries", testbed.Placeholder), verdict: detect.Blocked, state: "quarantined"},
 		{name: "dead proxy", site: "wildberries", kind: "search", farm: testbed.FarmConfig{Faults: map[int]testbed.Fault{0: {Dead: true}}}, verdict: detect.ProxyFailure, state: "cooling"},
 		{name: "slow proxy past the timeout", site: "wildberries", kind: "search", farm: testbed.FarmConfig{Faults: map[int]testbed.Fault{0: {Slow: 3 * time.Second}}}, verdict: detect.ProxyFailure, state: "cooling"},
 		{name: "407 wrong proxy password", site: "wildberries", kind: "search", farm: testbed.FarmConfig{Auth: true}, badPass: true, verdict: detect.ProxyFailure, state: "cooling"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -36,6 +37,10 @@ type HandlerConfig struct {
 	// Observe, if set, is told every response's site, verdict and latency
 	// (the worker's metrics).
 	Observe func(site, verdict string, latency time.Duration)
+	// OnConfirm, if set, is told every confirmation of a Suspect answer
+	// from a second proxy: its decision and its extra requests (one, more
+	// when second proxies failed in transport).
+	OnConfirm func(site string, d detect.Decision, requests int)
 	// Now stamps items. Default time.Now.
 	Now func() time.Time
 }
@@ -48,6 +53,9 @@ type Handler struct {
 	// shared: the sink and the sessions write to one Redis, so a job's
 	// session record rides in its reads and result transactions.
 	shared bool
+	// active counts the attempts running, until their leases are released
+	// (Drain waits for them).
+	active sync.WaitGroup
 }
 
 var _ asynq.Handler = (*Handler)(nil)
@@ -92,6 +100,8 @@ func skipUnknownType(next asynq.Handler) asynq.Handler {
 // with its reason (SkipRetry); a ban retries soon on another proxy; a rate
 // limit retries after its Retry-After.
 func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) (err error) {
+	h.active.Add(1)
+	defer h.active.Done()
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("handler panic: %v", p)
@@ -112,8 +122,24 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) (err error) {
 	if err != nil {
 		r.sum.Error = err.Error()
 	}
+	r.sum.Empty = err == nil && r.sum.Items == 0
 	r.sum.write(ctx, t)
 	return err
+}
+
+// Drain waits until every attempt that has started has returned (and so
+// released its lease), or until timeout; it reports whether all returned.
+// Call it only once no new attempt can start (after the Asynq server's
+// Shutdown).
+func (h *Handler) Drain(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() { h.active.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
 }
 
 func (h *Handler) newRun(ctx context.Context, j Job) *run {

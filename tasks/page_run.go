@@ -32,6 +32,9 @@ func (r *run) page(ctx context.Context, page int) (more bool, err error) {
 	if step.Action == sessions.Retired || step.Action == sessions.Paused {
 		r.sess = nil // released by the session with the verdict's outcome
 	}
+	if step.Verdict.Kind == detect.Suspect && r.sess != nil {
+		return r.confirm(ctx, url, page, step)
+	}
 	return r.verdict(ctx, page, step)
 }
 
@@ -78,11 +81,17 @@ func (r *run) ok(ctx context.Context, page int, step sessions.Step) (bool, error
 	if err != nil {
 		return false, err
 	}
+	return r.write(ctx, page, p)
+}
+
+// write queues the page's follow-ups and writes its items, progress and
+// session in one transaction.
+func (r *run) write(ctx context.Context, page int, p site.Page) (bool, error) {
 	if err := r.follow(ctx, p.Follow); err != nil {
 		return false, err
 	}
 	also := append(r.storeSession(ctx, !p.Next || page >= r.job.Pages), r.recordFollows(ctx)...)
-	err = r.h.cfg.Sink.WritePage(ctx, r.task, page, p.Items, also...)
+	err := r.h.cfg.Sink.WritePage(ctx, r.task, page, p.Items, also...)
 	r.releasedWithPage(ctx)
 	if err != nil {
 		return false, err

@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/tasks/results"
@@ -59,6 +61,70 @@ func TestSIGTERMHandsBackJobsAndReleasesLeases(t *testing.T) {
 	}
 	if n := st.Sites["avito"].Leased; n != 0 {
 		t.Fatalf("%d proxies still leased on avito after the worker stopped", n)
+	}
+}
+
+// slowRelease is a real broker whose Release takes delay before it reaches
+// Redis, as on a Redis slowed by load; released closes when it returned.
+type slowRelease struct {
+	proxies.Broker
+	delay    time.Duration
+	released chan struct{}
+	once     sync.Once
+}
+
+func (b *slowRelease) Release(ctx context.Context, l *proxies.Lease, o proxies.Outcome) error {
+	time.Sleep(b.delay)
+	err := b.Broker.Release(ctx, l, o)
+	b.once.Do(func() { close(b.released) })
+	return err
+}
+
+// TestShutdownWaitsForCancelledJobsToRelease: Asynq hands a job back at the
+// shutdown timeout whether or not its handler has returned; Run must not
+// return (and a worker process exit) before the cancelled job's session
+// released its lease, or the proxy stays leased until the lease TTL.
+func TestShutdownWaitsForCancelledJobsToRelease(t *testing.T) {
+	ctx := context.Background()
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 9})
+	task, err := tasks.NewTask(reg, tasks.Job{Site: "avito", Kind: "search",
+		Request: site.Request{Query: biggestQuery(tb.Catalog, "avito")}, Pages: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := asynq.NewClient(asynqOpt(t))
+	defer c.Close()
+	info, err := c.Enqueue(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The job is cancelled at 3/4 of the shutdown timeout; its release
+	// then lands half a timeout later: after Asynq's Shutdown returned, but
+	// within the time Run waits for it.
+	const shutdown = 2 * time.Second
+	b := &slowRelease{Broker: proxies.NewRedisBroker(rdb, tasks.BrokerConfig(reg, nil)),
+		delay: shutdown / 2, released: make(chan struct{})}
+	w := tasks.NewWorker(tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks),
+		Broker: b, ServerID: "slow-release", Concurrency: 2, Sites: reg, ShutdownTimeout: shutdown})
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	waitPages(t, rdb, info.ID, 1)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+	select {
+	case <-b.released:
+	default:
+		t.Fatal("Run returned before the cancelled job released its proxy")
+	}
+	st, err := b.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Sites["avito"].Leased; n != 0 {
+		t.Fatalf("%d proxies still leased on avito after Run returned", n)
 	}
 }
 

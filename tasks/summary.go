@@ -30,6 +30,14 @@ type Summary struct {
 	Resumed  bool           `json:"resumed,omitempty"`
 	Verdicts map[string]int `json:"verdicts"`
 	Error    string         `json:"error,omitempty"`
+	// Empty is set when the job completed with no items: a true "no
+	// results" answer (confirmed from a second proxy when ambiguous).
+	Empty bool `json:"empty,omitempty"`
+	// Confirmations counts the Suspect answers of this attempt asked once
+	// more from a second proxy; SoftBans those the second proxy
+	// contradicted (the first proxy was quarantined).
+	Confirmations int `json:"confirmations,omitempty"`
+	SoftBans      int `json:"soft_bans,omitempty"`
 }
 
 func (s *Summary) count(v detect.Verdict) {

@@ -2,7 +2,9 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -13,6 +15,9 @@ import (
 type Counts struct {
 	Total     int `json:"total"`
 	Completed int `json:"completed"`
+	// Empty are the completed tasks that found no items: a true "no
+	// results" (their Summary says empty).
+	Empty int `json:"empty"`
 	// Failed are archived: out of retries, or permanently bad.
 	Failed   int `json:"failed"`
 	Retrying int `json:"retrying"`
@@ -21,6 +26,15 @@ type Counts struct {
 	// FollowUps is how many of Total the batch's jobs queued themselves
 	// (product and item jobs of their listing pages), when followed.
 	FollowUps int `json:"follow_ups"`
+}
+
+// CompletedText says how many completed and how many of them were
+// empty: "12 completed, 3 of them empty".
+func (c Counts) CompletedText() string {
+	if c.Empty == 0 {
+		return fmt.Sprintf("%d completed", c.Completed)
+	}
+	return fmt.Sprintf("%d completed, %d of them empty", c.Completed, c.Empty)
 }
 
 // Done says every task of the batch has finished, well or not.
@@ -84,11 +98,13 @@ type waitBatch struct {
 	// their follow-ups were taken in then. (An archived task may be run
 	// again from the web UI, so it is asked again.)
 	completed map[string]bool
+	// empty are the completed tasks whose summary says they found nothing.
+	empty     map[string]bool
 	followUps int
 }
 
 func newWaitBatch(qs []Queued) *waitBatch {
-	b := &waitBatch{qs: qs, in: map[string]bool{}, completed: map[string]bool{}}
+	b := &waitBatch{qs: qs, in: map[string]bool{}, completed: map[string]bool{}, empty: map[string]bool{}}
 	for _, q := range qs {
 		b.in[q.ID] = true
 	}
@@ -103,6 +119,7 @@ func (b *waitBatch) count(ctx context.Context, insp *asynq.Inspector) (Counts, [
 	for _, q := range b.qs {
 		if b.completed[q.ID] {
 			c.Completed++
+			c.Empty += btoi(b.empty[q.ID])
 			continue
 		}
 		st := asynq.TaskStateCompleted // not found: finished and past its retention
@@ -117,6 +134,8 @@ func (b *waitBatch) count(ctx context.Context, insp *asynq.Inspector) (Counts, [
 		switch st {
 		case asynq.TaskStateCompleted:
 			b.completed[q.ID] = true
+			b.empty[q.ID] = info != nil && emptyResult(info.Result)
+			c.Empty += btoi(b.empty[q.ID])
 			finished = append(finished, q.ID)
 		case asynq.TaskStateArchived:
 			finished = append(finished, q.ID)
@@ -144,4 +163,17 @@ func (b *waitBatch) follow(ctx context.Context, rdb redis.UniversalClient, finis
 	}
 	b.followUps += added
 	return added, nil
+}
+
+// emptyResult says a task's result (its Summary) reports no items.
+func emptyResult(raw []byte) bool {
+	var s Summary
+	return json.Unmarshal(raw, &s) == nil && s.Empty
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -47,12 +47,18 @@ type WorkerConfig struct {
 	LeaseTTL time.Duration
 	// ShutdownTimeout is how long in-flight jobs get to finish on SIGTERM
 	// before they are cancelled, their leases released and the jobs handed
-	// back to the queue. Default 10s.
+	// back to the queue. Default 10s. Run then waits up to as long again
+	// for the cancelled jobs to release their leases (Asynq hands a job
+	// back at the timeout whether or not its handler has returned).
 	ShutdownTimeout time.Duration
 	// Logger is the worker's log. Default zap.NewNop().
 	Logger *zap.Logger
 	// Observe is told every response's site, verdict and latency.
 	Observe func(site, verdict string, latency time.Duration)
+	// OnConfirm, if set, is told every confirmation: a Suspect answer
+	// asked once more from a second proxy, what the two answers decided
+	// and how many extra requests it took.
+	OnConfirm func(site string, d detect.Decision, requests int)
 }
 
 func (c *WorkerConfig) withDefaults() {
@@ -130,7 +136,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	h := NewHandler(HandlerConfig{
 		Sites: cfg.Sites, Fetcher: fetcher.New(withLogger(cfg.Fetcher, cfg.Logger)), Rules: *cfg.Rules,
 		Sink: results.NewSink(cfg.RDB, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
-		Observe: cfg.Observe,
+		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger}),
 	})
@@ -148,8 +154,9 @@ func withLogger(c fetcher.Config, log *zap.Logger) fetcher.Config {
 func (w *Worker) ServerID() string { return w.cfg.ServerID }
 
 // Run serves jobs until ctx ends, then stops taking work, gives in-flight
-// jobs ShutdownTimeout to finish, cancels the rest (their sessions release
-// their leases; Asynq hands the jobs back to the queue) and returns.
+// jobs ShutdownTimeout to finish, cancels the rest (Asynq hands the jobs
+// back to the queue), waits for their sessions to release their leases and
+// returns.
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.client.Close()
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -166,6 +173,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	stop := time.AfterFunc(w.cfg.ShutdownTimeout*3/4, cancel)
 	defer stop.Stop()
 	srv.Shutdown()
+	cancel() // a job Asynq gave up on must stop now, if the timer has not fired
+	if !w.handler.Drain(w.cfg.ShutdownTimeout) {
+		w.cfg.Logger.Warn("jobs still running after shutdown; their leases free themselves at their TTL",
+			zap.String("server", w.cfg.ServerID))
+	}
 	return nil
 }
 

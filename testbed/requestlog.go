@@ -28,7 +28,8 @@ const (
 
 // Blocked reports whether v refused the request.
 func (v Verdict) Blocked() bool {
-	return v == VerdictTooFast || v == VerdictBanned || v == VerdictSessionMismatch || v == VerdictCrossSite
+	return v == VerdictTooFast || v == VerdictBanned || v == VerdictSessionMismatch || v == VerdictCrossSite ||
+		v == VerdictSoftBanned
 }
 
 // StartsBan reports whether v began a ban.
@@ -50,6 +51,10 @@ type Entry struct {
 	Issued  bool    `json:"issued,omitempty"`
 	Verdict Verdict `json:"verdict"`
 	Status  int     `json:"status"`
+	// Meant is what a listing (or Wildberries card list) answer meant:
+	// items, empty (nothing matches) or banned (a soft ban hid the
+	// items); "" for other requests and refused ones.
+	Meant Meaning `json:"meant,omitempty"`
 	// JA4 and H2 are the client's TLS and HTTP/2 fingerprints (HTTPS only;
 	// H2 empty on HTTP/1.1).
 	JA4 string `json:"ja4,omitempty"`

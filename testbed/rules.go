@@ -43,6 +43,8 @@ type SiteRules struct {
 	// CrossSite, when set, flags an IP seen on this site and another site
 	// within this window: it is banned on both.
 	CrossSite time.Duration `json:"cross_site"`
+	// SoftBan, when set, makes the site soft-ban IPs (see SoftBan).
+	SoftBan *SoftBan `json:"soft_ban,omitempty"`
 }
 
 // DefaultBanFor is the ban length when SiteRules.BanFor is 0.

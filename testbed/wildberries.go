@@ -113,13 +113,18 @@ func (wb *wildberries) search(w http.ResponseWriter, r *http.Request) {
 
 // detail answers /cards/v4/detail?nm=ID[;ID…]; unknown ids are left out.
 func (wb *wildberries) detail(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string][]wbProduct{"products": toWBList(wb.found(r))})
+}
+
+// found is the catalog products a detail request names.
+func (wb *wildberries) found(r *http.Request) []Product {
 	var found []Product
 	for _, id := range strings.Split(r.URL.Query().Get("nm"), ";") {
 		if p, err := wb.c.Product(SiteWildberries, strings.TrimSpace(id)); err == nil {
 			found = append(found, p)
 		}
 	}
-	writeJSON(w, map[string][]wbProduct{"products": toWBList(found)})
+	return found
 }
 
 // blockPage: no real WB block page was ever saved; parsers describe an

@@ -26,8 +26,12 @@ finished kills a worker with SIGKILL (restarted later), at 40 % kills a
 quarter of the proxies, at 45 % takes the broker's Redis away for 10 s
 (--broker-outage) and at 60 % restarts the queue Redis. It prints one JSON line
 {"jobs","completed","archived","lost","i1_violations","i2_violations",
-"stuck_leases","duplicate_items"} and a second with timings, and exits
-non-zero when a goal is missed. --redis is not used.`,
+"stuck_leases","duplicate_items","false_quarantines","missed_soft_bans"}
+and a second with timings, and exits non-zero when a goal is missed.
+Among the jobs are --no-result-jobs searches that match nothing, and
+Wildberries soft-bans --soft-bans IPs (they answer with its empty shape):
+false_quarantines and missed_soft_bans score the workers against the
+testbed's truth. --redis is not used.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := a.logger()
@@ -61,6 +65,8 @@ non-zero when a goal is missed. --redis is not used.`,
 	fl.DurationVar(&o.LeaseTTL, "lease-ttl", 0, "workers' --lease-ttl (default 5s)")
 	fl.DurationVar(&o.Timeout, "timeout", 0, "bound of the whole run (default 4m30s)")
 	fl.Int64Var(&o.Seed, "seed", 1, "seed of the catalog and the job mix")
+	fl.IntVar(&o.NoResultJobs, "no-result-jobs", 12, "searches among the jobs that match nothing")
+	fl.IntVar(&o.SoftBans, "soft-bans", 12, "IPs Wildberries soft-bans during the run")
 	fl.BoolVar(&o.KeepDir, "keep", false, "keep the run directory with the worker and Redis logs")
 	fl.BoolVar(&asJSON, "json", false, "print the result and the details as two JSON lines")
 	return cmd
@@ -77,6 +83,8 @@ func printChaos(cmd *cobra.Command, rep *chaos.Report, asJSON bool) error {
 	fmt.Fprintf(w, "jobs %d: completed %d, archived %d, lost %d (unfinished %d)\n", r.Jobs, r.Completed, r.Archived, r.Lost, d.Unfinished)
 	fmt.Fprintf(w, "I1 violations %d, I2 violations %d (%d requests, %d bans)\n", r.I1Violations, r.I2Violations, d.Requests, d.Bans)
 	fmt.Fprintf(w, "stuck leases %d, duplicate items %d (%d items, %d missing)\n", r.StuckLeases, r.DuplicateItems, d.Items, d.MissingItems)
+	fmt.Fprintf(w, "false quarantines %d, missed soft bans %d (%d no-result jobs, %d completed empty; %d soft-banned answers)\n",
+		r.FalseQuarantines, r.MissedSoftBans, d.NoResultJobs, d.EmptyJobs, d.SoftBannedAnswers)
 	for _, f := range d.Faults {
 		fmt.Fprintf(w, "fault %-14s at %5.1fs (%3.0f%%) for %5.1fs  %s %s\n", f.Name, f.AtS, f.Progress*100, f.TookS, f.Note, f.Error)
 	}

@@ -168,6 +168,9 @@ func printCrawlResult(cmd *cobra.Command, res *bench.CrawlResult) {
 	}
 	fmt.Fprintf(w, "floor   %8.1f no-op tasks/s (crawlq %.2fx)%s\nworker RSS at concurrency 100: %.1f MB\n",
 		res.NoopTasksPerS, res.CrawlqOfNoop, costText(res.NoopCPUPerTask, "task"), res.WorkerRSSMB)
+	if q, m := res.Crawlq.FalseQuarantines, res.Crawlq.MissedSoftBans; q != nil && m != nil {
+		fmt.Fprintf(w, "crawlq ban handling: false quarantines %d, missed soft bans %d\n", *q, *m)
+	}
 }
 
 // costText is ", CPU/page: Redis 300µs, this process 900µs" or "" when not

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -20,10 +19,12 @@ func newDetectCmd(_ *app) *cobra.Command {
 		Use:   "detect --site S --kind K [--status N] [--url FINAL] [--header 'Name: value']... [--rules FILE] FILE",
 		Short: "Judge a saved page (FILE may be .gz) with the ban rules and print the verdict as JSON",
 		Long: "Judge a saved page offline with the built-in ban detection rules, merged with --rules FILE if\n" +
-			"given, and print the verdict as JSON. The exit status is 0 for any verdict and non-zero only\n" +
-			"for bad input.",
+			"given, and print the verdict as JSON. An ambiguous page (an empty list where items are expected,\n" +
+			"a missing selector on a well-formed page, a size drop) is \"suspect\", with the rule that fired\n" +
+			"and \"if_confirmed\": what it is when a second proxy gives the same answer (a worker asks one).\n" +
+			"The exit status is 0 for any verdict and non-zero only for bad input.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			rules := detect.Builtin()
 			if rulesFile != "" {
 				var err error
@@ -35,7 +36,7 @@ func newDetectCmd(_ *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(os.Stdout)
+			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetEscapeHTML(false)
 			enc.SetIndent("", "  ")
 			return enc.Encode(detect.New(rules).Judge(site, kind, resp))

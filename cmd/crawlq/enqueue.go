@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"crawlq/internal/redisx"
+	"crawlq/internal/statusline"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/tasks/site"
@@ -191,14 +192,14 @@ func waitBatch(ctx context.Context, cmd *cobra.Command, conn *redisx.Conn, b *ta
 		ctx, cancel = context.WithTimeout(ctx, f.timeout)
 		defer cancel()
 	}
-	errw := cmd.ErrOrStderr()
-	c, err := tasks.Wait(ctx, insp, conn.Client, b.All(), 500*time.Millisecond, func(c tasks.Counts) { progressBar(errw, c) })
-	fmt.Fprintln(errw)
+	line := statusline.New(cmd.ErrOrStderr(), statusline.DefaultEvery)
+	c, err := tasks.Wait(ctx, insp, conn.Client, b.All(), 500*time.Millisecond, func(c tasks.Counts) { line.Show(progressBar(c)) })
+	line.End()
 	if f.json {
 		_ = json.NewEncoder(cmd.OutOrStdout()).Encode(c)
 	} else {
-		fmt.Fprintf(cmd.OutOrStdout(), "done: %d completed, %d failed (archived), %d of %d (%d of them follow-ups)\n",
-			c.Completed, c.Failed, c.Completed+c.Failed, c.Total, c.FollowUps)
+		fmt.Fprintf(cmd.OutOrStdout(), "done: %s, %d failed (archived), %d of %d (%d of them follow-ups)\n",
+			c.CompletedText(), c.Failed, c.Completed+c.Failed, c.Total, c.FollowUps)
 	}
 	if err != nil {
 		return fmt.Errorf("wait: %w", err)
@@ -209,13 +210,14 @@ func waitBatch(ctx context.Context, cmd *cobra.Command, conn *redisx.Conn, b *ta
 	return nil
 }
 
-func progressBar(w io.Writer, c tasks.Counts) {
+// progressBar is the wait's status line.
+func progressBar(c tasks.Counts) string {
 	const width = 30
 	done := c.Completed + c.Failed
 	n := 0
 	if c.Total > 0 {
 		n = done * width / c.Total
 	}
-	fmt.Fprintf(w, "\r[%s%s] %d/%d done, %d failed, %d retrying, %d active ",
+	return fmt.Sprintf("[%s%s] %d/%d done, %d failed, %d retrying, %d active",
 		strings.Repeat("#", n), strings.Repeat(".", width-n), done, c.Total, c.Failed, c.Retrying, c.Active)
 }

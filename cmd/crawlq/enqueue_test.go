@@ -99,3 +99,20 @@ func TestEnqueueQueuesOnceAndCountsDuplicates(t *testing.T) {
 		t.Errorf("%d tasks queued, want 1", n)
 	}
 }
+
+// TestEnqueueWaitThroughAPipe: with stderr not a terminal, --wait prints
+// plain lines (the first one at once, then one per 10 s), never the
+// terminal's carriage-return frames.
+func TestEnqueueWaitThroughAPipe(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	out, err := run(t, "enqueue", "wildberries", "search", "кофе", "--wait", "--wait-timeout", "2s")
+	if err == nil || !strings.Contains(err.Error(), "deadline") {
+		t.Fatalf("no worker runs, so the wait must time out: err = %v\n%s", err, out)
+	}
+	if strings.ContainsAny(out, "\r\033") {
+		t.Fatalf("output through a pipe has terminal control characters: %q", out)
+	}
+	if n := strings.Count(out, "0/1 done"); n != 1 {
+		t.Fatalf("a 2 s wait printed %d status lines, want 1 (then one per 10 s):\n%s", n, out)
+	}
+}

@@ -32,7 +32,19 @@ func newRoot() *cobra.Command {
 		Short:         "Distributed job-queue scraping with a cluster-wide proxy broker",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// go-redis logs to stderr on its own (dial failures); its lines go
+		// through crawlq's logger at debug level, so a command prints one
+		// clear error, not the library's noise before it.
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			log, err := a.logger()
+			if err != nil {
+				return err
+			}
+			redisx.RouteLogs(log)
+			return nil
+		},
 	}
+	cobra.EnableTraverseRunHooks = true // subcommands' own pre-run hooks run after the root's
 	root.PersistentFlags().StringVar(&a.redisURL, "redis", "",
 		`Redis URL (redis://[:password@]host:port/db, rediss://… for TLS) or "embedded"; env CRAWLQ_REDIS; default `+redisx.DefaultURL)
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")

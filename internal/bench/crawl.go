@@ -168,6 +168,12 @@ type Phase struct {
 	// CPUPerPage is the CPU an OK page cost over the window, in Redis and
 	// in this process (workers, testbed, feeder).
 	CPUPerPage *CPUCost `json:"cpu_per_page,omitempty"`
+	// FalseQuarantines and MissedSoftBans score the phase's ban handling
+	// against the site's truth (see package truth): quarantines of IPs the
+	// site never banned, and soft-banned answers taken as true results.
+	// Only for the crawlq phase (the naive broker keeps no ban counters).
+	FalseQuarantines *int64 `json:"false_quarantines,omitempty"`
+	MissedSoftBans   *int   `json:"missed_soft_bans,omitempty"`
 	// PerSecond is OK pages in each second of the window, BansPerSecond
 	// the refused requests; for the chart.
 	PerSecond     []int `json:"-"`

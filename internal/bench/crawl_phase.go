@@ -15,6 +15,7 @@ import (
 
 	"crawlq/fetcher"
 	"crawlq/internal/bench/naivepolicy"
+	"crawlq/internal/truth"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/tasks/site"
@@ -92,6 +93,9 @@ func (r *crawlRun) crawlPhase(ctx context.Context, pol policy, then after) (Phas
 	ph.CPUPerPage = cpu
 	if pol.name == "crawlq" {
 		r.jobs = ph.Jobs
+		if err := r.scoreBans(ctx, pol, env, &ph); err != nil {
+			return Phase{}, err
+		}
 	}
 	r.log.Info("phase done", zap.String("phase", pol.name), zap.Float64("rps", ph.RPS), zap.Int("bans", ph.Bans))
 	r.dropQueue(env.queue)
@@ -242,6 +246,17 @@ func (r *crawlRun) figures(env *phaseEnv, m *meter) Phase {
 		ph.BanRate = float64(ph.Bans) / float64(ph.Requests)
 	}
 	return ph
+}
+
+// scoreBans measures the phase's quarantines against the site's log.
+func (r *crawlRun) scoreBans(ctx context.Context, pol policy, env *phaseEnv, ph *Phase) error {
+	st, err := pol.newBroker(r.t.Client).Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("pool stats: %w", err)
+	}
+	rep := truth.Score(env.tb.Log.Entries(), st)
+	ph.FalseQuarantines, ph.MissedSoftBans = &rep.FalseQuarantines, &rep.MissedSoftBans
+	return nil
 }
 
 // dropQueue deletes what is left of a phase's queue now, to free memory;

@@ -82,7 +82,7 @@ func (r *run) execute(ctx context.Context) error {
 
 // enqueue plans the jobs and queues them.
 func (r *run) enqueue(ctx context.Context) error {
-	plan := planJobs(r.c.tb, r.c.o.Jobs, r.c.o.Seed)
+	plan := planJobs(r.c.tb, r.c.o.Jobs, r.c.o.Seed, r.c.o.NoResultJobs)
 	if len(plan) != r.c.o.Jobs {
 		return fmt.Errorf("chaos: the testbed catalog gives %d jobs, not %d", len(plan), r.c.o.Jobs)
 	}
@@ -186,6 +186,7 @@ func (r *run) count(ctx context.Context) error {
 		d.WorkerExits = append(d.WorkerExits, strings.Split(err.Error(), "\n")...)
 	}
 	r.checkSites()
+	r.scoreBans(ctx)
 	counts, total, err := r.c.streamCounts(ctx)
 	if err != nil {
 		return err

@@ -74,7 +74,7 @@ func startCluster(ctx context.Context, o Options) (c *cluster, err error) {
 		return nil, err
 	}
 	if c.tb, err = testbed.Start(ctx, testbed.Config{Proxies: o.Proxies, Seed: o.Seed, Strict: true,
-		Dir: c.dir, Farm: testbed.FarmConfig{Auth: true}}); err != nil {
+		Dir: c.dir, Farm: testbed.FarmConfig{Auth: true}, Sites: softBanRules(o)}); err != nil {
 		return nil, fmt.Errorf("testbed: %w", err)
 	}
 	cfg, err := c.writeConfig()
@@ -176,15 +176,6 @@ func (c *cluster) stopWorkers() error {
 		errs = append(errs, w.stop())
 	}
 	return errors.Join(errs...)
-}
-
-// queues are the names of the sites' queues.
-func (c *cluster) queues() []string {
-	var out []string
-	for q := range tasks.DefaultQueues(c.reg) {
-		out = append(out, q)
-	}
-	return out
 }
 
 // close kills whatever still runs and removes the run directory (unless

@@ -22,17 +22,22 @@ func itemKey(siteName, id string) string { return siteName + "\x00" + id }
 const searchShare = 0.1
 
 // planJobs spreads n jobs over the three sites: a few small searches (one
-// or two pages, no follow) and product/item jobs by ID or URL. No two jobs
-// yield the same item, so any (site, id) written twice to the results
-// stream is a duplicate.
-func planJobs(tb *testbed.Testbed, n int, seed int64) []plannedJob {
+// or two pages, no follow), noResult searches that match nothing, and
+// product/item jobs by ID or URL. No two jobs yield the same item, so any
+// (site, id) written twice to the results stream is a duplicate.
+func planJobs(tb *testbed.Testbed, n int, seed int64, noResult int) []plannedJob {
 	var out []plannedJob
 	for i, name := range testbed.SiteNames {
 		count := n / len(testbed.SiteNames)
 		if i < n%len(testbed.SiteNames) {
 			count++
 		}
-		out = append(out, planSite(tb, name, count, seed+int64(i))...)
+		empty := noResult / len(testbed.SiteNames)
+		if i < noResult%len(testbed.SiteNames) {
+			empty++
+		}
+		out = append(out, noResultSearches(tb.Catalog, name, empty)...)
+		out = append(out, planSite(tb, name, count-empty, seed+int64(i))...)
 	}
 	rand.New(rand.NewPCG(uint64(seed), 0xc4a05)).Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
@@ -54,6 +59,16 @@ func planSite(tb *testbed.Testbed, name string, count int, seed int64) []planned
 		}
 		taken[p.ID] = true
 		out = append(out, plannedJob{job: productJob(tb, p), items: []string{itemKey(name, p.ID)}})
+	}
+	return out
+}
+
+// noResultSearches are n searches for queries that match nothing on the
+// site: no items expected.
+func noResultSearches(c *testbed.Catalog, name string, n int) []plannedJob {
+	var out []plannedJob
+	for _, q := range c.NoResultQueries(name, n) {
+		out = append(out, plannedJob{job: tasks.Job{Site: name, Kind: "search", Request: site.Request{Query: q}, Pages: 2}})
 	}
 	return out
 }

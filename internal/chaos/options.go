@@ -37,6 +37,14 @@ type Options struct {
 	Timeout time.Duration
 	// Seed makes the testbed catalog and the job mix repeatable. Default 1.
 	Seed int64
+	// NoResultJobs of the Jobs are searches for queries that match
+	// nothing, spread over the sites: each must complete empty without a
+	// quarantine. Default 12.
+	NoResultJobs int
+	// SoftBans is how many IPs Wildberries soft-bans during the run (one
+	// every third eligible request at most): each banned IP's answers that
+	// had items come back as the site's empty shape. Default 12.
+	SoftBans int
 	// KeepDir keeps the run directory (worker and Redis logs) and reports
 	// its path in Details.Dir.
 	KeepDir bool
@@ -63,6 +71,8 @@ func (o Options) withDefaults() Options {
 	setInt(&o.Workers, 3)
 	setInt(&o.Concurrency, 6)
 	setInt(&o.Proxies, 20)
+	setInt(&o.NoResultJobs, 12)
+	setInt(&o.SoftBans, 12)
 	setDur(&o.LeaseTTL, 5*time.Second)
 	setDur(&o.BrokerOutage, 10*time.Second)
 	setDur(&o.QueueOutage, 2*time.Second)

@@ -27,6 +27,12 @@ type Result struct {
 	// each (site, id). The jobs are chosen so that no two of them yield the
 	// same item, so any repeat is a page written twice.
 	DuplicateItems int `json:"duplicate_items"`
+	// FalseQuarantines are quarantines of a proxy on a site that never
+	// banned its IP; MissedSoftBans are soft-banned answers taken as true
+	// results (no quarantine followed them). Both are measured against
+	// the testbed's truth.
+	FalseQuarantines int64 `json:"false_quarantines"`
+	MissedSoftBans   int   `json:"missed_soft_bans"`
 }
 
 // Details is the second JSON line: timings and the counts behind Result.
@@ -57,6 +63,14 @@ type Details struct {
 	// BrokerBans counts the ban outcomes workers reported to the broker;
 	// more than Bans means pages judged blocked that the sites served.
 	BrokerBans int `json:"broker_bans"`
+	// NoResultJobs are the searches for queries that match nothing;
+	// EmptyJobs the jobs that completed with no items.
+	NoResultJobs int `json:"no_result_jobs"`
+	EmptyJobs    int `json:"empty_jobs"`
+	// NoResultAnswers are the sites' answers that truly had no items;
+	// SoftBannedAnswers those whose items a soft ban hid.
+	NoResultAnswers   int `json:"no_result_answers"`
+	SoftBannedAnswers int `json:"soft_banned_answers"`
 	// Violations describes the first invariant violations.
 	Violations []string `json:"violations,omitempty"`
 	// StuckHolders names the holders of stuck leases.
@@ -72,6 +86,11 @@ type Report struct {
 	Result
 	Details Details
 }
+
+// MinBanCases is the least number of no-result jobs and of soft-banned
+// answers a run needs for its false_quarantines and missed_soft_bans to
+// mean something.
+const MinBanCases = 10
 
 // RunLimit is the goal for a whole run's duration.
 const RunLimit = 5 * time.Minute
@@ -93,6 +112,10 @@ func (r *Report) Failures() []string {
 	add(d.ArchivedWithoutReason > 0, "%d archived jobs without a reason", d.ArchivedWithoutReason)
 	add(d.Unfinished > 0, "%d jobs unfinished at the deadline", d.Unfinished)
 	add(d.MissingItems > 0, "%d items of completed jobs missing", d.MissingItems)
+	add(r.FalseQuarantines > 0, "%d false quarantines", r.FalseQuarantines)
+	add(r.MissedSoftBans > 0, "%d missed soft bans", r.MissedSoftBans)
+	add(d.NoResultJobs < MinBanCases, "%d no-result jobs, goal at least %d", d.NoResultJobs, MinBanCases)
+	add(d.SoftBannedAnswers < MinBanCases, "%d soft-banned answers, goal at least %d", d.SoftBannedAnswers, MinBanCases)
 	add(len(d.WorkerExits) > 0, "workers exited: %v", d.WorkerExits)
 	add(d.DurationS >= RunLimit.Seconds(), "run took %.0fs, goal under %s", d.DurationS, RunLimit)
 	for _, f := range d.Faults {

@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/tasks"
 	"crawlq/tasks/item"
 	"crawlq/tasks/results"
 )
@@ -56,6 +57,9 @@ func (c *cluster) countState(info *asynq.TaskInfo, res *Result, d *Details) {
 	switch info.State {
 	case asynq.TaskStateCompleted:
 		res.Completed++
+		if emptyResult(info.Result) {
+			d.EmptyJobs++
+		}
 	case asynq.TaskStateArchived:
 		res.Archived++
 		if info.LastErr == "" {
@@ -112,4 +116,10 @@ func tallyItems(counts map[string]int, jobs []queuedJob, completed map[string]bo
 			d.UnexpectedItems++
 		}
 	}
+}
+
+// emptyResult says a task's result (its tasks.Summary) reports no items.
+func emptyResult(raw []byte) bool {
+	var s tasks.Summary
+	return json.Unmarshal(raw, &s) == nil && s.Empty
 }

@@ -33,6 +33,10 @@ type cluster struct {
 	insp   *asynq.Inspector
 	// intervals is each site's min_interval as the broker paces it.
 	intervals map[string]time.Duration
+	// confirms counts the workers' confirmations of Suspect answers.
+	confirms confirmCounter
+	// noResultJobs is how many of the planned searches match nothing.
+	noResultJobs int
 }
 
 // startCluster opens the embedded Redis, starts the testbed with anti-bot
@@ -48,7 +52,7 @@ func startCluster(ctx context.Context, cfg Config) (c *cluster, err error) {
 		return nil, err
 	}
 	c.tb, err = testbed.Start(context.WithoutCancel(ctx), testbed.Config{Proxies: cfg.Proxies, Seed: cfg.Seed,
-		Fingerprint: true, Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}})
+		Fingerprint: true, Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}, Sites: softBanRules(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("start testbed: %w", err)
 	}

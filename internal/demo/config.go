@@ -29,6 +29,12 @@ type Config struct {
 	Seed int64
 	// Mix is the jobs enqueued for every site. Default DefaultMix.
 	Mix Mix
+	// SoftBanSite is the site that soft-bans IPs during the run (a banned
+	// IP gets the site's no-results answers). Default wildberries.
+	SoftBanSite string
+	// SoftBans is how many IPs SoftBanSite soft-bans, one every third
+	// eligible request at most. Default DefaultSoftBans; negative: none.
+	SoftBans int
 	// Workers is the number of in-process workers, named demo-1, demo-2…
 	// Default 3.
 	Workers int
@@ -56,12 +62,16 @@ type Mix struct {
 	// Products is the number of product (Avito: item) jobs per site
 	// enqueued directly by URL, for products no search finds.
 	Products int
+	// Empty is the number of search jobs per site for queries that match
+	// nothing (misspellings, goods the catalog lacks): true "no results".
+	Empty int
 }
 
 // DefaultMix finishes well inside a minute on a two-core machine (about
-// 20 seconds, some 350 jobs): per site three searches of 10 to 45
-// products each, plus four direct products.
-var DefaultMix = Mix{Searches: 3, Pages: 2, MinMatches: 10, MaxMatches: 45, Products: 4}
+// 20 seconds, some 365 jobs): per site three searches of 10 to 45
+// products each, four direct products, and four searches with no
+// results.
+var DefaultMix = Mix{Searches: 3, Pages: 2, MinMatches: 10, MaxMatches: 45, Products: 4, Empty: 4}
 
 // Defaults of Config.
 const (
@@ -69,6 +79,9 @@ const (
 	DefaultProxies     = 24
 	DefaultWorkers     = 3
 	DefaultConcurrency = 4
+	// DefaultSoftBans soft-bans enough IPs that both ban-handling counts
+	// (false quarantines, missed soft bans) are exercised on every run.
+	DefaultSoftBans = 12
 )
 
 func (c Config) withDefaults() Config {
@@ -81,6 +94,8 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.Flaky, 2)
 	setDefault(&c.FlakyRate, 0.3)
 	setDefault(&c.Seed, 1)
+	setDefault(&c.SoftBanSite, "wildberries")
+	setDefault(&c.SoftBans, DefaultSoftBans)
 	if c.Mix == (Mix{}) {
 		c.Mix = DefaultMix
 	}
@@ -110,9 +125,9 @@ func (c Config) validate() error {
 			c.Proxies, healthyMin+max(c.Dead, 0)+max(c.Flaky, 0), max(c.Dead, 0), max(c.Flaky, 0), healthyMin)
 	case c.FlakyRate < 0 || c.FlakyRate > 1:
 		return fmt.Errorf("flaky rate %g: want 0..1", c.FlakyRate)
-	case c.Mix.Searches < 0 || c.Mix.Products < 0 || c.Mix.Pages < 0:
+	case c.Mix.Searches < 0 || c.Mix.Products < 0 || c.Mix.Pages < 0 || c.Mix.Empty < 0:
 		return fmt.Errorf("job mix %+v: counts must not be negative", c.Mix)
-	case c.Mix.Searches == 0 && c.Mix.Products == 0:
+	case c.Mix.Searches == 0 && c.Mix.Products == 0 && c.Mix.Empty == 0:
 		return fmt.Errorf("job mix %+v: no jobs", c.Mix)
 	}
 	return nil

@@ -64,6 +64,7 @@ func crawl(ctx context.Context, c *cluster, cfg Config, p *progress) (*Summary, 
 	if err != nil {
 		return nil, err
 	}
+	c.noResultJobs = countNoResult(c.tb.Catalog, jobs)
 	start := time.Now()
 	if _, err := c.enqueue(ctx, jobs); err != nil {
 		return nil, err
@@ -133,6 +134,8 @@ func summarize(ctx context.Context, c *cluster, cfg Config, end string, elapsed 
 	sum.FingerprintRefusals, sum.HTTPSRequests = total.FingerprintRefusals, httpsRequests(c.tb.Log.Entries())
 	checkInvariants(sum, c)
 	sum.BrokerBans, sum.ProxyFailures = brokerCounts(ctx, c, cfg.Logger)
+	sum.NoResultJobs = c.noResultJobs
+	scoreBans(ctx, sum, c, cfg.Logger)
 	return sum, nil
 }
 

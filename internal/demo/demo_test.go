@@ -13,9 +13,9 @@ import (
 	"crawlq/testbed"
 )
 
-// testMix is small: one short search with follow and one direct product
-// per site.
-var testMix = Mix{Searches: 1, Pages: 1, MinMatches: 3, MaxMatches: 6, Products: 1}
+// testMix is small: one short search with follow, one direct product and
+// one search with no results per site.
+var testMix = Mix{Searches: 1, Pages: 1, MinMatches: 3, MaxMatches: 6, Products: 1, Empty: 1}
 
 // TestRunCrawlsEverySite runs the real demo on the embedded Redis with a
 // small mix: every site completes jobs, items come out, the sites see no
@@ -38,6 +38,7 @@ func TestRunCrawlsEverySite(t *testing.T) {
 	if sum.I1Violations != 0 || sum.I2Violations != 0 {
 		t.Errorf("violations I1 %d, I2 %d; want 0", sum.I1Violations, sum.I2Violations)
 	}
+	checkBanHandling(t, sum)
 	if sum.FingerprintRefusals != 0 || sum.HTTPSRequests != sum.Requests || sum.Completed != sum.Jobs {
 		t.Errorf("fingerprint refusals %d, https requests %d of %d, completed %d of %d jobs; want 0, all, all",
 			sum.FingerprintRefusals, sum.HTTPSRequests, sum.Requests, sum.Completed, sum.Jobs)
@@ -135,5 +136,24 @@ func TestConfigRejectsBadInput(t *testing.T) {
 				t.Errorf("Run(%+v) error = %v, want one containing %q", tc.cfg, err, tc.want)
 			}
 		})
+	}
+}
+
+// checkBanHandling: every no-result job completed empty without punishing
+// a proxy, and every soft-banned answer was caught (the soft-ban site
+// bans at least one IP even in the small mix: its third request with
+// items).
+func checkBanHandling(t *testing.T, sum *Summary) {
+	t.Helper()
+	if sum.NoResultJobs != len(testbed.SiteNames) || sum.EmptyJobs != sum.NoResultJobs {
+		t.Errorf("%d no-result jobs, %d completed empty; want one per site, all empty", sum.NoResultJobs, sum.EmptyJobs)
+	}
+	if sum.SoftBannedAnswers == 0 || sum.FalseQuarantines != 0 || sum.MissedSoftBans != 0 {
+		t.Errorf("soft-banned answers %d, false quarantines %d, missed soft bans %d; want some, 0, 0",
+			sum.SoftBannedAnswers, sum.FalseQuarantines, sum.MissedSoftBans)
+	}
+	if sum.Confirmations < sum.NoResultJobs+sum.SoftBannedAnswers || sum.ConfirmShare <= 0 {
+		t.Errorf("%d confirmations (share %v); want at least one per no-result job and soft-banned answer",
+			sum.Confirmations, sum.ConfirmShare)
 	}
 }

@@ -34,8 +34,21 @@ func planJobs(c *cluster, mix Mix) ([]tasks.Job, error) {
 		for _, p := range unmatched(c.tb.Catalog, name, qs, mix.Products) {
 			jobs = append(jobs, tasks.Job{Site: name, Kind: follow, Request: site.Request{URL: c.tb.HTTPSSiteURL(name) + p.URL}})
 		}
+		jobs = append(jobs, noResultJobs(c.tb.Catalog, name, mix)...)
 	}
 	return jobs, nil
+}
+
+// noResultJobs are mix.Empty searches with follow for queries that match
+// nothing on the site: each must complete with no items, and no proxy may
+// be punished for its empty answer.
+func noResultJobs(cat *testbed.Catalog, siteName string, mix Mix) []tasks.Job {
+	var jobs []tasks.Job
+	for _, q := range cat.NoResultQueries(siteName, mix.Empty) {
+		jobs = append(jobs, tasks.Job{Site: siteName, Kind: "search", Request: site.Request{Query: q},
+			Pages: max(mix.Pages, 1), Follow: true})
+	}
+	return jobs
 }
 
 // pickQueries finds mix.Searches distinct queries on a site, each matching

@@ -59,6 +59,29 @@ type Summary struct {
 	HTTPSRequests int `json:"https_requests"`
 	// Requests is the number of site requests the testbed logged.
 	Requests int `json:"requests"`
+	// FalseQuarantines are quarantines of a proxy on a site that never
+	// banned its IP; MissedSoftBans are soft-banned answers the workers
+	// took as true results (no quarantine followed). Both are measured
+	// against the testbed's truth and are 0 when ban handling is right.
+	FalseQuarantines int64 `json:"false_quarantines"`
+	MissedSoftBans   int   `json:"missed_soft_bans"`
+	// NoResultJobs are the mix's searches for queries that match nothing;
+	// EmptyJobs the jobs that completed with no items.
+	NoResultJobs int `json:"no_result_jobs"`
+	EmptyJobs    int `json:"empty_jobs"`
+	// NoResultAnswers are the sites' answers that truly had no items;
+	// SoftBannedAnswers those whose items a soft ban hid.
+	NoResultAnswers   int `json:"no_result_answers"`
+	SoftBannedAnswers int `json:"soft_banned_answers"`
+	// Confirmations are the Suspect answers asked once more from a second
+	// proxy, by decision; ConfirmRequests the extra requests they sent
+	// (one each, more when a second proxy failed in transport), and
+	// ConfirmShare their share of all site requests: the cost of
+	// confirming.
+	Confirmations    int            `json:"confirmations"`
+	ConfirmDecisions map[string]int `json:"confirm_decisions,omitempty"`
+	ConfirmRequests  int            `json:"confirm_requests"`
+	ConfirmShare     float64        `json:"confirm_share"`
 	// Sites breaks the counts down per site.
 	Sites map[string]SiteSummary `json:"sites"`
 	// End is EndDone, EndDuration or EndInterrupted.
@@ -139,6 +162,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "bans: %d started by the sites; %d proxy quarantines from the workers' ban verdicts\n", s.Bans, s.BrokerBans)
 	fmt.Fprintf(w, "faulty proxies: %d failed job attempts retried elsewhere, %d proxy failures counted by the broker\n",
 		s.FailedAttempts, s.ProxyFailures)
+	s.writeBanHandling(w)
 	if s.Dashboard != "" {
 		fmt.Fprintf(w, "dashboard was at %s\n", s.Dashboard)
 	}
@@ -169,4 +193,16 @@ func verdict(n int) string {
 		return "held (0 violations)"
 	}
 	return fmt.Sprintf("BROKEN (%d violations)", n)
+}
+
+// writeBanHandling writes the empty results, the soft bans and the cost
+// of confirming ambiguous answers.
+func (s *Summary) writeBanHandling(w io.Writer) {
+	fmt.Fprintf(w, "empty results: %d completed, %d of them empty (%d no-result jobs in the mix, %d empty answers)\n",
+		s.Completed, s.EmptyJobs, s.NoResultJobs, s.NoResultAnswers)
+	fmt.Fprintf(w, "soft bans: %d soft-banned answers; false quarantines %d, missed soft bans %d\n",
+		s.SoftBannedAnswers, s.FalseQuarantines, s.MissedSoftBans)
+	fmt.Fprintf(w, "confirmations: %d ambiguous answers asked again from a second proxy (%d agreed, %d contradicted, %d undecided): %d extra requests, %.1f%% of %d\n",
+		s.Confirmations, s.ConfirmDecisions["agreed"], s.ConfirmDecisions["contradicted"], s.ConfirmDecisions["undecided"],
+		s.ConfirmRequests, s.ConfirmShare*100, s.Requests)
 }

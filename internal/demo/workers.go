@@ -35,7 +35,7 @@ func startWorkers(c *cluster, cfg Config) *workers {
 		w := tasks.NewWorker(tasks.WorkerConfig{
 			Redis: c.conn.Asynq, RDB: c.conn.Client, ServerID: fmt.Sprintf("demo-%d", i),
 			Concurrency: cfg.Concurrency, Sites: c.reg, LeaseTTL: leaseTTL,
-			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger,
+			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger, OnConfirm: c.confirms.add,
 			Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: c.tb.CA.Pool()}}, // trust the testbed's CA
 		})
 		ws.wg.Add(1)

@@ -78,12 +78,14 @@ func (b *buyerItem) toItem(s *site.Site, wrapURL, pageURL string, at time.Time) 
 // rubles.
 func (b *buyerItem) price() (int64, string) {
 	for _, p := range b.PriceDataDTO.Prices {
-		for _, c := range p.Currencies {
-			if b.Item.Price != nil {
-				return *b.Item.Price * 100, currency(c.Code)
-			}
-			return c.Value * 100, currency(c.Code)
+		if len(p.Currencies) == 0 {
+			continue
 		}
+		c := p.Currencies[0]
+		if b.Item.Price != nil {
+			return *b.Item.Price * 100, currency(c.Code)
+		}
+		return c.Value * 100, currency(c.Code)
 	}
 	if b.Item.Price != nil {
 		return *b.Item.Price * 100, "RUB"

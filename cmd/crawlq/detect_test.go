@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDetectPrintsSuspect: an empty first search page prints "suspect"
+// with its rule; with confirm: 0 in a rules file it is blocked.
+func TestDetectPrintsSuspect(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "empty.json")
+	rules := filepath.Join(dir, "rules.yaml")
+	if err := os.WriteFile(page, []byte(`{"metadata":{"name":"перец"},"total":0,"products":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rules, []byte("sites:\n  wildberries:\n    kinds:\n      search:\n        confirm: 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "built-in rules", args: []string{"detect", "--site", "wildberries", "--kind", "search", page},
+			want: []string{`"kind": "suspect"`, `"rule": "empty list products on page 1"`, `"if_confirmed": "ok"`}},
+		{name: "confirm 0", args: []string{"detect", "--site", "wildberries", "--kind", "search", "--rules", rules, page},
+			want: []string{`"kind": "blocked"`, `"rule": "empty list products on page 1"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(t, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %s:\n%s", w, out)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,165 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"crawlq/detect"
+	"crawlq/fetcher"
+	"crawlq/proxies"
+)
+
+// DefaultConfirmWait bounds how long Confirm waits for a second proxy.
+const DefaultConfirmWait = 10 * time.Second
+
+// DefaultUnconfirmedHold is how long a proxy whose Suspect answer stayed
+// unconfirmed cools down: it is not punished, but neither is it handed
+// out at once to confirm somebody else's answer while it may be banned.
+const DefaultUnconfirmedHold = 30 * time.Second
+
+// confirmTries is how many second proxies Confirm asks at most while they
+// give no answer at all (a transport failure is no second opinion).
+const confirmTries = 3
+
+// Confirmation is what asking a Suspect answer once more settled.
+type Confirmation struct {
+	// Decision compares the two answers (detect.Decide); with no second
+	// answer at all it is Undecided.
+	Decision detect.Decision
+	// Second is the second proxy's step: its response (nil on a transport
+	// failure or when no second proxy could be leased) and verdict. Its
+	// Action is always Retired: the second lease is over.
+	Second Step
+	// SecondProxy is the second proxy (zero when none was leased); print
+	// it with Masked.
+	SecondProxy proxies.Proxy
+	// Requests is how many requests the confirmation sent: one, or up to
+	// confirmTries when second proxies failed in transport.
+	Requests int
+	// Action is what became of this session: Continue when the answers
+	// agreed (its proxy stays leased and is cleared with the job);
+	// Retired otherwise: contradicted, its proxy is quarantined with the
+	// rule that fired; undecided, it cools down unpunished.
+	Action Action
+}
+
+// Confirm asks url once more, as a page of kind, from a second proxy of
+// the session's class, because first (this session's answer to the same
+// request) was Suspect (I7). The second proxy gets its own lease, pacing,
+// cookies and profile; this session's lease is held meanwhile and counts
+// no failure yet. Then both proxies are settled by detect.Decide:
+//
+//	Agreed       both released OK (this one when the job releases it)
+//	Contradicted this proxy quarantined (soft ban), the second released OK
+//	Undecided    each by its own verdict: the second by its outcome, this
+//	             one neither punished nor cleared: it cools down for
+//	             UnconfirmedHold and its stored session is dropped
+//
+// A second proxy that fails in transport gave no answer: it is released
+// as failed and another one is asked, confirmTries in all. An error means
+// the request was cancelled or Redis failed; this session's lease is
+// still held then.
+func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int, first Step) (Confirmation, error) {
+	if err := s.usable(); err != nil {
+		return Confirmation{}, err
+	}
+	var c Confirmation
+	for range confirmTries {
+		second, err := s.m.second(ctx, s.rec)
+		if err != nil {
+			c.Second = Step{Verdict: detect.Verdict{Kind: detect.ProxyFailure, Reason: "no second proxy", Rule: err.Error()}, Action: Retired}
+			break
+		}
+		step, err := second.ask(ctx, f, d, kind, url, page)
+		if err != nil {
+			_ = second.release(ctx, proxies.Neutral())
+			return Confirmation{}, err
+		}
+		c = Confirmation{Decision: detect.Decide(first.Verdict, step.Verdict), Second: step,
+			SecondProxy: second.Lease().Proxy, Requests: c.Requests + 1}
+		if step.Verdict.Kind != detect.ProxyFailure {
+			return s.settle(ctx, c, first, second)
+		}
+		if err := second.release(ctx, Outcome(step.Verdict, 0)); err != nil {
+			return c, err
+		}
+	}
+	return s.undecided(ctx, c)
+}
+
+// settle releases both proxies as the decision says.
+func (s *Session) settle(ctx context.Context, c Confirmation, first Step, second *Session) (Confirmation, error) {
+	latency := latencyOf(c.Second.Response)
+	switch c.Decision {
+	case detect.Agreed:
+		c.Action = Continue
+		return c, second.release(ctx, proxies.OK(latency))
+	case detect.Contradicted:
+		c.Action = Retired
+		v := first.Verdict
+		err := s.end(ctx, proxies.Banned(fmt.Sprintf("soft ban: %s (a second proxy had it)", v.Rule)), true)
+		if rerr := second.release(ctx, proxies.OK(latency)); err == nil {
+			err = rerr
+		}
+		return c, err
+	}
+	if err := second.release(ctx, Outcome(c.Second.Verdict, latency)); err != nil {
+		return c, err
+	}
+	return s.undecided(ctx, c)
+}
+
+// undecided ends this session without judgement: its proxy cools down for
+// UnconfirmedHold (no failure, no ban) and the stored session is dropped,
+// so a retry asks another proxy.
+func (s *Session) undecided(ctx context.Context, c Confirmation) (Confirmation, error) {
+	c.Decision, c.Action = detect.Undecided, Retired
+	return c, s.end(ctx, proxies.RateLimited(s.m.cfg.UnconfirmedHold), true)
+}
+
+// second leases a second proxy of rec's class for rec's site, for one
+// request: this session's own proxy is leased, so it is never picked
+// (I1). Its session is never stored.
+func (m *Manager) second(ctx context.Context, rec *record) (*Session, error) {
+	wctx, cancel := context.WithTimeout(ctx, m.cfg.ConfirmWait)
+	defer cancel()
+	task := rec.Task + "/confirm"
+	l, err := m.cfg.Broker.LeaseWait(wctx, rec.Site, rec.Class, m.cfg.Holder, task, m.cfg.LeaseTTL)
+	if err != nil {
+		return nil, fmt.Errorf("lease a second %s proxy for %s: %w", rec.Class, rec.Site, err)
+	}
+	r := &record{Task: task, Site: rec.Site, Class: rec.Class, ProxyID: l.Proxy.ID,
+		Profile: task + "|" + l.Proxy.ID, Created: time.Now(), Holder: m.cfg.Holder, Attempts: 1}
+	s := newSession(m, r, l, false)
+	s.callerStores = true // never written: it lives for one request
+	s.keepAlive()
+	return s, nil
+}
+
+// ask sends one paced, judged request through a second proxy; it records
+// nothing.
+func (s *Session) ask(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int) (Step, error) {
+	resp, v, err := s.fetch(ctx, f, d, kind, url, page)
+	if err != nil {
+		return Step{}, err
+	}
+	s.mu.Lock()
+	s.lastDone = time.Now()
+	s.mu.Unlock()
+	return Step{Response: resp, Verdict: v, Action: Retired}, nil
+}
+
+// release ends a lease with o and stores nothing.
+func (s *Session) release(ctx context.Context, o proxies.Outcome) error {
+	if !s.shut() {
+		return nil
+	}
+	l := s.Lease()
+	err := s.m.cfg.Broker.Release(context.WithoutCancel(ctx), &l, o)
+	if err != nil && !errors.Is(err, proxies.ErrStaleLease) {
+		return err
+	}
+	return nil
+}

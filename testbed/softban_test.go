@@ -1,0 +1,130 @@
+package testbed
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"crawlq/detect"
+)
+
+// searchURL is site's search for q, page 1.
+func searchURL(tb *Testbed, site, q string) string {
+	switch site {
+	case SiteWildberries:
+		return tb.SiteURL(site) + WBSearchPath + "?" + url.Values{"query": {q}, "page": {"1"}}.Encode()
+	case SiteOzon:
+		return tb.SiteURL(site) + OzonSearchPath + "?" + url.Values{"text": {q}}.Encode()
+	}
+	return tb.SiteURL(site) + "/rossiya?" + url.Values{"q": {q}}.Encode()
+}
+
+// TestSoftBanLooksLikeNoResults: on every site a soft-banned IP's answer
+// to a query with items has the very shape of the answer to a query that
+// matches nothing (the query aside), both are judged Suspect with the
+// same shape, and the log says which one the site meant.
+func TestSoftBanLooksLikeNoResults(t *testing.T) {
+	const banned, clean, other = "127.0.0.61", "127.0.0.62", "127.0.0.63"
+	d := detect.New(detect.Builtin())
+	for _, site := range SiteNames {
+		t.Run(site, func(t *testing.T) {
+			tb := startTB(t, Config{})
+			none := tb.Catalog.NoResultQueries(site, 1)
+			if len(none) != 1 {
+				t.Fatalf("no no-result query on %s", site)
+			}
+			full := "кофе"
+			if len(tb.Catalog.Matches(site, full)) == 0 {
+				t.Fatalf("%q matches nothing on %s", full, site)
+			}
+			tb.SoftBan(site, banned, 0)
+			empty := get(t, clientFrom(t, clean, false), searchURL(tb, site, none[0]))
+			soft := get(t, clientFrom(t, banned, false), searchURL(tb, site, full))
+			items := get(t, clientFrom(t, other, false), searchURL(tb, site, full))
+			if soft.status != 200 || empty.status != 200 {
+				t.Fatalf("status soft %d, empty %d, want 200", soft.status, empty.status)
+			}
+			neutral := func(b []byte, q string) string { return strings.ReplaceAll(string(b), q, "Q") }
+			if diff := cmp.Diff(neutral(empty.body, none[0]), neutral(soft.body, full)); diff != "" {
+				t.Errorf("soft ban differs from no results (-empty +soft):\n%s", diff)
+			}
+			judge := func(a answer) detect.Verdict {
+				return d.Judge(site, "search", &detect.Response{Status: a.status, Body: a.body, Page: 1})
+			}
+			ve, vs, vi := judge(empty), judge(soft), judge(items)
+			if ve.Kind != detect.Suspect || detect.Decide(vs, ve) != detect.Agreed {
+				t.Errorf("no results judged %v, soft ban %v: want both suspect and agreeing", ve, vs)
+			}
+			if detect.Decide(vs, vi) != detect.Contradicted {
+				t.Errorf("items after a soft ban (%v) do not contradict it", vi)
+			}
+			var meant []Meaning
+			for _, e := range tb.Log.Entries() {
+				meant = append(meant, e.Meant)
+			}
+			if diff := cmp.Diff([]Meaning{MeantEmpty, MeantBanned, MeantItems}, meant); diff != "" {
+				t.Errorf("log meanings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSoftBanEvery: automatic bans start on every Every-th request with
+// items, never within Gap of the last one, never on an empty answer,
+// and end after For.
+func TestSoftBanEvery(t *testing.T) {
+	clock := newFakeClock()
+	tb := startTB(t, Config{Now: clock.Now, Sites: map[string]SiteRules{
+		SiteWildberries: {SoftBan: &SoftBan{Every: 2, Gap: time.Second, For: time.Minute}}}})
+	ips := []string{"127.0.0.71", "127.0.0.72", "127.0.0.73", "127.0.0.74"}
+	ask := func(ip, q string) Meaning {
+		get(t, clientFrom(t, ip, false), searchURL(tb, SiteWildberries, q))
+		es := tb.Log.Entries()
+		return es[len(es)-1].Meant
+	}
+	none := tb.Catalog.NoResultQueries(SiteWildberries, 1)[0]
+	if m := ask(ips[0], none); m != MeantEmpty {
+		t.Errorf("a no-result query: %s, want empty (not eligible)", m)
+	}
+	if m := ask(ips[0], "кофе"); m != MeantItems {
+		t.Errorf("first eligible request: %s, want items", m)
+	}
+	if m := ask(ips[1], "кофе"); m != MeantBanned {
+		t.Errorf("second eligible request: %s, want banned", m)
+	}
+	clock.Advance(200 * time.Millisecond)
+	for _, ip := range ips[2:] { // within the gap: nobody else is banned
+		if m := ask(ip, "кофе"); m != MeantItems {
+			t.Errorf("%s within the gap: %s, want items", ip, m)
+		}
+	}
+	if m := ask(ips[1], "кофе"); m != MeantBanned {
+		t.Errorf("the banned IP again: %s, want banned", m)
+	}
+	clock.Advance(time.Minute)
+	if m := ask(ips[1], "кофе"); m != MeantItems {
+		t.Errorf("after For: %s, want items", m)
+	}
+	if diff := cmp.Diff(map[string][]string{SiteWildberries: {ips[1]}}, tb.SoftBannedIPs()); diff != "" {
+		t.Errorf("soft-banned IPs (-want +got):\n%s", diff)
+	}
+}
+
+// TestNoResultQueries: every site has queries that match nothing.
+func TestNoResultQueries(t *testing.T) {
+	c := NewCatalog(1, 3000)
+	for _, site := range SiteNames {
+		qs := c.NoResultQueries(site, 10)
+		if len(qs) != 10 {
+			t.Errorf("%s: %d no-result queries, want 10", site, len(qs))
+		}
+		for _, q := range qs {
+			if n := len(c.Matches(site, q)); n != 0 {
+				t.Errorf("%s: %q matches %d", site, q, n)
+			}
+		}
+	}
+}
