@@ -4,6 +4,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
+	"regexp"
 	"strings"
 )
 
@@ -59,19 +60,28 @@ func (p Profile) Apply(h http.Header) {
 }
 
 // Fingerprint is the name of the TLS fingerprint p's requests use: p.TLS,
-// or when empty the built-in one of the UA's browser (Firefox or Chrome),
-// else Go's TLS. A UA never gets another family's ClientHello.
+// or when empty the one of the browser and major version the UA claims
+// ("chrome-156" for Chrome/156.x, "firefox-153" for Firefox/153.x), else
+// TLSGo. A UA never gets another browser's or version's ClientHello: an
+// https request whose fingerprint is not built in fails with
+// ErrUnknownFingerprint.
 func (p Profile) Fingerprint() string {
-	switch {
-	case p.TLS != "":
+	if p.TLS != "" {
 		return p.TLS
-	case strings.Contains(p.UserAgent, "Firefox/"):
-		return TLSFirefox153
-	case strings.Contains(p.UserAgent, "Chrome/"):
-		return TLSChrome156
+	}
+	if m := firefoxUA.FindStringSubmatch(p.UserAgent); m != nil {
+		return "firefox-" + m[1]
+	}
+	if m := chromeUA.FindStringSubmatch(p.UserAgent); m != nil {
+		return "chrome-" + m[1]
 	}
 	return TLSGo
 }
+
+var (
+	firefoxUA = regexp.MustCompile(`Firefox/(\d+)`)
+	chromeUA  = regexp.MustCompile(`Chrome/(\d+)`)
+)
 
 // profiles are realistic desktop browsers, each with the TLS and HTTP/2
 // fingerprint of the version its User-Agent claims; the first is the

@@ -70,3 +70,24 @@ func TestEveryProfileClaimsTheBrowserOfItsFingerprint(t *testing.T) {
 		})
 	}
 }
+
+func TestFingerprintFollowsTheUserAgentsVersion(t *testing.T) {
+	tests := []struct {
+		name string
+		p    fetcher.Profile
+		want string
+	}{
+		{name: "named", p: fetcher.Profile{TLS: fetcher.TLSFirefox153, UserAgent: "Firefox/153.0"}, want: fetcher.TLSFirefox153},
+		{name: "chrome ua", p: fetcher.Profile{UserAgent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"}, want: fetcher.TLSChrome156},
+		{name: "firefox ua", p: fetcher.Profile{UserAgent: "Mozilla/5.0 (X11; Linux x86_64; rv:153.0) Gecko/20100101 Firefox/153.0"}, want: fetcher.TLSFirefox153},
+		{name: "older chrome has no fingerprint", p: fetcher.Profile{UserAgent: "Chrome/120.0.0.0"}, want: "chrome-120"},
+		{name: "no browser", p: fetcher.Profile{UserAgent: "curl/8.5"}, want: fetcher.TLSGo},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.p.Fingerprint(); got != tc.want {
+				t.Errorf("Fingerprint() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,12 @@
 // rules, a request log, and a checker for the invariants I1 and I2 of
 // ARCHITECTURE.md. The demo, the tests and the benchmarks all run on it.
 //
+// Every site also serves HTTPS with a certificate of a CA generated per run;
+// with Config.Fingerprint it computes each client's JA4 (ja4.go) and HTTP/2
+// fingerprint (h2fingerprint.go) and refuses one that is not the browser its
+// User-Agent claims (fingerprint.go). HelloCapture reads the ClientHello of
+// any client, a real browser included, through a CONNECT proxy.
+//
 // Everything listens on 127.0.0.0/8 only, and the farm refuses to dial
 // anything that is not a loopback address.
 package testbed
