@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http/cookiejar"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -71,9 +73,27 @@ func TestHTTPSAsTheProfileThroughEveryFarmProxyKind(t *testing.T) {
 				if e.H2 != known.H2 || !testbed.JA4SameBrowser(e.JA4, known.JA4) {
 					t.Errorf("site saw ja4 %s h2 %s, want %s and %s", e.JA4, e.H2, known.JA4, known.H2)
 				}
+				fp, _ := fetcher.FingerprintByName(prof.TLS)
+				if !inOrder(strings.Split(e.HeaderOrder, ","), fp.HeaderOrder) {
+					t.Errorf("headers sent in order %s, not the browser's %v", e.HeaderOrder, fp.HeaderOrder)
+				}
 			})
 		}
 	}
+}
+
+// inOrder reports whether every name of sent is in order and sent follows
+// its order.
+func inOrder(sent, order []string) bool {
+	at := -1
+	for _, n := range sent {
+		i := slices.Index(order, n)
+		if i <= at {
+			return false
+		}
+		at = i
+	}
+	return len(sent) > 3
 }
 
 func TestPlainGoTLSIsRefusedByTheCheckingSites(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,11 +81,12 @@ func FingerprintMismatch(ua, ja4, h2 string) string {
 
 // connFingerprint is what one TLS connection told about its client.
 type connFingerprint struct {
-	id   uint64 // the site's TLS connection number, from 1
-	mu   sync.Mutex
-	ja4  string
-	h2   string
-	done chan struct{} // closed when the HTTP/2 fingerprint is read
+	id      uint64 // the site's TLS connection number, from 1
+	mu      sync.Mutex
+	ja4     string
+	h2      string
+	headers string        // header names of the first HTTP/2 request, in order
+	done    chan struct{} // closed when the HTTP/2 fingerprint is read
 }
 
 func newConnFingerprint(id uint64) *connFingerprint {
@@ -107,15 +109,15 @@ func (c *connFingerprint) setH2(p *h2Parser) {
 	case p.failed:
 		c.h2 = "unreadable"
 	default:
-		c.h2 = p.fp.String()
+		c.h2, c.headers = p.fp.String(), strings.Join(p.fp.HeaderOrder, ",")
 	}
 	close(c.done)
 }
 
-func (c *connFingerprint) get() (ja4, h2 string) {
+func (c *connFingerprint) get() (ja4, h2, headers string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.ja4, c.h2
+	return c.ja4, c.h2, c.headers
 }
 
 type fingerprintKey struct{}
@@ -215,7 +217,7 @@ func (s *Site) checkFingerprint(w http.ResponseWriter, r *http.Request, e *Entry
 	case <-st.done:
 	case <-r.Context().Done():
 	}
-	e.JA4, e.H2 = st.get()
+	e.JA4, e.H2, e.HeaderOrder = st.get()
 	e.Conn = st.id
 	if !s.https.check {
 		return false

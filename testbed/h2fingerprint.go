@@ -31,6 +31,9 @@ type H2Fingerprint struct {
 	WindowUpdate uint32
 	Priorities   []string
 	PseudoOrder  []string
+	// HeaderOrder are the regular header names of the first request, in
+	// the order sent (not part of the Akamai form).
+	HeaderOrder []string
 }
 
 // String is the Akamai form, e.g.
@@ -157,6 +160,8 @@ func (p *h2Parser) finish() {
 	for _, f := range fields {
 		if f.IsPseudo() {
 			p.fp.PseudoOrder = append(p.fp.PseudoOrder, f.Name[1:2])
+		} else {
+			p.fp.HeaderOrder = append(p.fp.HeaderOrder, f.Name)
 		}
 	}
 	p.buf, p.block = nil, nil

@@ -61,6 +61,9 @@ type Entry struct {
 	H2  string `json:"h2,omitempty"`
 	// Conn numbers the site's TLS connection that carried the request.
 	Conn uint64 `json:"conn,omitempty"`
+	// HeaderOrder lists the header names of the first HTTP/2 request on
+	// that connection, in the order sent.
+	HeaderOrder string `json:"header_order,omitempty"`
 }
 
 // Log records every request of every site. Safe for concurrent use.
