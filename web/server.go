@@ -13,6 +13,7 @@ import (
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"crawlq/proxies"
@@ -77,6 +78,7 @@ type Server struct {
 	reg     *prometheus.Registry
 	hist    *history
 	views   *viewCache
+	rdb     redis.UniversalClient // the queue's Redis, for the heartbeats
 	handler http.Handler
 }
 
@@ -90,6 +92,11 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, hist: newHistory(cfg.History)}
 	s.views = &viewCache{build: s.buildView, timeout: viewTimeout}
 	s.insp = asynq.NewInspector(cfg.Redis)
+	rdb, ok := cfg.Redis.MakeRedisClient().(redis.UniversalClient)
+	if !ok {
+		return nil, errors.New("web: config.Redis does not make a go-redis client")
+	}
+	s.rdb = rdb
 	s.mon = asynqmon.New(asynqmon.Options{RootPath: MonitoringPath, RedisConnOpt: cfg.Redis,
 		ReadOnly: cfg.ReadOnly, PrometheusAddress: cfg.PrometheusURL})
 	s.reg = s.newRegistry()
@@ -204,7 +211,7 @@ func shutdown(hs *http.Server, errc <-chan error) error {
 // connections of the inspector and Asynq's UI.
 func (s *Server) Close() error {
 	s.views.wait()
-	return errors.Join(s.insp.Close(), s.mon.Close())
+	return errors.Join(s.insp.Close(), s.mon.Close(), s.rdb.Close())
 }
 
 // warnIfExposed logs a warning when the dashboard listens beyond loopback

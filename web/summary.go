@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.uber.org/zap"
+
 	"crawlq/proxies"
 )
 
@@ -53,7 +55,14 @@ func (s *Server) summary(ctx context.Context, v *poolView) (*Summary, error) {
 // collect is Collect on the server's inspector and broker, with the
 // worker heartbeats joined.
 func (s *Server) collect(ctx context.Context) (*Status, error) {
-	return Collect(ctx, s.insp, s.cfg.Broker)
+	st, err := Collect(ctx, s.insp, s.cfg.Broker)
+	if err != nil {
+		return nil, err
+	}
+	if err := JoinHeartbeats(ctx, s.rdb, st); err != nil {
+		s.log.Debug("web: servers", zap.Error(err))
+	}
+	return st, nil
 }
 
 // pageValues are the page's in-place numbers by key: "total", "pool/SITE/STATE",
