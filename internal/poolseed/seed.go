@@ -21,7 +21,8 @@ type Options struct {
 	// Proxies (about one per proxy and site).
 	Cycles int
 	// Held is the number of leases per site kept open (one hour), so the
-	// pool shows leased proxies. Default 10.
+	// pool shows leased proxies (fewer when no proxy of a class is free).
+	// Default 10.
 	Held int
 	// Workers is the number of goroutines per site. Default 16.
 	Workers int
@@ -151,7 +152,8 @@ func drive(ctx context.Context, b proxies.Broker, site string, opt Options) erro
 		return err
 	}
 	for i := range opt.Held {
-		if _, err := b.Lease(ctx, site, ClassOf(i), opt.Holder+"-held", "held", time.Hour); err != nil {
+		_, err := b.Lease(ctx, site, ClassOf(i), opt.Holder+"-held", "held", time.Hour)
+		if err != nil && !errors.Is(err, proxies.ErrNoProxy) && !errors.Is(err, proxies.ErrPoolExhausted) {
 			return err
 		}
 	}
