@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"time"
 
@@ -84,6 +85,7 @@ func List(ctx context.Context, rdb redis.UniversalClient) ([]Record, error) {
 			out = append(out, r)
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ServerID < out[j].ServerID })
 	return out, nil
 }
 
