@@ -108,51 +108,133 @@ type counters struct {
 	holders                  map[string]int64
 }
 
+// scanCount is the COUNT hint of the scans Stats reads the pool with:
+// each call is short, so a read of a big pool never keeps Redis from
+// serving leases for long.
+const scanCount = 1000
+
+// snapshot reads the pool key by key with HSCAN and ZSCAN, not in one
+// atomic step: it is a dashboard's view, and a proxy whose state changes
+// during the read shows either state.
 func (b *RedisBroker) snapshot(ctx context.Context, sets []statSet) (*snap, error) {
-	pipe := b.rdb.Pipeline()
-	timeCmd := pipe.Time(ctx)
-	specCmd := pipe.HGetAll(ctx, b.k.proxies())
-	readyCmds, quarCmds := map[siteClass]*redis.ZSliceCmd{}, map[siteClass]*redis.ZSliceCmd{}
-	leaseCmds, statCmds := map[string]*redis.MapStringStringCmd{}, map[string]*redis.MapStringStringCmd{}
-	for _, sc := range sets {
-		readyCmds[sc.siteClass] = pipe.ZRangeWithScores(ctx, b.k.ready(sc.site, sc.class), 0, -1)
-		quarCmds[sc.siteClass] = pipe.ZRangeWithScores(ctx, b.k.quarantine(sc.site, sc.class), 0, -1)
-		if leaseCmds[sc.site] == nil {
-			leaseCmds[sc.site] = pipe.HGetAll(ctx, b.k.leases(sc.site))
-			statCmds[sc.site] = pipe.HGetAll(ctx, b.k.stats(sc.site))
-		}
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	now, err := b.rdb.Time(ctx).Result()
+	if err != nil {
 		return nil, err
 	}
-	s := &snap{now: timeCmd.Val().UnixMilli() + b.cfg.skew(),
+	s := &snap{now: now.UnixMilli() + b.cfg.skew(),
 		ready: map[siteClass][]redis.Z{}, quar: map[siteClass]map[string]float64{},
 		leases: map[string]map[string]string{}, stats: map[string]map[string]*counters{}}
-	for id, spec := range specCmd.Val() {
-		p, err := b.specs.get(id, spec)
+	if err := b.readProxies(ctx, s); err != nil {
+		return nil, err
+	}
+	parts := b.cfg.partitionSites()
+	for _, sc := range sets {
+		if err := b.readSet(ctx, s, sc, parts); err != nil {
+			return nil, err
+		}
+		if _, ok := s.leases[sc.site]; ok {
+			continue
+		}
+		if s.leases[sc.site], err = scanHash(ctx, b.rdb, b.k.leases(sc.site)); err != nil {
+			return nil, err
+		}
+		stats, err := scanHash(ctx, b.rdb, b.k.stats(sc.site))
 		if err != nil {
 			return nil, err
+		}
+		s.stats[sc.site] = indexStats(stats)
+	}
+	return s, nil
+}
+
+// readProxies reads every proxy's spec, sorted by ID.
+func (b *RedisBroker) readProxies(ctx context.Context, s *snap) error {
+	specs, err := scanHash(ctx, b.rdb, b.k.proxies())
+	if err != nil {
+		return err
+	}
+	s.proxies = make([]Proxy, 0, len(specs))
+	for id, spec := range specs {
+		p, err := b.specs.get(id, spec)
+		if err != nil {
+			return err
 		}
 		s.proxies = append(s.proxies, p)
 	}
 	sort.Slice(s.proxies, func(i, j int) bool { return s.proxies[i].ID < s.proxies[j].ID })
-	parts := b.cfg.partitionSites()
-	for _, sc := range sets {
-		zs := withoutMarker(readyCmds[sc.siteClass].Val())
-		if !sc.synced {
-			zs = b.unsynced(s.proxies, sc.siteClass, zs, parts)
-		}
-		if len(zs) == 0 && !sc.synced {
-			continue // a configured site no proxy of the class may serve
-		}
-		s.known = append(s.known, sc.siteClass)
-		s.ready[sc.siteClass] = zs
-		s.quar[sc.siteClass] = zmap(quarCmds[sc.siteClass].Val())
+	return nil
+}
+
+// readSet reads one ready set and its quarantines; an unsynced set is
+// completed with the proxies the next sync adds.
+func (b *RedisBroker) readSet(ctx context.Context, s *snap, sc statSet, parts []string) error {
+	zs, err := scanZSet(ctx, b.rdb, b.k.ready(sc.site, sc.class))
+	if err != nil {
+		return err
 	}
-	for site, c := range leaseCmds {
-		s.leases[site], s.stats[site] = c.Val(), indexStats(statCmds[site].Val())
+	if !sc.synced {
+		zs = b.unsynced(s.proxies, sc.siteClass, zs, parts)
 	}
-	return s, nil
+	if len(zs) == 0 && !sc.synced {
+		return nil // a configured site no proxy of the class may serve
+	}
+	quar, err := scanZSet(ctx, b.rdb, b.k.quarantine(sc.site, sc.class))
+	if err != nil {
+		return err
+	}
+	s.known = append(s.known, sc.siteClass)
+	s.ready[sc.siteClass], s.quar[sc.siteClass] = zs, zmap(quar)
+	return nil
+}
+
+// scanHash reads a hash with HSCAN.
+func scanHash(ctx context.Context, rdb redis.UniversalClient, key string) (map[string]string, error) {
+	out := map[string]string{}
+	var cursor uint64
+	for {
+		kv, next, err := rdb.HScan(ctx, key, cursor, "", scanCount).Result()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", key, err)
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		if cursor = next; cursor == 0 {
+			return out, nil
+		}
+	}
+}
+
+// scanZSet reads a sorted set with ZSCAN, without the sync marker
+// ("#<version>", see scripts.go), which is no proxy; members come once
+// each, in no order.
+func scanZSet(ctx context.Context, rdb redis.UniversalClient, key string) ([]redis.Z, error) {
+	seen := map[string]float64{}
+	var cursor uint64
+	for {
+		kv, next, err := rdb.ZScan(ctx, key, cursor, "", scanCount).Result()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", key, err)
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if strings.HasPrefix(kv[i], "#") {
+				continue
+			}
+			score, err := strconv.ParseFloat(kv[i+1], 64)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: score of %s: %w", key, kv[i], err)
+			}
+			seen[kv[i]] = score
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	out := make([]redis.Z, 0, len(seen))
+	for m, sc := range seen {
+		out = append(out, redis.Z{Member: m, Score: sc})
+	}
+	return out, nil
 }
 
 // unsynced is the ready set of sc as the next sync will make it: the
@@ -212,15 +294,6 @@ func (c *counters) set(field, v string) {
 			c.holders[h] = atoi(v)
 		}
 	}
-}
-
-// withoutMarker drops a ready set's sync marker ("#<version>" at -inf,
-// see scripts.go), which is no proxy.
-func withoutMarker(zs []redis.Z) []redis.Z {
-	if len(zs) > 0 && strings.HasPrefix(zs[0].Member.(string), "#") {
-		return zs[1:]
-	}
-	return zs
 }
 
 func zmap(zs []redis.Z) map[string]float64 {

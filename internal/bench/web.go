@@ -63,6 +63,10 @@ type WebResult struct {
 	APIPoolBytes int     `json:"api_pool_bytes"`
 	APIAllBytes  int     `json:"api_all_bytes"`
 	APIAllMS     float64 `json:"api_all_ms"`
+	// StallMS is the longest PING round trip of another client while one
+	// full read of the pool runs: how long the read keeps Redis from
+	// serving the cluster's leases.
+	StallMS float64 `json:"redis_stall_ms"`
 	// MetricsSeries, MetricsBytes and MetricsMS (median of 5) of /metrics.
 	MetricsSeries int     `json:"metrics_series"`
 	MetricsBytes  int     `json:"metrics_bytes"`
@@ -96,12 +100,48 @@ func RunWeb(ctx context.Context, rdb *redis.Client, aopt asynq.RedisConnOpt, o W
 		return nil, fmt.Errorf("seed: %w", err)
 	}
 	res.SeedMS = ms(time.Since(start))
+	var err error
+	if res.StallMS, err = stall(ctx, c, b); err != nil {
+		return nil, err
+	}
 	base, stop, err := serveDashboard(ctx, aopt, b)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
 	return res, measureWeb(ctx, base, o, res)
+}
+
+// stall runs one full read of the pool (Stats) while another connection
+// PINGs in a loop, and returns the longest PING.
+func stall(ctx context.Context, c *redis.Client, b *proxies.RedisBroker) (float64, error) {
+	pinger := redis.NewClient(c.Options())
+	defer pinger.Close()
+	if err := pinger.Ping(ctx).Err(); err != nil {
+		return 0, err
+	}
+	done := make(chan struct{})
+	worst := make(chan time.Duration, 1)
+	go func() {
+		var w time.Duration
+		for {
+			select {
+			case <-done:
+				worst <- w
+				return
+			default:
+			}
+			t := time.Now()
+			if pinger.Ping(ctx).Err() != nil {
+				worst <- w
+				return
+			}
+			w = max(w, time.Since(t))
+		}
+	}()
+	_, err := b.Stats(ctx)
+	close(done)
+	return ms(<-worst), err
 }
 
 // serveDashboard serves a dashboard for b on loopback after its first full
