@@ -291,9 +291,11 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	http.Error(w, "collect cluster state: "+err.Error(), http.StatusBadGateway)
 }
 
-func proxyRow(p proxies.ProxyStats, site string, st proxies.ProxySiteStats) ProxyRow {
+// proxyRow is one table row; masked is maskSpec(p.Masked), computed once
+// per proxy.
+func proxyRow(p proxies.ProxyStats, masked, site string, st proxies.ProxySiteStats) ProxyRow {
 	return ProxyRow{
-		ID: p.ID, Proxy: maskSpec(p.Masked), Class: p.Class, Site: site, State: st.State,
+		ID: p.ID, Proxy: masked, Class: p.Class, Site: site, State: st.State,
 		OK: st.OK, Failed: st.Failed, Banned: st.Banned, Requests: st.OK + st.Failed + st.Banned,
 		SuccessRate: successRate(st.OK, st.Failed, st.Banned), EWMALatency: st.EWMALatency,
 		LastBan: st.LastBan, Holder: st.Holder,

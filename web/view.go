@@ -119,8 +119,8 @@ func proxyRows(ps []proxies.ProxyStats) []ProxyRow {
 			rows = append(rows, ProxyRow{ID: p.ID, Proxy: masked, Class: p.Class, Allowed: allowed})
 		}
 		for _, site := range sortedKeys(p.Sites) {
-			r := proxyRow(p, site, p.Sites[site])
-			r.Proxy, r.Allowed = masked, allowed
+			r := proxyRow(p, masked, site, p.Sites[site])
+			r.Allowed = allowed
 			rows = append(rows, r)
 		}
 	}
