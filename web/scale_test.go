@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,13 +16,20 @@ import (
 	"crawlq/internal/poolseed"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
+	"crawlq/tasks"
+	"crawlq/tasks/site"
+	_ "crawlq/tasks/wildberries"
 )
 
 // seeded is a pool of n proxies under its own key space, driven through
 // the broker on the three sites.
 func seeded(t *testing.T, ctx context.Context, rdb *redis.Client, pool string, n, cycles int) *proxies.RedisBroker {
 	t.Helper()
-	b := proxies.NewRedisBroker(rdb, proxies.Config{Pool: pool, Default: proxies.SiteConfig{MinInterval: time.Minute}})
+	// Hour-long intervals and quarantines: nothing changes state by itself
+	// while the test watches the page.
+	still := proxies.SiteConfig{MinInterval: time.Hour, QuarantineBase: 2 * time.Hour, QuarantineCap: 2 * time.Hour,
+		QuarantineFloor: time.Hour, FailPenalty: time.Hour, FailPenaltyCap: time.Hour}
+	b := proxies.NewRedisBroker(rdb, proxies.Config{Pool: pool, Default: still})
 	if err := poolseed.Seed(ctx, b, b, poolseed.Options{Proxies: n, Cycles: cycles}); err != nil {
 		t.Fatalf("seed %d proxies: %v", n, err)
 	}
@@ -79,7 +85,7 @@ func seriesCount(t *testing.T, base string) int {
 // TestDashboardAtHundredThousandProxies: /metrics has the same number of
 // series at 1,000 and 100,000 proxies, and in Chromium the pool page of
 // 100,000 proxies renders, filters by state, pages, and changes its
-// numbers in place while leases are taken, without navigating.
+// numbers in place while a worker runs, without navigating.
 func TestDashboardAtHundredThousandProxies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -139,30 +145,57 @@ func rowIDs(t *testing.T, ctx context.Context) string {
 	return ids
 }
 
-// liveUpdate takes leases on wildberries as a worker does and waits for
-// the page's leased count to change, on the same document.
+// liveUpdate runs a real worker on the big pool (wildberries pointed at a
+// closed loopback port; the seeded proxies are loopback addresses nobody
+// listens on, so every attempt is a proxy failure the broker records) and
+// waits for the page's wildberries counts to change, on the same document.
 func liveUpdate(t *testing.T, ctx, bctx context.Context, b *proxies.RedisBroker) {
-	const cell = `document.querySelector('[data-k="pool/wildberries/leased"]').textContent`
-	before, err := chromedp.Run(bctx, chromedp.Evaluate[string](`window.__sameDocument = true; `+cell))
+	const cells = `[...document.querySelectorAll('[data-k^="pool/wildberries/"]')].map(td => td.textContent).join(' ')`
+	before, err := chromedp.Run(bctx, chromedp.Evaluate[string](`window.__sameDocument = true; ` + cells))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // a worker taking leases and holding them
-		defer wg.Done()
-		for i := 0; wctx.Err() == nil && i < 200; i++ {
-			if _, err := b.Lease(wctx, "wildberries", proxies.Datacenter, "scale-worker", fmt.Sprint(i), time.Hour); err != nil {
-				return
-			}
-		}
-	}()
-	defer func() { stop(); wg.Wait() }()
-	changed, err := chromedp.Run(bctx, chromedp.Poll[bool](cell+` !== `+fmt.Sprintf("%q", before)+` && window.__sameDocument === true`,
-		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
+	stop := runWorker(t, ctx, b)
+	defer stop()
+	changed, err := chromedp.Run(bctx, chromedp.Poll[bool](cells+` !== `+fmt.Sprintf("%q", before)+` && window.__sameDocument === true`,
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(60*time.Second)))
 	if err != nil || !changed {
-		after, _ := chromedp.Run(bctx, chromedp.Evaluate[string](cell))
-		t.Fatalf("leased count did not change in place: before %s, now %s (%v)", before, after, err)
+		after, _ := chromedp.Run(bctx, chromedp.Evaluate[string](cells))
+		t.Fatalf("wildberries counts did not change in place: before %s, now %s (%v)", before, after, err)
+	}
+}
+
+// runWorker starts a crawlq worker on b serving the wildberries queue with
+// a few search jobs queued, and returns its stop function.
+func runWorker(t *testing.T, ctx context.Context, b *proxies.RedisBroker) func() {
+	t.Helper()
+	reg := site.Default().Clone()
+	if err := reg.Apply(site.Config{Sites: map[string]site.SiteConfig{"wildberries": {BaseURL: "http://127.0.0.1:9", Class: string(proxies.Datacenter)}}}); err != nil {
+		t.Fatal(err)
+	}
+	aopt := asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: testredis.DBWeb}
+	cl := asynq.NewClient(aopt)
+	defer cl.Close()
+	for i := range 20 {
+		task, err := tasks.NewTask(reg, tasks.Job{Site: "wildberries", Kind: "search", Request: site.Request{Query: fmt.Sprint("q", i)}, Pages: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.Enqueue(task, asynq.Queue("wildberries")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: testredis.Addr(t), DB: testredis.DBWeb})
+	w := tasks.NewWorker(tasks.WorkerConfig{Redis: aopt, RDB: rdb, Broker: b, ServerID: "scale-worker",
+		Concurrency: 4, Queues: map[string]int{"wildberries": 1}, Sites: reg, ShutdownTimeout: time.Second})
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+		rdb.Close()
 	}
 }

@@ -182,6 +182,6 @@ func outcome(i int64) proxies.Outcome {
 	case h < 97:
 		return proxies.Banned("captcha page")
 	default:
-		return proxies.RateLimited(30 * time.Second)
+		return proxies.RateLimited(10 * time.Minute)
 	}
 }
