@@ -151,7 +151,7 @@ func rowIDs(t *testing.T, ctx context.Context) string {
 // waits for the page's wildberries counts to change, on the same document.
 func liveUpdate(t *testing.T, ctx, bctx context.Context, b *proxies.RedisBroker) {
 	const cells = `[...document.querySelectorAll('[data-k^="pool/wildberries/"]')].map(td => td.textContent).join(' ')`
-	before, err := chromedp.Run(bctx, chromedp.Evaluate[string](`window.__sameDocument = true; ` + cells))
+	before, err := chromedp.Run(bctx, chromedp.Evaluate[string](`window.__sameDocument = true; `+cells))
 	if err != nil {
 		t.Fatal(err)
 	}

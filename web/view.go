@@ -34,8 +34,6 @@ type poolView struct {
 	Classes []ClassCounters
 	// Holders counts leases per holder, most first.
 	Holders []HolderCount
-	// Sites are the sites of the rows, sorted.
-	Sites []string
 	// stats is the read the view was built from, kept only for
 	// --metrics-per-proxy.
 	stats *proxies.PoolStats
@@ -68,9 +66,6 @@ func newView(ps *proxies.PoolStats, took time.Duration, keepStats bool) *poolVie
 	v := &poolView{At: ps.At, Took: took, Total: ps.Total, Rows: proxyRows(ps.Proxies), Holders: holderCounts(ps.Proxies)}
 	v.worst, v.bans = v.order(worseRow), v.order(moreBans)
 	v.Classes = classCounters(ps)
-	for _, site := range sortedKeys(ps.Sites) {
-		v.Sites = append(v.Sites, site)
-	}
 	if keepStats {
 		v.stats = ps
 	}
