@@ -68,6 +68,24 @@ func bansSpark(pts []RatePoint) chart {
 	return c
 }
 
+// latencySpark is a site's small p90-latency chart, scaled to its peak.
+func latencySpark(pts []RatePoint) chart {
+	var peak time.Duration
+	for _, p := range pts {
+		peak = max(peak, p.P90)
+	}
+	c := plot(pts, sparkWidth, sparkHeight, func(p RatePoint) float64 {
+		if peak == 0 {
+			return 0
+		}
+		return float64(p.P90) / float64(peak)
+	})
+	if len(pts) > 0 && pts[len(pts)-1].P90 > 0 {
+		c.Last = roundLatency(pts[len(pts)-1].P90)
+	}
+	return c
+}
+
 // plot scales points whose y (from 0 to 1) is given into a w×h box.
 func plot(pts []RatePoint, w, h int, y func(RatePoint) float64) chart {
 	c := chart{Width: w, Height: h, Empty: len(pts) < 2, ViewBox: fmt.Sprintf("0 0 %d %d", w, h)}

@@ -119,6 +119,7 @@ type siteView struct {
 	Classes   []ClassCounters
 	Success   chart
 	Bans      chart
+	P90       chart
 	Exhausted string
 }
 
@@ -177,7 +178,7 @@ func (s *Server) siteView(name string, sum *Summary) siteView {
 		}
 	}
 	pts := s.hist.rates(name)
-	sv.Success, sv.Bans = successSpark(pts), bansSpark(pts)
+	sv.Success, sv.Bans, sv.P90 = successSpark(pts), bansSpark(pts), latencySpark(pts)
 	for i, c := range st.Exhausted {
 		if i > 0 {
 			sv.Exhausted += " "

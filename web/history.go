@@ -9,16 +9,19 @@ import (
 type sample struct {
 	At    time.Time
 	Sites map[string][3]int64 // ok, failed, banned
+	P90   map[string]time.Duration
 }
 
 // RatePoint is the success rate over the interval ending at At: ok / (ok
-// + failed + banned) of the leases released in that interval, and the
-// bans per minute in it.
+// + failed + banned) of the leases released in that interval, the bans
+// per minute in it, and for one site the 90th percentile of its proxies'
+// latency at At.
 type RatePoint struct {
-	At         time.Time `json:"at"`
-	Rate       float64   `json:"rate"`
-	Requests   int64     `json:"requests"`
-	BansPerMin float64   `json:"bans_per_min"`
+	At         time.Time     `json:"at"`
+	Rate       float64       `json:"rate"`
+	Requests   int64         `json:"requests"`
+	BansPerMin float64       `json:"bans_per_min"`
+	P90        time.Duration `json:"p90_latency,omitempty"`
 }
 
 // history keeps the last samples in memory, oldest first; safe for
@@ -33,7 +36,7 @@ func newHistory(max int) *history { return &history{max: max} }
 
 // add records the counters of one pool view.
 func (h *history) add(v *poolView) {
-	s := sample{At: v.At, Sites: v.sumOutcomes()}
+	s := sample{At: v.At, Sites: v.sumOutcomes(), P90: v.SiteP90}
 	if s.At.IsZero() {
 		s.At = time.Now()
 	}
@@ -65,7 +68,7 @@ func (h *history) rates(site string) []RatePoint {
 		if n <= 0 {
 			continue
 		}
-		p := RatePoint{At: h.samples[i].At, Rate: float64(ok) / float64(n), Requests: n}
+		p := RatePoint{At: h.samples[i].At, Rate: float64(ok) / float64(n), Requests: n, P90: h.samples[i].P90[site]}
 		if d := h.samples[i].At.Sub(h.samples[i-1].At); d > 0 {
 			p.BansPerMin = float64(banned) / d.Minutes()
 		}

@@ -91,12 +91,12 @@ func NewServer(cfg Config) (*Server, error) {
 	cfg = withDefaults(cfg)
 	s := &Server{cfg: cfg, log: cfg.Logger, hist: newHistory(cfg.History)}
 	s.views = &viewCache{build: s.buildView, timeout: viewTimeout}
-	s.insp = asynq.NewInspector(cfg.Redis)
 	rdb, ok := cfg.Redis.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
 		return nil, errors.New("web: config.Redis does not make a go-redis client")
 	}
 	s.rdb = rdb
+	s.insp = asynq.NewInspector(cfg.Redis)
 	s.mon = asynqmon.New(asynqmon.Options{RootPath: MonitoringPath, RedisConnOpt: cfg.Redis,
 		ReadOnly: cfg.ReadOnly, PrometheusAddress: cfg.PrometheusURL})
 	s.reg = s.newRegistry()

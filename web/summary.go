@@ -114,13 +114,14 @@ func clock(t time.Time) string {
 	return t.Local().Format("15:04:05")
 }
 
-// charts are the chart lines: "success" for the pool, "success/SITE" and
-// "bans/SITE" per site.
+// charts are the chart lines: "success" for the pool, "success/SITE",
+// "bans/SITE" and "p90/SITE" per site.
 func (s *Server) charts(st *Status) map[string]string {
 	out := map[string]string{"success": newChart(s.hist.rates("")).Points}
 	for site := range st.Pool.Sites {
 		pts := s.hist.rates(site)
 		out["success/"+site], out["bans/"+site] = successSpark(pts).Points, bansSpark(pts).Points
+		out["p90/"+site] = latencySpark(pts).Points
 	}
 	return out
 }

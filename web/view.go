@@ -34,6 +34,8 @@ type poolView struct {
 	Classes []ClassCounters
 	// Holders counts leases per holder, most first.
 	Holders []HolderCount
+	// SiteP90 is the 90th percentile of the proxies' latency per site.
+	SiteP90 map[string]time.Duration
 	// stats is the read the view was built from, kept only for
 	// --metrics-per-proxy.
 	stats *proxies.PoolStats
@@ -65,7 +67,7 @@ type ClassCounters struct {
 func newView(ps *proxies.PoolStats, took time.Duration, keepStats bool) *poolView {
 	v := &poolView{At: ps.At, Took: took, Total: ps.Total, Rows: proxyRows(ps.Proxies), Holders: holderCounts(ps.Proxies)}
 	v.worst, v.bans = v.order(worseRow), v.order(moreBans)
-	v.Classes = classCounters(ps)
+	v.Classes, v.SiteP90 = classCounters(ps)
 	if keepStats {
 		v.stats = ps
 	}
@@ -131,9 +133,11 @@ func allowedSites(sites []string) string {
 	return strings.Join(sites, ",")
 }
 
-// classCounters sums the counters of every (site, class) of the pool.
-func classCounters(ps *proxies.PoolStats) []ClassCounters {
+// classCounters sums the counters of every (site, class) of the pool, and
+// gives each site's 90th latency percentile.
+func classCounters(ps *proxies.PoolStats) ([]ClassCounters, map[string]time.Duration) {
 	lat := map[[2]string][]time.Duration{}
+	siteLat := map[string][]time.Duration{}
 	sums := map[[2]string]*ClassCounters{}
 	for site, st := range ps.Sites {
 		for class := range st.ByClass {
@@ -151,6 +155,7 @@ func classCounters(ps *proxies.PoolStats) []ClassCounters {
 			c.OK, c.Failed, c.Banned = c.OK+st.OK, c.Failed+st.Failed, c.Banned+st.Banned
 			if st.EWMALatency > 0 {
 				lat[k] = append(lat[k], st.EWMALatency)
+				siteLat[site] = append(siteLat[site], st.EWMALatency)
 			}
 		}
 	}
@@ -163,7 +168,12 @@ func classCounters(ps *proxies.PoolStats) []ClassCounters {
 	slices.SortFunc(out, func(a, b ClassCounters) int {
 		return cmp.Or(cmp.Compare(a.Site, b.Site), cmp.Compare(a.Class, b.Class))
 	})
-	return out
+	p90 := make(map[string]time.Duration, len(siteLat))
+	for site, ds := range siteLat {
+		slices.Sort(ds)
+		p90[site] = pct(ds, 90)
+	}
+	return out, p90
 }
 
 // latency fills the percentiles and histogram from the proxies' latencies.
