@@ -34,7 +34,7 @@ func benchWebCmd(a *app) *cobra.Command {
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "proxies %d on %d sites (%d rows), seeded in %.1fs; one full read of the pool %.0f ms\n",
 				res.Proxies, res.Sites, res.Rows, res.SeedMS/1000, res.FullReadMS)
-			fmt.Fprintf(w, "redis stall    %8.0f ms  longest PING of another client during one full read\n", res.StallMS)
+			fmt.Fprintf(w, "redis stall    %8.0f ms  longest PING of another client during one full read (%.0f ms as long again without one)\n", res.StallMS, res.IdleStallMS)
 			fmt.Fprintf(w, "pool page      %8.1f KB  served in %.0f ms\n", kb(res.PageBytes), res.PageMS)
 			if res.ChromiumError != "" {
 				fmt.Fprintf(w, "first render   (none: %s)\n", res.ChromiumError)

@@ -67,6 +67,8 @@ type WebResult struct {
 	// full read of the pool runs: how long the read keeps Redis from
 	// serving the cluster's leases.
 	StallMS float64 `json:"redis_stall_ms"`
+	// IdleStallMS is the longest PING for as long again without a read.
+	IdleStallMS float64 `json:"redis_idle_stall_ms"`
 	// MetricsSeries, MetricsBytes and MetricsMS (median of 5) of /metrics.
 	MetricsSeries int     `json:"metrics_series"`
 	MetricsBytes  int     `json:"metrics_bytes"`
@@ -101,7 +103,7 @@ func RunWeb(ctx context.Context, rdb *redis.Client, aopt asynq.RedisConnOpt, o W
 	}
 	res.SeedMS = ms(time.Since(start))
 	var err error
-	if res.StallMS, err = stall(ctx, c, b); err != nil {
+	if res.StallMS, res.IdleStallMS, err = stall(ctx, c, b); err != nil {
 		return nil, err
 	}
 	base, stop, err := serveDashboard(ctx, aopt, b)
@@ -113,13 +115,34 @@ func RunWeb(ctx context.Context, rdb *redis.Client, aopt asynq.RedisConnOpt, o W
 }
 
 // stall runs one full read of the pool (Stats) while another connection
-// PINGs in a loop, and returns the longest PING.
-func stall(ctx context.Context, c *redis.Client, b *proxies.RedisBroker) (float64, error) {
+// PINGs in a loop, and returns the longest PING; then the longest PING of
+// the same loop for as long again without a read, the machine's own
+// noise.
+func stall(ctx context.Context, c *redis.Client, b *proxies.RedisBroker) (during, idle float64, err error) {
 	pinger := redis.NewClient(c.Options())
 	defer pinger.Close()
 	if err := pinger.Ping(ctx).Err(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	start := time.Now()
+	d, err := worstPing(ctx, pinger, func() error { _, err := b.Stats(ctx); return err })
+	if err != nil {
+		return 0, 0, err
+	}
+	took := time.Since(start)
+	i, err := worstPing(ctx, pinger, func() error {
+		select {
+		case <-time.After(took):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	return ms(d), ms(i), err
+}
+
+// worstPing PINGs in a loop while f runs and returns the longest PING.
+func worstPing(ctx context.Context, pinger *redis.Client, f func() error) (time.Duration, error) {
 	done := make(chan struct{})
 	worst := make(chan time.Duration, 1)
 	go func() {
@@ -139,9 +162,9 @@ func stall(ctx context.Context, c *redis.Client, b *proxies.RedisBroker) (float6
 			w = max(w, time.Since(t))
 		}
 	}()
-	_, err := b.Stats(ctx)
+	err := f()
 	close(done)
-	return ms(<-worst), err
+	return <-worst, err
 }
 
 // serveDashboard serves a dashboard for b on loopback after its first full
