@@ -58,3 +58,27 @@ func TestPoolPageBeforeAnyWorker(t *testing.T) {
 		t.Errorf("/api/pool total = %d, want 3", p.Total)
 	}
 }
+
+// TestPoolPageWithoutJavaScript: the page never reloads itself, and its
+// filter form and page links are plain GET URLs the server renders, so a
+// browser without JavaScript filters, pages and, on reload, sees current
+// data.
+func TestPoolPageWithoutJavaScript(t *testing.T) {
+	c := newCluster(t)
+	base := startServer(t, Config{Redis: c.opt, Broker: c.broker})
+	_, page := get(t, http.MethodGet, base+"/", "")
+	if strings.Contains(page, `http-equiv="refresh"`) {
+		t.Error("pool page still reloads itself with <meta refresh>")
+	}
+	if !strings.Contains(page, `<form class="filter" method="get"`) {
+		t.Error("pool page has no GET filter form")
+	}
+	_, page = get(t, http.MethodGet, base+"/?state=quarantined&site=ozon", "")
+	rows := strings.Count(page, `class="proxy-row state-`)
+	if rows != 1 || strings.Count(page, `class="proxy-row state-quarantined"`) != 1 {
+		t.Errorf("/?state=quarantined&site=ozon renders %d rows, want the one quarantined proxy:\n%s", rows, page)
+	}
+	if !strings.Contains(page, `<option selected>quarantined</option>`) {
+		t.Error("the filter form does not keep the chosen state")
+	}
+}
