@@ -129,8 +129,9 @@ type renderedSection struct {
 	Err       string
 }
 
-// viewWait is how long a page waits for a pool read under way before it
-// shows the previous one (or none yet).
+// viewWait is how long a page, API call or scrape waits for the first
+// read of the pool before it answers without one; once a view exists
+// nobody waits (a stale one is replaced in the background).
 const viewWait = 2 * time.Second
 
 func (s *Server) serveDashboard(w http.ResponseWriter, r *http.Request) {
@@ -139,7 +140,7 @@ func (s *Server) serveDashboard(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad query: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	v, _ := s.views.get(r.Context(), s.cfg.Refresh, viewWait)
+	v, _ := s.views.get(r.Context(), viewWait)
 	sum, err := s.summary(r.Context(), v)
 	if err != nil {
 		s.fail(w, err)
@@ -226,7 +227,7 @@ func (s *Server) servePoolJSON(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad query: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	v, err := s.views.get(r.Context(), s.cfg.Refresh, viewWait)
+	v, err := s.views.get(r.Context(), viewWait)
 	if v == nil {
 		if err == nil {
 			http.Error(w, "the pool is being read for the first time; try again in a few seconds", http.StatusServiceUnavailable)
@@ -274,7 +275,7 @@ func (s *Server) streamAll(w http.ResponseWriter, v *poolView, q Query) {
 }
 
 func (s *Server) serveSummaryJSON(w http.ResponseWriter, r *http.Request) {
-	v, _ := s.views.get(r.Context(), s.cfg.Refresh, 0)
+	v, _ := s.views.get(r.Context(), 0)
 	sum, err := s.summary(r.Context(), v)
 	if err != nil {
 		s.fail(w, err)

@@ -87,7 +87,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- gauge(poolUpDesc, 1)
 	ch <- gauge(poolTotalDesc, float64(sum.Total))
 	collectSites(ch, sum.Sites)
-	v, _ := c.s.views.get(ctx, c.s.cfg.Refresh, viewWait)
+	v, _ := c.s.views.get(ctx, viewWait)
 	if v == nil {
 		return
 	}

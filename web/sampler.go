@@ -16,7 +16,7 @@ func (s *Server) sampleLoop(ctx context.Context) {
 	for {
 		wait := s.cfg.Refresh
 		if v := s.sample(ctx); v != nil {
-			wait = max(wait, 3*v.Took)
+			wait = s.views.period(v.Took)
 		}
 		t := time.NewTimer(wait)
 		select {

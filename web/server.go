@@ -90,7 +90,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	cfg = withDefaults(cfg)
 	s := &Server{cfg: cfg, log: cfg.Logger, hist: newHistory(cfg.History)}
-	s.views = &viewCache{build: s.buildView, timeout: viewTimeout}
+	s.views = &viewCache{build: s.buildView, timeout: viewTimeout, every: cfg.Refresh}
 	rdb, ok := cfg.Redis.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
 		return nil, errors.New("web: config.Redis does not make a go-redis client")

@@ -8,11 +8,14 @@ import (
 
 // viewCache holds the latest poolView and builds a new one at most once
 // at a time, whoever asks: the sampler loop or a request that finds the
-// view too old.
+// view older than its period.
 type viewCache struct {
 	build func(context.Context) (*poolView, error)
 	// timeout bounds one build.
 	timeout time.Duration
+	// every is the refresh period; a view is stale after every, or three
+	// times its build's duration if longer (a big pool is read less often).
+	every time.Duration
 
 	mu       sync.Mutex
 	cur      *poolView
@@ -22,14 +25,20 @@ type viewCache struct {
 	wg       sync.WaitGroup
 }
 
-// get returns a view built within maxAge, starting a build if there is
-// none, and waits up to wait for it; past wait it returns the latest view
-// (nil before the first), so a page never hangs on a slow read of a big
-// pool. The error is the last build's when there is no view at all.
-func (c *viewCache) get(ctx context.Context, maxAge, wait time.Duration) (*poolView, error) {
+// period is how long a view built in took stays fresh.
+func (c *viewCache) period(took time.Duration) time.Duration { return max(c.every, 3*took) }
+
+// get returns the latest view at once, starting a new build in the
+// background when it is stale. Before the first view it starts a build
+// and waits up to wait for it, so a page never hangs on a slow read of a
+// big pool; the error is the last build's when there is no view at all.
+func (c *viewCache) get(ctx context.Context, wait time.Duration) (*poolView, error) {
 	c.mu.Lock()
-	if c.cur != nil && time.Since(c.builtAt) <= maxAge {
+	if c.cur != nil {
 		v := c.cur
+		if time.Since(c.builtAt) > c.period(v.Took) {
+			c.startLocked()
+		}
 		c.mu.Unlock()
 		return v, nil
 	}
