@@ -154,6 +154,8 @@ type ProxyStats struct {
 	ID     string `json:"id"`
 	Masked string `json:"proxy"` // scheme://user:***@host:port
 	Class  Class  `json:"class"`
+	// Allowed are the sites the proxy may serve; empty means every site.
+	Allowed []string `json:"allowed_sites,omitempty"`
 	// Sites holds per-site state and counters.
 	Sites map[string]ProxySiteStats `json:"sites"`
 }

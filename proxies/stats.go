@@ -2,6 +2,7 @@ package proxies
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -20,18 +21,72 @@ const (
 	StateQuarantined = "quarantined"
 )
 
+// classes are the proxy classes in the order stats list them.
+var classes = []Class{Datacenter, Residential, Mobile}
+
 // Stats reports per-site pool totals and per-proxy counters. It reads the
-// whole pool (O(N)): it is meant for dashboards, not the lease path.
+// whole pool (O(N)): it is meant for dashboards, not the lease path. Every
+// imported proxy is listed, and the sites of Config.Sites are reported
+// even before any lease synced their ready sets: a proxy not yet synced
+// counts as ready (the next lease makes it so).
 func (b *RedisBroker) Stats(ctx context.Context) (*PoolStats, error) {
-	known, err := b.knownSets(ctx)
+	sets, err := b.statSets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := b.snapshot(ctx, known)
+	snap, err := b.snapshot(ctx, sets)
 	if err != nil {
 		return nil, fmt.Errorf("pool stats: %w", err)
 	}
 	return snap.build(), nil
+}
+
+// statSet is one ready set Stats and Summary report, and whether it is
+// synced with the pool's current version.
+type statSet struct {
+	siteClass
+	synced bool
+}
+
+// statSets lists the ready sets in use and those of the configured sites
+// (every class), sorted; sets not synced at the pool's version are marked.
+func (b *RedisBroker) statSets(ctx context.Context) ([]statSet, error) {
+	pipe := b.rdb.Pipeline()
+	knownCmd := pipe.HGetAll(ctx, b.k.known())
+	verCmd := pipe.Get(ctx, b.k.version())
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("read pool sites: %w", err)
+	}
+	ver := verCmd.Val()
+	if ver == "" {
+		ver = "0"
+	}
+	seen := map[siteClass]bool{}
+	for f, v := range knownCmd.Val() {
+		site, class, _ := strings.Cut(f, "\t")
+		seen[siteClass{site: site, class: Class(class)}] = v == ver
+	}
+	for site := range b.cfg.Sites {
+		for _, c := range classes {
+			sc := siteClass{site: site, class: c}
+			if _, ok := seen[sc]; !ok {
+				seen[sc] = false
+			}
+		}
+	}
+	out := make([]statSet, 0, len(seen))
+	for sc, synced := range seen {
+		out = append(out, statSet{siteClass: sc, synced: synced})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].less(out[j].siteClass) })
+	return out, nil
+}
+
+func (a siteClass) less(b siteClass) bool {
+	if a.site != b.site {
+		return a.site < b.site
+	}
+	return a.class < b.class
 }
 
 // snap is the raw Redis state Stats is built from.
@@ -42,74 +97,203 @@ type snap struct {
 	ready   map[siteClass][]redis.Z
 	quar    map[siteClass]map[string]float64
 	leases  map[string]map[string]string
-	stats   map[string]map[string]string
-	holders map[string]map[string]map[string]int64 // site -> id -> holder -> leases
+	stats   map[string]map[string]*counters // site -> id -> counters
 }
 
-func (b *RedisBroker) snapshot(ctx context.Context, known []siteClass) (*snap, error) {
-	pipe := b.rdb.Pipeline()
-	timeCmd := pipe.Time(ctx)
-	specCmd := pipe.HGetAll(ctx, b.k.proxies())
-	readyCmds, quarCmds := map[siteClass]*redis.ZSliceCmd{}, map[siteClass]*redis.ZSliceCmd{}
-	leaseCmds, statCmds := map[string]*redis.MapStringStringCmd{}, map[string]*redis.MapStringStringCmd{}
-	for _, sc := range known {
-		readyCmds[sc] = pipe.ZRangeWithScores(ctx, b.k.ready(sc.site, sc.class), 0, -1)
-		quarCmds[sc] = pipe.ZRangeWithScores(ctx, b.k.quarantine(sc.site, sc.class), 0, -1)
-		if leaseCmds[sc.site] == nil {
-			leaseCmds[sc.site] = pipe.HGetAll(ctx, b.k.leases(sc.site))
-			statCmds[sc.site] = pipe.HGetAll(ctx, b.k.stats(sc.site))
-		}
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
+// counters are one proxy's stats fields on one site.
+type counters struct {
+	ok, fail, ban, lastBanAt int64
+	ewma                     float64
+	lastBan                  string
+	holders                  map[string]int64
+}
+
+// scanCount is the COUNT hint of the scans Stats reads the pool with:
+// each call is short, so a read of a big pool never keeps Redis from
+// serving leases for long.
+const scanCount = 1000
+
+// snapshot reads the pool key by key with HSCAN and ZSCAN, not in one
+// atomic step: it is a dashboard's view, and a proxy whose state changes
+// during the read shows either state.
+func (b *RedisBroker) snapshot(ctx context.Context, sets []statSet) (*snap, error) {
+	now, err := b.rdb.Time(ctx).Result()
+	if err != nil {
 		return nil, err
 	}
-	s := &snap{now: timeCmd.Val().UnixMilli() + b.cfg.skew(), known: known,
+	s := &snap{now: now.UnixMilli() + b.cfg.skew(),
 		ready: map[siteClass][]redis.Z{}, quar: map[siteClass]map[string]float64{},
-		leases: map[string]map[string]string{}, stats: map[string]map[string]string{},
-		holders: map[string]map[string]map[string]int64{}}
-	for id, spec := range specCmd.Val() {
-		p, err := b.specs.get(id, spec)
+		leases: map[string]map[string]string{}, stats: map[string]map[string]*counters{}}
+	if err := b.readProxies(ctx, s); err != nil {
+		return nil, err
+	}
+	parts := b.cfg.partitionSites()
+	for _, sc := range sets {
+		if err := b.readSet(ctx, s, sc, parts); err != nil {
+			return nil, err
+		}
+		if _, ok := s.leases[sc.site]; ok {
+			continue
+		}
+		if s.leases[sc.site], err = scanHash(ctx, b.rdb, b.k.leases(sc.site)); err != nil {
+			return nil, err
+		}
+		stats, err := scanHash(ctx, b.rdb, b.k.stats(sc.site))
 		if err != nil {
 			return nil, err
 		}
-		s.proxies = append(s.proxies, p)
-	}
-	sort.Slice(s.proxies, func(i, j int) bool { return s.proxies[i].ID < s.proxies[j].ID })
-	for sc, c := range readyCmds {
-		s.ready[sc] = withoutMarker(c.Val())
-		s.quar[sc] = zmap(quarCmds[sc].Val())
-	}
-	for site, c := range leaseCmds {
-		s.leases[site], s.stats[site] = c.Val(), statCmds[site].Val()
-		s.holders[site] = holderCounts(s.stats[site])
+		s.stats[sc.site] = indexStats(stats)
 	}
 	return s, nil
 }
 
-// holderCounts indexes the "<id>|h|<holder>" fields of one site's stats.
-func holderCounts(stats map[string]string) map[string]map[string]int64 {
-	out := map[string]map[string]int64{}
-	for k, v := range stats {
-		id, rest, _ := strings.Cut(k, "|")
-		h, ok := strings.CutPrefix(rest, "h|")
-		if !ok {
-			continue
+// readProxies reads every proxy's spec, sorted by ID.
+func (b *RedisBroker) readProxies(ctx context.Context, s *snap) error {
+	specs, err := scanHash(ctx, b.rdb, b.k.proxies())
+	if err != nil {
+		return err
+	}
+	s.proxies = make([]Proxy, 0, len(specs))
+	for id, spec := range specs {
+		p, err := b.specs.get(id, spec)
+		if err != nil {
+			return err
 		}
-		if out[id] == nil {
-			out[id] = map[string]int64{}
+		s.proxies = append(s.proxies, p)
+	}
+	sort.Slice(s.proxies, func(i, j int) bool { return s.proxies[i].ID < s.proxies[j].ID })
+	return nil
+}
+
+// readSet reads one ready set and its quarantines; an unsynced set is
+// completed with the proxies the next sync adds.
+func (b *RedisBroker) readSet(ctx context.Context, s *snap, sc statSet, parts []string) error {
+	zs, err := scanZSet(ctx, b.rdb, b.k.ready(sc.site, sc.class))
+	if err != nil {
+		return err
+	}
+	if !sc.synced {
+		zs = b.unsynced(s.proxies, sc.siteClass, zs, parts)
+	}
+	if len(zs) == 0 && !sc.synced {
+		return nil // a configured site no proxy of the class may serve
+	}
+	quar, err := scanZSet(ctx, b.rdb, b.k.quarantine(sc.site, sc.class))
+	if err != nil {
+		return err
+	}
+	s.known = append(s.known, sc.siteClass)
+	s.ready[sc.siteClass], s.quar[sc.siteClass] = zs, zmap(quar)
+	return nil
+}
+
+// scanHash reads a hash with HSCAN.
+func scanHash(ctx context.Context, rdb redis.UniversalClient, key string) (map[string]string, error) {
+	out := map[string]string{}
+	var cursor uint64
+	for {
+		kv, next, err := rdb.HScan(ctx, key, cursor, "", scanCount).Result()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", key, err)
 		}
-		out[id][h], _ = strconv.ParseInt(v, 10, 64)
+		for i := 0; i+1 < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		if cursor = next; cursor == 0 {
+			return out, nil
+		}
+	}
+}
+
+// scanZSet reads a sorted set with ZSCAN, without the sync marker
+// ("#<version>", see scripts.go), which is no proxy; members come once
+// each, in no order.
+func scanZSet(ctx context.Context, rdb redis.UniversalClient, key string) ([]redis.Z, error) {
+	seen := map[string]float64{}
+	var cursor uint64
+	for {
+		kv, next, err := rdb.ZScan(ctx, key, cursor, "", scanCount).Result()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", key, err)
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if strings.HasPrefix(kv[i], "#") {
+				continue
+			}
+			score, err := strconv.ParseFloat(kv[i+1], 64)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: score of %s: %w", key, kv[i], err)
+			}
+			seen[kv[i]] = score
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	out := make([]redis.Z, 0, len(seen))
+	for m, sc := range seen {
+		out = append(out, redis.Z{Member: m, Score: sc})
+	}
+	return out, nil
+}
+
+// unsynced is the ready set of sc as the next sync will make it: the
+// proxies that may serve it, at their current score, new ones at 0.
+func (b *RedisBroker) unsynced(ps []Proxy, sc siteClass, zs []redis.Z, parts []string) []redis.Z {
+	score := make(map[string]float64, len(zs))
+	for _, z := range zs {
+		score[z.Member.(string)] = z.Score
+	}
+	out := []redis.Z{}
+	for _, p := range ps {
+		if p.Class == sc.class && b.serves(p, sc.site, parts) {
+			out = append(out, redis.Z{Member: p.ID, Score: score[p.ID]})
+		}
 	}
 	return out
 }
 
-// withoutMarker drops a ready set's sync marker ("#<version>" at -inf,
-// see scripts.go), which is no proxy.
-func withoutMarker(zs []redis.Z) []redis.Z {
-	if len(zs) > 0 && strings.HasPrefix(zs[0].Member.(string), "#") {
-		return zs[1:]
+// indexStats parses one site's stats hash ("<id>|<field>", see keys.go)
+// into counters per proxy, in one pass.
+func indexStats(stats map[string]string) map[string]*counters {
+	out := map[string]*counters{}
+	for k, v := range stats {
+		id, field, ok := strings.Cut(k, "|")
+		if !ok {
+			continue
+		}
+		c := out[id]
+		if c == nil {
+			c = &counters{}
+			out[id] = c
+		}
+		c.set(field, v)
 	}
-	return zs
+	return out
+}
+
+func (c *counters) set(field, v string) {
+	switch field {
+	case "ok":
+		c.ok = atoi(v)
+	case "fail":
+		c.fail = atoi(v)
+	case "ban":
+		c.ban = atoi(v)
+	case "lastbanat":
+		c.lastBanAt = atoi(v)
+	case "lastban":
+		c.lastBan = v
+	case "ewma":
+		c.ewma, _ = strconv.ParseFloat(v, 64)
+	default:
+		if h, ok := strings.CutPrefix(field, "h|"); ok {
+			if c.holders == nil {
+				c.holders = map[string]int64{}
+			}
+			c.holders[h] = atoi(v)
+		}
+	}
 }
 
 func zmap(zs []redis.Z) map[string]float64 {
@@ -122,9 +306,11 @@ func zmap(zs []redis.Z) map[string]float64 {
 
 func (s *snap) build() *PoolStats {
 	ps := &PoolStats{At: ms(s.now), Total: len(s.proxies), Sites: map[string]SiteStats{}}
-	byID := map[string]*ProxyStats{}
+	ps.Proxies = make([]ProxyStats, 0, len(s.proxies))
+	byID := make(map[string]*ProxyStats, len(s.proxies))
 	for _, p := range s.proxies {
-		ps.Proxies = append(ps.Proxies, ProxyStats{ID: p.ID, Masked: p.Masked(), Class: p.Class, Sites: map[string]ProxySiteStats{}})
+		ps.Proxies = append(ps.Proxies, ProxyStats{ID: p.ID, Masked: p.Masked(), Class: p.Class,
+			Allowed: p.Sites, Sites: map[string]ProxySiteStats{}})
 	}
 	for i := range ps.Proxies {
 		byID[ps.Proxies[i].ID] = &ps.Proxies[i]
@@ -151,14 +337,18 @@ func (s *snap) addSet(ps *PoolStats, byID map[string]*ProxyStats, sc siteClass) 
 		}
 	}
 	site.ByClass[sc.class] = counts
-	site.Ready += counts.Ready
-	site.Leased += counts.Leased
-	site.Cooling += counts.Cooling
-	site.Quarantined += counts.Quarantined
+	site.addCounts(counts)
 	if n := len(s.ready[sc]); n > 0 && counts.Quarantined == n && !slices.Contains(site.Exhausted, sc.class) {
 		site.Exhausted = append(site.Exhausted, sc.class)
 	}
 	ps.Sites[sc.site] = site
+}
+
+func (st *SiteStats) addCounts(c StateCounts) {
+	st.Ready += c.Ready
+	st.Leased += c.Leased
+	st.Cooling += c.Cooling
+	st.Quarantined += c.Quarantined
 }
 
 func (c *StateCounts) add(state string) {
@@ -177,16 +367,15 @@ func (c *StateCounts) add(state string) {
 // proxySite is one proxy's state and counters on one site.
 func (s *snap) proxySite(sc siteClass, id string, score float64) ProxySiteStats {
 	st := ProxySiteStats{ReadyAt: ms(int64(score))}
-	stats := s.stats[sc.site]
-	field := func(name string) int64 { v, _ := strconv.ParseInt(stats[id+"|"+name], 10, 64); return v }
-	st.OK, st.Failed, st.Banned = field("ok"), field("fail"), field("ban")
-	ewma, _ := strconv.ParseFloat(stats[id+"|ewma"], 64)
-	st.EWMALatency = time.Duration(ewma * float64(time.Millisecond))
-	st.LastBan = stats[id+"|lastban"]
-	if at := field("lastbanat"); at > 0 {
-		st.LastBanAt = ms(at)
+	if c := s.stats[sc.site][id]; c != nil {
+		st.OK, st.Failed, st.Banned = c.ok, c.fail, c.ban
+		st.EWMALatency = time.Duration(c.ewma * float64(time.Millisecond))
+		st.LastBan = c.lastBan
+		if c.lastBanAt > 0 {
+			st.LastBanAt = ms(c.lastBanAt)
+		}
+		st.LeasesByHolder = c.holders
 	}
-	st.LeasesByHolder = s.holders[sc.site][id]
 	st.State = s.state(sc, id, score, &st)
 	return st
 }

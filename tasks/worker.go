@@ -162,9 +162,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	srv := asynq.NewServer(w.cfg.Redis, w.asynqConfig(base))
+	started := time.Now()
 	if err := srv.Start(NewMux(w.handler)); err != nil {
 		return fmt.Errorf("start worker %s: %w", w.cfg.ServerID, err)
 	}
+	hbCtx, stopHeartbeat := context.WithCancel(base)
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); w.heartbeatLoop(hbCtx, started) }()
+	defer func() { stopHeartbeat(); <-hbDone }()
 	w.cfg.Logger.Info("worker started", zap.String("server", w.cfg.ServerID),
 		zap.Int("concurrency", w.cfg.Concurrency), zap.Any("queues", w.cfg.Queues))
 	<-ctx.Done()

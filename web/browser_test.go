@@ -56,7 +56,7 @@ const poolTableJS = `Object.fromEntries([...document.querySelectorAll('#pool tr[
 
 // proxyRowsJS reads the proxy table's rows as "id/site/state".
 const proxyRowsJS = `[...document.querySelectorAll('#proxies tr.proxy-row')].map(tr =>
-  tr.dataset.id + '/' + tr.dataset.site + '/' + tr.querySelector('td:nth-child(5)').textContent)`
+  tr.dataset.id + '/' + tr.dataset.site + '/' + tr.querySelector('[data-f=state]').textContent)`
 
 func TestBrowserDashboardAndAsynqUI(t *testing.T) {
 	bin := chromiumPath(t)

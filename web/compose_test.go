@@ -35,7 +35,7 @@ func loadCompose(t *testing.T) *types.Project {
 
 func TestComposeServices(t *testing.T) {
 	p := loadCompose(t)
-	if d := cmp.Diff([]string{"prometheus", "redis", "web", "worker"}, p.ServiceNames()); d != "" {
+	if d := cmp.Diff([]string{"grafana", "prometheus", "redis", "web", "worker"}, p.ServiceNames()); d != "" {
 		t.Errorf("services (-want +got):\n%s", d)
 	}
 	tests := []struct {

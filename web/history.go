@@ -3,24 +3,25 @@ package web
 import (
 	"sync"
 	"time"
-
-	"crawlq/proxies"
 )
 
-// sample is the pool's cumulative outcome counters at one moment.
+// sample is the pool's cumulative outcome counters per site at one moment.
 type sample struct {
-	At     time.Time
-	OK     int64
-	Failed int64
-	Banned int64
+	At    time.Time
+	Sites map[string][3]int64 // ok, failed, banned
+	P90   map[string]time.Duration
 }
 
-// RatePoint is the pool-wide success rate over the interval ending at At:
-// ok / (ok + failed + banned) of the leases released in that interval.
+// RatePoint is the success rate over the interval ending at At: ok / (ok
+// + failed + banned) of the leases released in that interval, the bans
+// per minute in it, and for one site the 90th percentile of its proxies'
+// latency at At.
 type RatePoint struct {
-	At       time.Time `json:"at"`
-	Rate     float64   `json:"rate"`
-	Requests int64     `json:"requests"`
+	At         time.Time     `json:"at"`
+	Rate       float64       `json:"rate"`
+	Requests   int64         `json:"requests"`
+	BansPerMin float64       `json:"bans_per_min"`
+	P90        time.Duration `json:"p90_latency,omitempty"`
 }
 
 // history keeps the last samples in memory, oldest first; safe for
@@ -33,9 +34,12 @@ type history struct {
 
 func newHistory(max int) *history { return &history{max: max} }
 
-// add records the counters of one stats snapshot.
-func (h *history) add(ps *proxies.PoolStats) {
-	s := totals(ps)
+// add records the counters of one pool view.
+func (h *history) add(v *poolView) {
+	s := sample{At: v.At, Sites: v.sumOutcomes(), P90: v.SiteP90}
+	if s.At.IsZero() {
+		s.At = time.Now()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.samples = append(h.samples, s)
@@ -51,35 +55,36 @@ func (h *history) len() int {
 	return len(h.samples)
 }
 
-// rates turns consecutive samples into success-rate points; an interval
-// without requests gives no point.
-func (h *history) rates() []RatePoint {
+// rates turns consecutive samples into points for one site, or the whole
+// pool for site ""; an interval without requests gives no point.
+func (h *history) rates(site string) []RatePoint {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	out := []RatePoint{}
 	for i := 1; i < len(h.samples); i++ {
-		prev, cur := h.samples[i-1], h.samples[i]
-		ok := cur.OK - prev.OK
-		n := ok + (cur.Failed - prev.Failed) + (cur.Banned - prev.Banned)
-		if n > 0 {
-			out = append(out, RatePoint{At: cur.At, Rate: float64(ok) / float64(n), Requests: n})
+		prev, cur := h.samples[i-1].total(site), h.samples[i].total(site)
+		ok, failed, banned := cur[0]-prev[0], cur[1]-prev[1], cur[2]-prev[2]
+		n := ok + failed + banned
+		if n <= 0 {
+			continue
 		}
+		p := RatePoint{At: h.samples[i].At, Rate: float64(ok) / float64(n), Requests: n, P90: h.samples[i].P90[site]}
+		if d := h.samples[i].At.Sub(h.samples[i-1].At); d > 0 {
+			p.BansPerMin = float64(banned) / d.Minutes()
+		}
+		out = append(out, p)
 	}
 	return out
 }
 
-// totals sums the outcome counters over every proxy and site.
-func totals(ps *proxies.PoolStats) sample {
-	s := sample{At: ps.At}
-	if s.At.IsZero() {
-		s.At = time.Now()
+// total is one site's counters, or the sum over every site for "".
+func (s sample) total(site string) [3]int64 {
+	if site != "" {
+		return s.Sites[site]
 	}
-	for _, p := range ps.Proxies {
-		for _, st := range p.Sites {
-			s.OK += st.OK
-			s.Failed += st.Failed
-			s.Banned += st.Banned
-		}
+	var t [3]int64
+	for _, c := range s.Sites {
+		t = [3]int64{t[0] + c[0], t[1] + c[1], t[2] + c[2]}
 	}
-	return s
+	return t
 }

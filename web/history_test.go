@@ -18,16 +18,25 @@ func statsAt(at time.Time, ok, failed, banned int64) *proxies.PoolStats {
 	}}}}
 }
 
+// viewAt is a view of statsAt.
+func viewAt(at time.Time, ok, failed, banned int64) *poolView {
+	return newView(statsAt(at, ok, failed, banned), 0, false)
+}
+
 func TestHistoryRates(t *testing.T) {
 	t0 := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
 	h := newHistory(3)
-	h.add(statsAt(t0, 0, 0, 0))
-	h.add(statsAt(t0.Add(10*time.Second), 8, 1, 1))  // 10 requests, 8 ok
-	h.add(statsAt(t0.Add(20*time.Second), 8, 1, 1))  // idle: no point
-	h.add(statsAt(t0.Add(30*time.Second), 11, 2, 1)) // 4 requests, 3 ok; first sample dropped
-	want := []RatePoint{{At: t0.Add(30 * time.Second), Rate: 0.75, Requests: 4}}
-	if d := cmp.Diff(want, h.rates()); d != "" {
+	h.add(viewAt(t0, 0, 0, 0))
+	h.add(viewAt(t0.Add(10*time.Second), 8, 1, 1))  // 10 requests, 8 ok
+	h.add(viewAt(t0.Add(20*time.Second), 8, 1, 1))  // idle: no point
+	h.add(viewAt(t0.Add(30*time.Second), 11, 2, 3)) // 6 requests, 3 ok, 2 bans; first sample dropped
+	want := []RatePoint{{At: t0.Add(30 * time.Second), Rate: 0.5, Requests: 6, BansPerMin: 12}}
+	if d := cmp.Diff(want, h.rates("")); d != "" {
 		t.Errorf("rates (-want +got):\n%s", d)
+	}
+	wantOzon := []RatePoint{{At: t0.Add(30 * time.Second), Rate: 0, Requests: 2, BansPerMin: 12}}
+	if d := cmp.Diff(wantOzon, h.rates("ozon")); d != "" {
+		t.Errorf("ozon rates (-want +got):\n%s", d)
 	}
 }
 
@@ -66,15 +75,15 @@ func TestDashboardChartFromSamples(t *testing.T) {
 	defer s.Close()
 	t0 := time.Now()
 	for i, n := range []int64{0, 10, 20, 25} {
-		s.hist.add(statsAt(t0.Add(time.Duration(i)*time.Minute), n, n/5, 0))
+		s.hist.add(viewAt(t0.Add(time.Duration(i)*time.Minute), n, n/5, 0))
 	}
 	base := startHandler(t, s)
 	_, body := get(t, "GET", base+"/", "")
 	if !strings.Contains(body, `<polyline`) || strings.Contains(body, "collecting samples") {
 		t.Errorf("dashboard has no success-rate line:\n%s", body)
 	}
-	_, js := get(t, "GET", base+"/api/pool", "")
-	if !strings.Contains(js, `"success_rate": [`) || !strings.Contains(js, `"requests": 12`) {
-		t.Errorf("/api/pool lacks the success-rate points:\n%s", js)
+	_, js := get(t, "GET", base+"/api/summary", "")
+	if want := `"success":"` + newChart(s.hist.rates("")).Points + `"`; !strings.Contains(js, want) {
+		t.Errorf("/api/summary lacks the success-rate line %s:\n%s", want, js)
 	}
 }

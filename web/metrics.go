@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynq/x/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -15,8 +14,11 @@ import (
 	"crawlq/proxies"
 )
 
-// Descriptors of the pool metrics. Proxies are labelled by ID only, never by
-// their spec, so no credential reaches Prometheus.
+// Descriptors of the pool metrics. By default every series is per site
+// and class at most, so their count is flat in the pool size; the
+// per-proxy ones (crawlq_proxy_*) only with Config.MetricsPerProxy.
+// Proxies are labelled by ID only, never by their spec, so no credential
+// reaches Prometheus.
 var (
 	poolUpDesc = prometheus.NewDesc("crawlq_pool_up",
 		"1 if the last read of the proxy pool succeeded, else 0.", nil, nil)
@@ -26,48 +28,75 @@ var (
 		"Proxies per site by state (ready, leased, cooling, quarantined).", []string{"site", "state"}, nil)
 	poolClassDesc = prometheus.NewDesc("crawlq_pool_class_proxies",
 		"Proxies per site, class and state.", []string{"site", "class", "state"}, nil)
+	poolOKDesc = prometheus.NewDesc("crawlq_pool_ok_total",
+		"Leases released as a success, per site and class (as of the last full read of the pool).", []string{"site", "class"}, nil)
+	poolFailedDesc = prometheus.NewDesc("crawlq_pool_failed_total",
+		"Leases released as a proxy failure, per site and class (as of the last full read of the pool).", []string{"site", "class"}, nil)
+	poolBannedDesc = prometheus.NewDesc("crawlq_pool_banned_total",
+		"Bans of proxies by a site, per site and class (as of the last full read of the pool).", []string{"site", "class"}, nil)
+	poolLatencyDesc = prometheus.NewDesc("crawlq_pool_latency_seconds",
+		"Distribution of the proxies' moving-average response latency per site and class, at the last full read of the pool "+
+			"(one observation per proxy with a success; use histogram_quantile without rate()).", []string{"site", "class"}, nil)
+	poolReadDesc = prometheus.NewDesc("crawlq_pool_read_duration_seconds",
+		"How long the last full read of the pool took (proxy table, counters, latency).", nil, nil)
+	poolReadAgeDesc = prometheus.NewDesc("crawlq_pool_read_age_seconds",
+		"Age of the last full read of the pool.", nil, nil)
 	proxyOKDesc = prometheus.NewDesc("crawlq_proxy_ok_total",
-		"Leases of a proxy released as a success, per site.", []string{"proxy", "class", "site"}, nil)
+		"Leases of a proxy released as a success, per site (--metrics-per-proxy).", []string{"proxy", "class", "site"}, nil)
 	proxyFailedDesc = prometheus.NewDesc("crawlq_proxy_failed_total",
-		"Leases of a proxy released as a proxy failure, per site.", []string{"proxy", "class", "site"}, nil)
+		"Leases of a proxy released as a proxy failure, per site (--metrics-per-proxy).", []string{"proxy", "class", "site"}, nil)
 	proxyBannedDesc = prometheus.NewDesc("crawlq_proxy_banned_total",
-		"Bans of a proxy by a site.", []string{"proxy", "class", "site"}, nil)
+		"Bans of a proxy by a site (--metrics-per-proxy).", []string{"proxy", "class", "site"}, nil)
 	proxyLatencyDesc = prometheus.NewDesc("crawlq_proxy_latency_ewma_seconds",
-		"Moving average of a proxy's response latency, per site.", []string{"proxy", "class", "site"}, nil)
+		"Moving average of a proxy's response latency, per site (--metrics-per-proxy).", []string{"proxy", "class", "site"}, nil)
 	buildInfoDesc = prometheus.NewDesc("crawlq_build_info",
 		"Always 1; labels name the crawlq build.", []string{"version", "revision", "goversion"}, nil)
 )
 
-// poolCollector reads the broker's stats once per scrape.
+// poolCollector counts the pool once per scrape (proxies.RedisBroker.Summary:
+// no full read) and adds the counters of the dashboard's latest full read.
 type poolCollector struct {
-	broker  proxies.Broker
+	s       *Server
 	timeout time.Duration
-	log     *zap.Logger
 }
 
 // Describe sends the pool descriptors.
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{poolUpDesc, poolTotalDesc, poolSiteDesc, poolClassDesc,
-		proxyOKDesc, proxyFailedDesc, proxyBannedDesc, proxyLatencyDesc} {
+		poolOKDesc, poolFailedDesc, poolBannedDesc, poolLatencyDesc, poolReadDesc, poolReadAgeDesc} {
 		ch <- d
+	}
+	if c.s.cfg.MetricsPerProxy {
+		for _, d := range []*prometheus.Desc{proxyOKDesc, proxyFailedDesc, proxyBannedDesc, proxyLatencyDesc} {
+			ch <- d
+		}
 	}
 }
 
-// Collect sends the pool gauges and per-proxy counters; a broker error
-// gives crawlq_pool_up 0 and is logged.
+// Collect sends the pool gauges and counters; a broker error gives
+// crawlq_pool_up 0 and is logged.
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	ps, err := poolStats(ctx, c.broker)
+	sum, err := poolSummary(ctx, c.s.cfg.Broker)
 	if err != nil {
-		c.log.Warn("metrics: read pool", zap.Error(err))
+		c.s.log.Warn("metrics: read pool", zap.Error(err))
 		ch <- gauge(poolUpDesc, 0)
 		return
 	}
 	ch <- gauge(poolUpDesc, 1)
-	ch <- gauge(poolTotalDesc, float64(ps.Total))
-	collectSites(ch, ps.Sites)
-	collectProxies(ch, ps.Proxies)
+	ch <- gauge(poolTotalDesc, float64(sum.Total))
+	collectSites(ch, sum.Sites)
+	v, _ := c.s.views.get(ctx, viewWait)
+	if v == nil {
+		return
+	}
+	ch <- gauge(poolReadDesc, v.Took.Seconds())
+	ch <- gauge(poolReadAgeDesc, time.Since(v.At).Seconds())
+	collectClasses(ch, v.Classes)
+	if c.s.cfg.MetricsPerProxy && v.stats != nil {
+		collectProxies(ch, v.stats.Proxies)
+	}
 }
 
 func collectSites(ch chan<- prometheus.Metric, sites map[string]proxies.SiteStats) {
@@ -88,6 +117,22 @@ func sendStates(ch chan<- prometheus.Metric, d *prometheus.Desc, sc proxies.Stat
 	for state, n := range map[string]int{"ready": sc.Ready, "leased": sc.Leased,
 		"cooling": sc.Cooling, "quarantined": sc.Quarantined} {
 		ch <- gauge(d, float64(n), append(append([]string(nil), labels...), state)...)
+	}
+}
+
+// collectClasses sends the outcome counters and the latency histogram of
+// every site and class.
+func collectClasses(ch chan<- prometheus.Metric, cs []ClassCounters) {
+	for _, c := range cs {
+		l := []string{c.Site, string(c.Class)}
+		ch <- counter(poolOKDesc, float64(c.OK), l...)
+		ch <- counter(poolFailedDesc, float64(c.Failed), l...)
+		ch <- counter(poolBannedDesc, float64(c.Banned), l...)
+		buckets := make(map[float64]uint64, len(latencyBuckets))
+		for i, b := range latencyBuckets {
+			buckets[b] = c.Buckets[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(poolLatencyDesc, c.Measured, c.LatencySum.Seconds(), buckets, l...)
 	}
 }
 
@@ -113,12 +158,12 @@ func counter(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric 
 
 // newRegistry builds the dashboard's registry: pool, Asynq queues, build
 // info, Go runtime and process metrics.
-func newRegistry(insp *asynq.Inspector, b proxies.Broker, version string, log *zap.Logger) *prometheus.Registry {
+func (s *Server) newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
-		&poolCollector{broker: b, timeout: 5 * time.Second, log: log},
-		metrics.NewQueueMetricsCollector(insp),
-		buildInfo(version),
+		&poolCollector{s: s, timeout: 5 * time.Second},
+		metrics.NewQueueMetricsCollector(s.insp),
+		buildInfo(s.cfg.Version),
 		collectors.NewBuildInfoCollector(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -121,7 +121,7 @@ func expectedFromStatus(st *Status) (queues, sizes, pool map[string]float64) {
 
 func TestMetricsPerClassAndProxy(t *testing.T) {
 	c := newCluster(t)
-	base := startServer(t, Config{Redis: c.opt, Broker: c.broker})
+	base := startServer(t, Config{Redis: c.opt, Broker: c.broker, MetricsPerProxy: true})
 	mf := scrape(t, base)
 	ps, err := c.broker.Stats(context.Background())
 	if err != nil {
@@ -161,5 +161,59 @@ func TestMetricsPerClassAndProxy(t *testing.T) {
 		if mf[want] == nil {
 			t.Errorf("/metrics lacks %s; has %v", want, names)
 		}
+	}
+}
+
+// TestMetricsAggregatesByDefault: without MetricsPerProxy /metrics carries
+// no per-proxy series, and the per (site, class) counters and latency
+// histogram sum the proxies' counters.
+func TestMetricsAggregatesByDefault(t *testing.T) {
+	c := newCluster(t)
+	base := startServer(t, Config{Redis: c.opt, Broker: c.broker})
+	mf := scrape(t, base)
+	for name := range mf {
+		if strings.HasPrefix(name, "crawlq_proxy_") {
+			t.Errorf("/metrics has per-proxy family %s by default", name)
+		}
+	}
+	ps, err := c.broker.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOK, wantFailed, wantBanned, wantLat := map[string]float64{}, map[string]float64{}, map[string]float64{}, map[string]uint64{}
+	for site, s := range ps.Sites {
+		for class := range s.ByClass {
+			k := site + "/" + string(class)
+			wantOK[k], wantFailed[k], wantBanned[k], wantLat[k] = 0, 0, 0, 0
+		}
+	}
+	for _, p := range ps.Proxies {
+		for site, s := range p.Sites {
+			k := site + "/" + string(p.Class)
+			wantOK[k] += float64(s.OK)
+			wantFailed[k] += float64(s.Failed)
+			wantBanned[k] += float64(s.Banned)
+			if s.EWMALatency > 0 {
+				wantLat[k]++
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		want map[string]float64
+	}{{"crawlq_pool_ok_total", wantOK}, {"crawlq_pool_failed_total", wantFailed}, {"crawlq_pool_banned_total", wantBanned}} {
+		if d := cmp.Diff(tc.want, values(mf, tc.name, "site", "class")); d != "" {
+			t.Errorf("%s (-broker +metrics):\n%s", tc.name, d)
+		}
+	}
+	gotLat := map[string]uint64{}
+	for _, m := range mf["crawlq_pool_latency_seconds"].GetMetric() {
+		gotLat[key(m, []string{"site", "class"})] = m.GetHistogram().GetSampleCount()
+	}
+	if d := cmp.Diff(wantLat, gotLat); d != "" {
+		t.Errorf("crawlq_pool_latency_seconds counts (-broker +metrics):\n%s", d)
+	}
+	if wantOK["wildberries/datacenter"] != 1 || wantBanned["ozon/datacenter"] != 1 {
+		t.Fatalf("seed missing: ok %v banned %v", wantOK, wantBanned)
 	}
 }

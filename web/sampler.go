@@ -7,35 +7,49 @@ import (
 	"go.uber.org/zap"
 )
 
-// sampleLoop records the pool's counters every Refresh until ctx ends,
-// feeding the success-rate chart.
+// sampleLoop rebuilds the pool view every Refresh until ctx ends, feeding
+// the proxy table, the counters and the charts. A big pool whose read
+// takes longer is read less often: at least three times the last read's
+// duration passes between two, so the dashboard spends at most a third of
+// its time reading the pool.
 func (s *Server) sampleLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.Refresh)
-	defer t.Stop()
-	s.sample(ctx)
 	for {
+		wait := s.cfg.Refresh
+		if v := s.sample(ctx); v != nil {
+			wait = s.views.period(v.Took)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
 		case <-t.C:
-			s.sample(ctx)
 		}
 	}
 }
 
 // sample takes one reading; errors are logged, not fatal.
-func (s *Server) sample(ctx context.Context) {
-	if s.cfg.Broker == nil {
-		return
-	}
-	tctx, cancel := context.WithTimeout(ctx, s.cfg.Refresh)
-	defer cancel()
-	ps, err := poolStats(tctx, s.cfg.Broker)
+func (s *Server) sample(ctx context.Context) *poolView {
+	v, err := s.views.refresh(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.log.Warn("web: sample pool", zap.Error(err))
+			s.log.Warn("web: read pool", zap.Error(err))
 		}
-		return
+		return nil
 	}
-	s.hist.add(ps)
+	return v
+}
+
+// buildView reads the whole pool and indexes it; every new view is added
+// to the charts' history.
+func (s *Server) buildView(ctx context.Context) (*poolView, error) {
+	start := time.Now()
+	ps, err := poolStats(ctx, s.cfg.Broker)
+	if err != nil {
+		return nil, err
+	}
+	v := newView(ps, 0, s.cfg.MetricsPerProxy)
+	v.Took = time.Since(start)
+	s.hist.add(v)
+	return v, nil
 }

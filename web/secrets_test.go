@@ -11,8 +11,8 @@ import (
 // searches every page, API answer and metric for it.
 func TestNoProxyPasswordAnywhere(t *testing.T) {
 	c := newCluster(t)
-	base := startServer(t, Config{Redis: c.opt, Broker: c.broker})
-	paths := []string{"/", "/api/pool", "/metrics", "/monitoring/", "/monitoring/api/queues",
+	base := startServer(t, Config{Redis: c.opt, Broker: c.broker, MetricsPerProxy: true})
+	paths := []string{"/", "/api/pool", "/api/pool?all=1", "/api/summary", "/metrics", "/monitoring/", "/monitoring/api/queues",
 		"/monitoring/api/servers", "/monitoring/api/redis_info", "/monitoring/api/queue_stats",
 		"/monitoring/api/queues/wildberries/pending_tasks", "/monitoring/api/queues/avito/archived_tasks"}
 	var all strings.Builder

@@ -13,6 +13,7 @@ import (
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"crawlq/proxies"
@@ -20,6 +21,9 @@ import (
 
 // MonitoringPath is where Asynq's web UI is mounted.
 const MonitoringPath = "/monitoring"
+
+// viewTimeout bounds one full read of the pool.
+const viewTimeout = 2 * time.Minute
 
 // DefaultListen is the address `crawlq web` listens on by default: loopback
 // only, because the dashboard has no auth unless --auth is given.
@@ -44,14 +48,24 @@ type Config struct {
 	PrometheusURL string
 	// Logger defaults to a no-op logger.
 	Logger *zap.Logger
-	// Refresh is the page's auto-refresh period and the success-rate
-	// sampling interval. Default 10s.
+	// Refresh is how often the pool page updates its numbers in place, and
+	// how often the whole pool is read for the proxy table, the counters
+	// and the charts (less often when one read takes more than a third of
+	// it). Default 10s.
 	Refresh time.Duration
 	// History is how many success-rate samples are kept in memory.
 	// Default 60 (ten minutes at the default Refresh).
 	History int
 	// Version is reported in crawlq_build_info; default the module version.
 	Version string
+	// MetricsPerProxy adds four series per (proxy, site) to /metrics
+	// (crawlq_proxy_*): heavy, 400,000 series at 100,000 proxies on one
+	// site. Default off: /metrics carries aggregates per site and class
+	// only, a count flat in the pool size.
+	MetricsPerProxy bool
+	// Sections are extra parts of the pool page, shown after the built-in
+	// ones.
+	Sections []Section
 }
 
 // Server is the dashboard: an http.Handler plus the sampler loop that feeds
@@ -63,6 +77,8 @@ type Server struct {
 	mon     *asynqmon.HTTPHandler
 	reg     *prometheus.Registry
 	hist    *history
+	views   *viewCache
+	rdb     redis.UniversalClient // the queue's Redis, for the heartbeats
 	handler http.Handler
 }
 
@@ -74,10 +90,16 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	cfg = withDefaults(cfg)
 	s := &Server{cfg: cfg, log: cfg.Logger, hist: newHistory(cfg.History)}
+	s.views = &viewCache{build: s.buildView, timeout: viewTimeout, every: cfg.Refresh}
+	rdb, ok := cfg.Redis.MakeRedisClient().(redis.UniversalClient)
+	if !ok {
+		return nil, errors.New("web: config.Redis does not make a go-redis client")
+	}
+	s.rdb = rdb
 	s.insp = asynq.NewInspector(cfg.Redis)
 	s.mon = asynqmon.New(asynqmon.Options{RootPath: MonitoringPath, RedisConnOpt: cfg.Redis,
 		ReadOnly: cfg.ReadOnly, PrometheusAddress: cfg.PrometheusURL})
-	s.reg = newRegistry(s.insp, cfg.Broker, cfg.Version, s.log)
+	s.reg = s.newRegistry()
 	h, err := s.routes()
 	if err != nil {
 		s.Close()
@@ -105,6 +127,7 @@ func (s *Server) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.serveDashboard)
 	mux.HandleFunc("GET /api/pool", s.servePoolJSON)
+	mux.HandleFunc("GET /api/summary", s.serveSummaryJSON)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError, ErrorLog: zap.NewStdLog(s.log)}))
 	mux.Handle(MonitoringPath+"/", s.readOnlyGuard(s.mon))
@@ -184,9 +207,11 @@ func shutdown(hs *http.Server, errc <-chan error) error {
 	return nil
 }
 
-// Close releases the Redis connections of the inspector and Asynq's UI.
+// Close waits for a pool read under way and releases the Redis
+// connections of the inspector and Asynq's UI.
 func (s *Server) Close() error {
-	return errors.Join(s.insp.Close(), s.mon.Close())
+	s.views.wait()
+	return errors.Join(s.insp.Close(), s.mon.Close(), s.rdb.Close())
 }
 
 // warnIfExposed logs a warning when the dashboard listens beyond loopback

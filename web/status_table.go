@@ -49,10 +49,10 @@ func (s *Status) writePool(w io.Writer) {
 }
 
 func (s *Status) writeServers(w io.Writer) {
-	fmt.Fprintln(w, "SERVER\tHOST\tPID\tCONCURRENCY\tACTIVE\tQUEUES\tUP")
+	fmt.Fprintln(w, "SERVER\tHOST\tPID\tVERSION\tCONCURRENCY\tACTIVE\tQUEUES\tUP\tASYNQ ID")
 	for _, v := range s.Servers {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", v.ID, v.Host, v.PID, v.Concurrency,
-			v.ActiveWorkers, queueWeights(v.Queues), s.At.Sub(v.Started).Round(time.Second))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d\t%d\t%s\t%s\t%s\n", dash(v.ServerID), v.Host, v.PID, dash(v.Version), v.Concurrency,
+			v.ActiveWorkers, queueWeights(v.Queues), s.At.Sub(v.Started).Round(time.Second), v.ID)
 	}
 	if len(s.Servers) == 0 {
 		fmt.Fprintln(w, "(no live servers)")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
+	"golang.org/x/term"
 
 	"crawlq/internal/demo"
 	"crawlq/web"
@@ -60,13 +61,19 @@ func runDemo(cmd *cobra.Command, a *app, f demoFlags) error {
 	if f.listen == "off" {
 		f.listen = ""
 	}
-	sum, err := demo.Run(cmd.Context(), demo.Config{Duration: f.duration, Listen: f.listen, Proxies: f.proxies,
-		Seed: f.seed, Progress: os.Stderr, Logger: log})
-	if err != nil {
-		return err
-	}
-	if f.json {
-		return sum.WriteJSON(os.Stdout)
-	}
-	return sum.WriteText(os.Stdout)
+	// On a terminal, without --duration or --json, the dashboard keeps
+	// serving after the summary until Ctrl-C.
+	keep := !f.json && !cmd.Flags().Changed("duration") && onTerminal(os.Stdout)
+	_, err = demo.Run(cmd.Context(), demo.Config{Duration: f.duration, Listen: f.listen, Proxies: f.proxies,
+		Seed: f.seed, Progress: os.Stderr, Logger: log, KeepServing: keep,
+		Done: func(sum *demo.Summary) error {
+			if f.json {
+				return sum.WriteJSON(os.Stdout)
+			}
+			return sum.WriteText(os.Stdout)
+		}})
+	return err
 }
+
+// onTerminal reports whether f is a terminal (not a pipe, file or /dev/null).
+func onTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +26,17 @@ func newProxiesCmd(a *app) *cobra.Command {
 
 // withBroker opens --redis, builds the broker and runs f with it.
 func withBroker(cmd *cobra.Command, a *app, f func(*proxies.RedisBroker) error) error {
+	return withConfiguredBroker(cmd, a, "", f)
+}
+
+// withConfiguredBroker is withBroker with the sites and mode of the
+// config file at path ("" for the built-in sites).
+func withConfiguredBroker(cmd *cobra.Command, a *app, path string, f func(*proxies.RedisBroker) error) error {
 	log, err := a.logger()
+	if err != nil {
+		return err
+	}
+	cfg, err := brokerConfig(path, log)
 	if err != nil {
 		return err
 	}
@@ -34,7 +45,7 @@ func withBroker(cmd *cobra.Command, a *app, f func(*proxies.RedisBroker) error) 
 		return err
 	}
 	defer conn.Close()
-	return f(proxies.NewRedisBroker(conn.Client, proxies.Config{Logger: log}))
+	return f(proxies.NewRedisBroker(conn.Client, cfg))
 }
 
 func proxiesImportCmd(a *app) *cobra.Command {
@@ -126,16 +137,20 @@ func writeJSON(w io.Writer, v any) error {
 }
 
 func proxiesStatsCmd(a *app) *cobra.Command {
-	var asJSON bool
+	var asJSON, sitesOnly bool
+	var config string
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Pool totals per site (ready, leased, cooling, quarantined) and per-proxy counters",
+		Short: "Pool totals per site and class (ready, leased, cooling, quarantined) and every proxy's state and counters per site",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withBroker(cmd, a, func(b *proxies.RedisBroker) error {
+			return withConfiguredBroker(cmd, a, config, func(b *proxies.RedisBroker) error {
 				st, err := b.Stats(cmd.Context())
 				if err != nil {
 					return err
+				}
+				if sitesOnly {
+					st.Proxies = nil
 				}
 				if asJSON {
 					return writeJSON(cmd.OutOrStdout(), st)
@@ -145,23 +160,74 @@ func proxiesStatsCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&sitesOnly, "sites-only", false, "print the totals per site and class only, not every proxy")
+	configFlag(cmd, &config)
 	return cmd
 }
 
+// printStats prints the totals per site and class, then one line per
+// proxy and site (a proxy no site serves yet gets one line with site "-").
 func printStats(w io.Writer, st *proxies.PoolStats) error {
 	fmt.Fprintf(w, "%d proxies in the pool\n", st.Total)
-	sites := make([]string, 0, len(st.Sites))
-	for s := range st.Sites {
-		sites = append(sites, s)
-	}
-	sort.Strings(sites)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SITE\tREADY\tLEASED\tCOOLING\tQUARANTINED\tEXHAUSTED")
-	for _, s := range sites {
+	fmt.Fprintln(tw, "SITE\tCLASS\tREADY\tLEASED\tCOOLING\tQUARANTINED\tEXHAUSTED")
+	for _, s := range sortedSites(st.Sites) {
 		x := st.Sites[s]
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\n", s, x.Ready, x.Leased, x.Cooling, x.Quarantined, x.Exhausted)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s, "*", x.Ready, x.Leased, x.Cooling, x.Quarantined, classList(x.Exhausted))
+		for _, c := range []proxies.Class{proxies.Datacenter, proxies.Residential, proxies.Mobile} {
+			if n, ok := x.ByClass[c]; ok {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t\n", s, c, n.Ready, n.Leased, n.Cooling, n.Quarantined)
+			}
+		}
+	}
+	if len(st.Sites) == 0 {
+		fmt.Fprintln(tw, "(no site configured or leased on yet)")
+	}
+	if err := tw.Flush(); err != nil || len(st.Proxies) == 0 {
+		return err
+	}
+	fmt.Fprintln(w)
+	return printProxyStats(w, st.Proxies)
+}
+
+func printProxyStats(w io.Writer, ps []proxies.ProxyStats) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPROXY\tCLASS\tSITES\tSITE\tSTATE\tOK\tFAILED\tBANS\tLATENCY\tLAST BAN")
+	for _, p := range ps {
+		if len(p.Sites) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t0\t0\t0\t-\t\n", p.ID, p.Masked, p.Class, orAll(p.Allowed))
+		}
+		for _, site := range sortedSites(p.Sites) {
+			x := p.Sites[site]
+			lat := "-"
+			if x.EWMALatency > 0 {
+				lat = x.EWMALatency.Round(time.Millisecond).String()
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", p.ID, p.Masked, p.Class, orAll(p.Allowed),
+				site, x.State, x.OK, x.Failed, x.Banned, lat, x.LastBan)
+		}
 	}
 	return tw.Flush()
+}
+
+func sortedSites[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for s := range m {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func classList(cs []proxies.Class) string {
+	if len(cs) == 0 {
+		return "-"
+	}
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = string(c)
+	}
+	return strings.Join(out, ",")
 }
 
 func proxiesRemoveCmd(a *app) *cobra.Command {

@@ -15,20 +15,25 @@ import (
 func init() { register(newStatusCmd) }
 
 func newStatusCmd(a *app) *cobra.Command {
-	asJSON := false
+	asJSON, config := false, ""
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show queues per site, the proxy pool per site and live servers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStatus(cmd.Context(), a, cmd.OutOrStdout(), asJSON)
+			return runStatus(cmd.Context(), a, cmd.OutOrStdout(), asJSON, config)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the snapshot as JSON (the numbers /metrics reports)")
+	configFlag(cmd, &config)
 	return cmd
 }
 
-func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool) error {
+func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config string) error {
+	bcfg, err := brokerConfig(config, nil)
+	if err != nil {
+		return err
+	}
 	conn, err := a.redis(ctx)
 	if err != nil {
 		return err
@@ -36,8 +41,11 @@ func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool) error {
 	defer conn.Close()
 	insp := asynq.NewInspector(conn.Asynq)
 	defer insp.Close()
-	st, err := web.Collect(ctx, insp, proxies.NewRedisBroker(conn.Client, proxies.Config{}))
+	st, err := web.Collect(ctx, insp, proxies.NewRedisBroker(conn.Client, bcfg))
 	if err != nil {
+		return err
+	}
+	if err := web.JoinHeartbeats(ctx, conn.Client, st); err != nil {
 		return err
 	}
 	if !asJSON {

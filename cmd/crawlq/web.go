@@ -13,9 +13,9 @@ import (
 
 // webFlags are the flags of `crawlq web`.
 type webFlags struct {
-	listen, auth, prometheus string
-	readOnly                 bool
-	refresh                  time.Duration
+	listen, auth, prometheus, config string
+	readOnly, perProxy               bool
+	refresh                          time.Duration
 }
 
 func init() { register(newWebCmd) }
@@ -34,7 +34,9 @@ func newWebCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.auth, "auth", "", "USER:PASS for HTTP basic auth on every path; env CRAWLQ_WEB_AUTH")
 	fl.BoolVar(&f.readOnly, "read-only", false, "make Asynq's UI view-only (no delete, pause, run, archive)")
 	fl.StringVar(&f.prometheus, "prometheus", "", "Prometheus URL for the time-series charts of Asynq's UI")
-	fl.DurationVar(&f.refresh, "refresh", 10*time.Second, "page auto-refresh and success-rate sampling interval")
+	fl.DurationVar(&f.refresh, "refresh", 10*time.Second, "how often the page updates its numbers in place and the whole pool is read for the proxy table (less often when a read takes longer than a third of it)")
+	fl.BoolVar(&f.perProxy, "metrics-per-proxy", false, "also export four series per (proxy, site) on /metrics: heavy (400,000 series at 100,000 proxies on one site); default aggregates per site and class only")
+	configFlag(cmd, &f.config)
 	return cmd
 }
 
@@ -46,14 +48,19 @@ func runWeb(ctx context.Context, a *app, f webFlags) error {
 	if err != nil {
 		return err
 	}
+	bcfg, err := brokerConfig(f.config, log)
+	if err != nil {
+		return err
+	}
 	conn, err := a.redis(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	srv, err := web.NewServer(web.Config{
-		Redis: conn.Asynq, Broker: proxies.NewRedisBroker(conn.Client, proxies.Config{Logger: log}),
+		Redis: conn.Asynq, Broker: proxies.NewRedisBroker(conn.Client, bcfg),
 		Auth: f.auth, ReadOnly: f.readOnly, PrometheusURL: f.prometheus, Logger: log, Refresh: f.refresh,
+		MetricsPerProxy: f.perProxy,
 	})
 	if err != nil {
 		return err

@@ -47,6 +47,15 @@ type Config struct {
 	Progress io.Writer
 	// Logger receives the workers' and dashboard's logs. Default: none.
 	Logger *zap.Logger
+	// KeepServing keeps the dashboard serving the final state after the
+	// run ended (every job done or Duration over) until ctx ends (Ctrl-C),
+	// so a newcomer who opens its URL late still finds it. Done is called
+	// with the summary first. No effect without a dashboard or once ctx
+	// ended.
+	KeepServing bool
+	// Done, if set, gets the summary as soon as the run ends, before the
+	// dashboard keeps serving (KeepServing).
+	Done func(*Summary) error
 }
 
 // Mix is the set of jobs enqueued for each site.

@@ -32,13 +32,33 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		return nil, err
 	}
 	sum, err := crawl(ctx, c, cfg, p)
-	if derr := dash.stop(); derr != nil {
-		cfg.Logger.Warn("dashboard stop", zap.Error(derr))
-	}
 	if sum != nil && dash != nil {
 		sum.Dashboard = dash.url
 	}
+	if err == nil {
+		err = linger(ctx, cfg, p, dash, sum)
+	}
+	if derr := dash.stop(); derr != nil {
+		cfg.Logger.Warn("dashboard stop", zap.Error(derr))
+	}
 	return sum, err
+}
+
+// linger hands the summary to cfg.Done and, with KeepServing and a
+// dashboard, keeps the dashboard (and the embedded Redis behind it)
+// serving until ctx ends.
+func linger(ctx context.Context, cfg Config, p *progress, dash *dashboard, sum *Summary) error {
+	if cfg.Done != nil {
+		if err := cfg.Done(sum); err != nil {
+			return err
+		}
+	}
+	if !cfg.KeepServing || dash == nil || ctx.Err() != nil {
+		return nil
+	}
+	p.notice("dashboard still at %s; Ctrl-C to stop", dash.url)
+	<-ctx.Done()
+	return nil
 }
 
 // openDashboard starts the dashboard and tells where it is.

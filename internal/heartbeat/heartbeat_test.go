@@ -1,0 +1,65 @@
+package heartbeat
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"crawlq/internal/testredis"
+)
+
+func TestWriteListRemove(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBCmd)
+	ctx := context.Background()
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	recs := []Record{
+		{ServerID: "b", Host: "h2", PID: 2, Version: "v1", Started: started, AsynqID: "uuid-b"},
+		{ServerID: "a", Host: "h1", PID: 1, Version: "v1", Started: started},
+	}
+	for _, r := range recs {
+		if err := Write(ctx, rdb, r, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := List(ctx, rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]Record{recs[1], recs[0]}, got); d != "" {
+		t.Errorf("List (-want +got):\n%s", d)
+	}
+	if err := Remove(ctx, rdb, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := List(ctx, rdb); len(got) != 1 || got[0].ServerID != "b" {
+		t.Errorf("after Remove(a): %+v, want only b", got)
+	}
+}
+
+// TestRecordExpires: a record not written again leaves the list by itself.
+func TestRecordExpires(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBCmd)
+	ctx := context.Background()
+	if err := Write(ctx, rdb, Record{ServerID: "gone"}, 50*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := List(ctx, rdb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("record still listed after its TTL: %+v", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := rdb.ZCard(ctx, indexKey).Val(); n != 0 {
+		t.Errorf("index keeps %d expired ids", n)
+	}
+}

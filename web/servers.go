@@ -1,0 +1,54 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/redis/go-redis/v9"
+
+	"crawlq/internal/heartbeat"
+)
+
+// JoinHeartbeats names st's servers by the --server-id of the workers'
+// heartbeat records in rdb (the queue's Redis): a record names the Asynq
+// server it runs, or failing that one of the same host and pid. Servers
+// are then sorted by server ID.
+func JoinHeartbeats(ctx context.Context, rdb redis.UniversalClient, st *Status) error {
+	recs, err := heartbeat.List(ctx, rdb)
+	if err != nil {
+		return fmt.Errorf("server heartbeats: %w", err)
+	}
+	used := map[int]bool{}
+	for pass := range 2 { // first by Asynq ID, then by host and pid
+		for _, r := range recs {
+			if i := match(st.Servers, r, pass == 0, used); i >= 0 {
+				used[i] = true
+				st.Servers[i].ServerID, st.Servers[i].Version = r.ServerID, r.Version
+			}
+		}
+	}
+	sort.SliceStable(st.Servers, func(i, j int) bool {
+		a, b := st.Servers[i], st.Servers[j]
+		if a.ServerID != b.ServerID {
+			return a.ServerID < b.ServerID
+		}
+		return a.ID < b.ID
+	})
+	return nil
+}
+
+// match finds the server r names: by Asynq ID, or (byID false) the first
+// unclaimed one of r's host and pid, if r has no Asynq ID.
+func match(servers []ServerStatus, r heartbeat.Record, byID bool, used map[int]bool) int {
+	for i, s := range servers {
+		switch {
+		case used[i]:
+		case byID && r.AsynqID != "" && s.ID == r.AsynqID:
+			return i
+		case !byID && r.AsynqID == "" && s.Host == r.Host && s.PID == r.PID:
+			return i
+		}
+	}
+	return -1
+}
