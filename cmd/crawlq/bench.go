@@ -51,7 +51,7 @@ func benchBrokerCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer conn.Close()
-			res, err := bench.RunBroker(cmd.Context(), conn.Client, o)
+			res, err := bench.RunBroker(cmd.Context(), conn.Target, o)
 			if err != nil {
 				return err
 			}

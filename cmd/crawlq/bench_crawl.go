@@ -96,7 +96,8 @@ func runBenchCrawl(cmd *cobra.Command, a *app, f benchCrawlFlags) error {
 			return err
 		}
 	}
-	res, err := bench.RunCrawl(ctx, bench.CrawlTarget{Client: conn.Client, Asynq: conn.Asynq, URL: childRedisURL(a, conn)}, f.o)
+	res, err := bench.RunCrawl(ctx, bench.CrawlTarget{Client: conn.Client, Asynq: conn.Asynq, URL: childRedisURL(a, conn),
+		NewClient: conn.Target.NewClient}, f.o)
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func childRedisURL(a *app, conn *redisx.Conn) string {
 	if !conn.Embedded() {
 		return a.redisURL
 	}
-	u := url.URL{Scheme: "redis", Host: conn.Client.Options().Addr, Path: "/" + strconv.Itoa(conn.Client.Options().DB)}
+	u := url.URL{Scheme: "redis", Host: conn.Target.Addrs[0], Path: "/" + strconv.Itoa(conn.Target.DB)}
 	return u.String()
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"crawlq/internal/redisx"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/web"
@@ -44,7 +43,7 @@ func newWorkerCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.queues, "queues", "", "queue weights, e.g. wildberries=3,ozon=2,avito=1 (default: every site, weight 1)")
 	fl.StringVar(&f.config, "config", "", "YAML config file (sites, rules, broker)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve this worker's Prometheus metrics on ADDR (e.g. :9100)")
-	fl.StringVar(&f.brokerRedis, "broker-redis", "", "Redis URL of the proxy broker, if not the queue's (sessions and results stay with the queue)")
+	fl.StringVar(&f.brokerRedis, "broker-redis", "", "Redis URL of the proxy broker, if not the queue's (any --redis form; sessions and results stay with the queue)")
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long in-flight jobs get before they are handed back")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "proxy lease TTL (kept alive while a job runs)")
 	return cmd
@@ -71,7 +70,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	defer qconn.Close()
 	bconn := qconn
 	if f.brokerRedis != "" {
-		if bconn, err = redisx.Open(ctx, f.brokerRedis); err != nil {
+		if bconn, err = openRedis(ctx, "--broker-redis", f.brokerRedis); err != nil {
 			return err
 		}
 		defer bconn.Close()

@@ -19,28 +19,41 @@ import (
 type CPUCost struct {
 	RedisUS   *float64 `json:"redis_us,omitempty"`
 	ProcessUS float64  `json:"process_us"`
+	// RedisByMasterUS splits RedisUS by master (address) on a Cluster.
+	RedisByMasterUS map[string]float64 `json:"redis_by_master_us,omitempty"`
 }
 
-// cpuMark is the CPU used so far by Redis and this process.
+// cpuMark is the CPU used so far by Redis (each master) and this process.
 type cpuMark struct {
-	redis   time.Duration
-	redisOK bool
-	proc    time.Duration
+	redis    time.Duration
+	redisOK  bool
+	byMaster map[string]time.Duration
+	proc     time.Duration
 }
 
-// markCPU reads both clocks; a Redis that does not answer INFO cpu with
-// used_cpu_sys and used_cpu_user leaves redisOK false.
-func markCPU(ctx context.Context, rdb *redis.Client) cpuMark {
-	var m cpuMark
+// markCPU reads both clocks (every master's on a Cluster); a Redis that
+// does not answer INFO cpu with used_cpu_sys and used_cpu_user leaves
+// redisOK false.
+func markCPU(ctx context.Context, rdb redis.UniversalClient) cpuMark {
+	m := cpuMark{byMaster: map[string]time.Duration{}, redisOK: true}
 	m.proc = processCPU()
-	if info, err := rdb.Info(ctx, "cpu").Result(); err == nil {
-		m.redis, m.redisOK = redisCPU(info)
-	}
+	err := eachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "cpu").Result()
+		if err != nil {
+			return err
+		}
+		d, ok := redisCPU(info)
+		m.redis += d
+		m.redisOK = m.redisOK && ok
+		m.byMaster[c.Options().Addr] = d
+		return nil
+	})
+	m.redisOK = m.redisOK && err == nil
 	return m
 }
 
 // cost is the CPU from m to now per unit of n.
-func (m cpuMark) cost(ctx context.Context, rdb *redis.Client, n int) *CPUCost {
+func (m cpuMark) cost(ctx context.Context, rdb redis.UniversalClient, n int) *CPUCost {
 	if n <= 0 {
 		return nil
 	}
@@ -52,6 +65,12 @@ func (m cpuMark) cost(ctx context.Context, rdb *redis.Client, n int) *CPUCost {
 	if m.redisOK && end.redisOK {
 		v := per(end.redis - m.redis)
 		c.RedisUS = &v
+	}
+	if len(end.byMaster) > 1 {
+		c.RedisByMasterUS = map[string]float64{}
+		for a, d := range end.byMaster {
+			c.RedisByMasterUS[a] = per(d - m.byMaster[a])
+		}
 	}
 	return c
 }
