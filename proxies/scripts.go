@@ -214,18 +214,26 @@ return {1, now, exp}
 `)
 
 // luaUnsync bumps the version (KEYS[3]) and marks every ready set out of
-// date (every field of the known HASH named by the given KEYS index), so
-// each resyncs on its next lease: it resets the field to "" and deletes the
-// set's sync marker (score -inf). The ready keys are built from the pool
-// prefix of KEYS[1] ("<prefix>proxies", keys.go), so they share its hash
-// slot.
+// date, so each resyncs on its next lease: it resets every field of the
+// known HASH to "" and deletes each set's sync marker (score -inf). The
+// caller passes every field of the known HASH it read (ARGV[2 ..
+// 1+ARGV[1]]) and, in the same order from KEYS index kr, the ready set of
+// each: a script touches only keys it is given (Redis Cluster routes by
+// them). known(h) says whether the fields are still all of h's: a lease
+// that synced a new set meanwhile makes the caller read them again.
 const luaUnsync = `
-local function unsync(known)
-  local prefix = string.sub(KEYS[1], 1, -8)
-  for _, f in ipairs(redis.call('HKEYS', known)) do
-    redis.call('HSET', known, f, '')
-    local site, class = string.match(f, '^(.*)\t(.*)$')
-    redis.call('ZREMRANGEBYSCORE', prefix .. 'ready:' .. site .. ':' .. class, '-inf', '-inf')
+local nf = tonumber(ARGV[1])
+local function known(h)
+  if redis.call('HLEN', h) ~= nf then return false end
+  for i = 2, 1 + nf do
+    if redis.call('HEXISTS', h, ARGV[i]) == 0 then return false end
+  end
+  return true
+end
+local function unsync(h, kr)
+  for i = 0, nf - 1 do
+    redis.call('HSET', h, ARGV[2 + i], '')
+    redis.call('ZREMRANGEBYSCORE', KEYS[kr + i], '-inf', '-inf')
   end
   return redis.call('INCR', KEYS[3])
 end
@@ -235,15 +243,18 @@ end
 // version so every ready set resyncs on its next lease.
 //
 // KEYS[1] proxies HASH  KEYS[2] classes HASH  KEYS[3] version
-// KEYS[4] known HASH
-// ARGV triples: id, spec JSON, class.
-// Returns the new version.
+// KEYS[4] known HASH  KEYS[5 .. 4+n] the ready ZSET of each known field
+// ARGV[1] n  ARGV[2 .. 1+n] the known fields
+// ARGV[2+n ..] triples: id, spec JSON, class.
+// Returns the new version, or -1 when the known fields are not ARGV's
+// (nothing changed: read them again).
 var importScript = redis.NewScript(luaUnsync + `
-for i = 1, #ARGV, 3 do
+if not known(KEYS[4]) then return -1 end
+for i = 2 + nf, #ARGV, 3 do
   redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
 end
-return unsync(KEYS[4])
+return unsync(KEYS[4], 5)
 `)
 
 // removeScript deletes proxies from the pool and every ready, quarantine,
@@ -251,21 +262,24 @@ return unsync(KEYS[4])
 //
 // KEYS[1] proxies HASH  KEYS[2] classes HASH  KEYS[3] version
 // KEYS[4] busy HASH  KEYS[5] known HASH
-// KEYS[6 .. 5+ARGV[1]] ZSETs  KEYS[6+ARGV[1] ..] lease HASHes
-// ARGV[1] number of ZSET keys  ARGV[2..] ids.
-// Returns how many proxies were in the pool.
+// KEYS[6 .. 5+n] the ready ZSET of each known field
+// KEYS[6+n .. 5+2n] the quarantine ZSET of each known field
+// KEYS[6+2n ..] lease HASHes (one per site)
+// ARGV[1] n  ARGV[2 .. 1+n] the known fields  ARGV[2+n ..] ids.
+// Returns how many proxies were in the pool, or -1 as importScript.
 var removeScript = redis.NewScript(luaUnsync + `
-local nz, n = tonumber(ARGV[1]), 0
-for i = 2, #ARGV do
+if not known(KEYS[5]) then return -1 end
+local n = 0
+for i = 2 + nf, #ARGV do
   local id = ARGV[i]
   n = n + redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[4], id)
   for k = 6, #KEYS do
-    if k < 6 + nz then redis.call('ZREM', KEYS[k], id) else redis.call('HDEL', KEYS[k], id) end
+    if k < 6 + 2 * nf then redis.call('ZREM', KEYS[k], id) else redis.call('HDEL', KEYS[k], id) end
   end
 end
-unsync(KEYS[5])
+unsync(KEYS[5], 6)
 return n
 `)
 

@@ -164,9 +164,6 @@ type run struct {
 	// latency is the last response's, for the proxy's latency average
 	// when the job releases it.
 	latency time.Duration
-	// release reads the answer of the release queued in the last page's
-	// transaction.
-	release func(context.Context) error
 	sum     Summary
 	log     *zap.Logger
 }

@@ -194,3 +194,26 @@ func (rc *RedisCluster) Heal(ctx context.Context) error {
 	}
 	return rc.WaitReady(ctx)
 }
+
+// Slot is the Redis Cluster hash slot of key: CRC16 (XMODEM) of its hash
+// tag (the text between the first { and the next }, if not empty) or of
+// the whole key, modulo 16384.
+func Slot(key string) int {
+	if s := strings.IndexByte(key, '{'); s >= 0 {
+		if e := strings.IndexByte(key[s+1:], '}'); e > 0 {
+			key = key[s+1 : s+1+e]
+		}
+	}
+	var crc uint16
+	for i := 0; i < len(key); i++ {
+		crc ^= uint16(key[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % 16384
+}

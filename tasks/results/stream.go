@@ -12,12 +12,17 @@ import (
 	"crawlq/tasks/item"
 )
 
-// Keys of the results store.
+// Keys of the results store. They carry the job-side hash tag {jobs}
+// (JobsTag), with the session records and follow-up sets, so a page's
+// transaction touches one Redis Cluster slot.
 const (
+	// JobsTag is the key prefix with the hash tag of every job-side key:
+	// the stream, progress, session records, follow-up sets.
+	JobsTag = "crawlq:{jobs}:"
 	// StreamKey is the Redis stream of items.
-	StreamKey = "crawlq:results"
+	StreamKey = JobsTag + "results"
 	// progressPrefix + task ID is a HASH: pages -> pages done, items -> count.
-	progressPrefix = "crawlq:progress:"
+	progressPrefix = JobsTag + "progress:"
 )
 
 // DefaultMaxLen bounds the stream (approximately, with MAXLEN ~).
