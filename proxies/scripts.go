@@ -45,6 +45,33 @@ local function busyUntil(id) -- exclusive mode: live lease on any site
 end
 `
 
+// luaEpoch is the lease scripts' failover check (failover.go), on the
+// Lease KEYS/ARGV: fenced() returns when new leases may be given again
+// while they may not, else nil. ARGV[10] is "-1" with epochs off, else the
+// fence in ms. When the master's replication ID is not the one the epoch
+// HASH (KEYS[8]) last saw, the epoch goes up, the token counter (KEYS[3])
+// is raised to epoch * 2^32 so no token of an earlier epoch is issued
+// again, and new leases are fenced off for ARGV[10] ms (not the first
+// time a pool sees an ID: nothing was leased before).
+const luaEpoch = `
+local function fenced()
+  if ARGV[10] == '-1' then return nil end
+  local rid = string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+  local e = redis.call('HMGET', KEYS[8], 'replid', 'fence')
+  local fence = tonumber(e[2]) or 0
+  if e[1] ~= rid then
+    local n = redis.call('HINCRBY', KEYS[8], 'n', 1)
+    fence = 0
+    if e[1] then fence = now + tonumber(ARGV[10]) end
+    redis.call('HSET', KEYS[8], 'replid', rid, 'fence', fence)
+    local floor = n * 4294967296
+    if tonumber(redis.call('GET', KEYS[3]) or '0') < floor then redis.call('SET', KEYS[3], floor) end
+  end
+  if fence > now then return fence end
+  return nil
+end
+`
+
 // A synced ready set holds one sync marker besides its proxies: the member
 // "#<version>" at score -inf (proxy IDs are hex, never "#"). Import and
 // remove delete the markers of every ready set (luaUnsync), sync adds it
@@ -65,17 +92,21 @@ if not kv or kv == '' then return {-2} end
 // KEYS[1] ready ZSET (site, class)   KEYS[2] leases HASH (site)
 // KEYS[3] token counter              KEYS[4] proxies HASH
 // KEYS[5] known HASH                 KEYS[6] quarantine ZSET (site, class)
-// KEYS[7] busy HASH
+// KEYS[7] busy HASH                 KEYS[8] epoch HASH
 // ARGV[1] skew ms  ARGV[2] ttl ms  ARGV[3] min_interval ms  ARGV[4] holder
 // ARGV[5] task  ARGV[6] known field  ARGV[7] site
 // ARGV[8] "0" in shared and partitioned mode; in exclusive mode the most ms
 // a proxy leased on another site is pushed back on this one
 // ARGV[9] sync marker the caller's spec cache holds ("" for none)
+// ARGV[10] epoch fence ms, "-1" with epochs off (luaEpoch)
 //
 // Returns {1, id, token, now, expiry, marker[, spec]} (spec when the
 // marker is not ARGV[9]) | {0, first-ready-at, now, exhausted 1/0, leases
-// of the site} | {-1} empty | {-2} ready set out of date: sync and retry.
-var leaseScript = redis.NewScript(luaNow + luaTake + `
+// of the site} (the first ready-at is the fence's end while fenced) | {-1}
+// empty | {-2} ready set out of date: sync and retry.
+var leaseScript = redis.NewScript(luaNow + luaTake + luaEpoch + `
+local f = fenced()
+if f then return {0, f, now, 0, 0} end
 for i = 1, 32 do
   local c = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 2)
   if string.byte(c[1] or '') ~= 35 then return {-2} end -- no '#' marker
@@ -96,13 +127,15 @@ return {0, first[2], now, ex, redis.call('HLEN', KEYS[2])}
 
 // leaseProxyScript takes one named proxy (sticky resume).
 //
-// KEYS and ARGV[1..9] as leaseScript; ARGV[10] proxy id.
+// KEYS and ARGV[1..10] as leaseScript; ARGV[11] proxy id.
 // Returns as leaseScript, plus {-3} not in the pool for this site and
 // class, {-4} leased by someone, {-5, until} quarantined. A live lease
 // held for the same task (ARGV[5]) is taken over with a new token: its
 // holder died and the task runs again; NotBefore is then now+min_interval.
-var leaseProxyScript = redis.NewScript(luaNow + luaFresh + luaTake + `
-local id = ARGV[10]
+var leaseProxyScript = redis.NewScript(luaNow + luaFresh + luaTake + luaEpoch + `
+local f = fenced()
+if f then return {0, f, now, 0, 0} end
+local id = ARGV[11]
 local score = redis.call('ZSCORE', KEYS[1], id)
 if not score then return {-3} end
 local cur = redis.call('HGET', KEYS[2], id)

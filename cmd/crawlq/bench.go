@@ -68,6 +68,8 @@ func benchBrokerCmd(a *app) *cobra.Command {
 	cmd.Flags().IntVar(&o.Workers, "workers", 64, "concurrent goroutines per phase")
 	cmd.Flags().DurationVar(&o.Duration, "duration", 3*time.Second, "duration of each phase")
 	cmd.Flags().IntVar(&o.Pipelines, "pipelines", 0, "crawlq broker's round trips in flight at once, concurrent scripts sharing them (default 4; -1: one round trip per script, as the naive broker and the floor)")
+	cmd.Flags().IntVar(&o.Replicas, "replicas", 0, "crawlq broker: WAIT for this many replicas after each round trip (the failover guard of a Sentinel group)")
+	cmd.Flags().BoolVar(&o.Epochs, "epochs", false, "crawlq broker: follow the master's replication ID (failover epochs)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }

@@ -27,6 +27,7 @@ type workerFlags struct {
 	brokerRedis string
 	shutdown    time.Duration
 	leaseTTL    time.Duration
+	failover    string
 }
 
 func newWorkerCmd(a *app) *cobra.Command {
@@ -46,6 +47,7 @@ func newWorkerCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.brokerRedis, "broker-redis", "", "Redis URL of the proxy broker, if not the queue's (any --redis form; sessions and results stay with the queue)")
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long in-flight jobs get before they are handed back")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "proxy lease TTL (kept alive while a job runs)")
+	fl.StringVar(&f.failover, "broker-failover", "auto", "the broker's failover guards: wait (WAIT for a replica; none connected: no leases), epochs (new leases fenced off for one lease TTL after a failover), off, or auto (Sentinel: wait, Cluster: epochs, one server: off)")
 	return cmd
 }
 
@@ -75,7 +77,10 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		}
 		defer bconn.Close()
 	}
-	bcfg := loaded.BrokerConfig()
+	bcfg, err := failoverGuards(loaded.BrokerConfig(), f.failover, bconn.Target, f.leaseTTL)
+	if err != nil {
+		return err
+	}
 	bcfg.Logger = log
 	reg := prometheus.NewRegistry()
 	metrics := web.NewWorkerMetrics(reg)

@@ -27,6 +27,10 @@ type BrokerOptions struct {
 	// default (concurrent scripts share round trips), -1 one round trip
 	// per script.
 	Pipelines int
+	// Replicas and Epochs are crawlq's proxies.Config failover guards
+	// (WAIT for replicas after each round trip; replication-ID epochs).
+	Replicas int
+	Epochs   bool
 }
 
 // Rate is one phase's throughput.
@@ -93,7 +97,8 @@ func RunBroker(ctx context.Context, target *redisx.Target, o BrokerOptions) (*Br
 	}
 	ps := benchProxies(o.Proxies)
 	tr := &tracker{}
-	crawlq, err := crawlqCycle(ctx, c, ps, tr, o.Pipelines)
+	crawlq, err := crawlqCycle(ctx, c, ps, tr, proxies.Config{Pool: benchPool, Pipelines: o.Pipelines,
+		Replicas: o.Replicas, Epochs: o.Epochs, Default: proxies.SiteConfig{MinInterval: proxies.NoMinInterval}})
 	if err != nil {
 		return nil, fmt.Errorf("crawlq setup: %w", err)
 	}
@@ -142,9 +147,8 @@ func benchProxies(n int) []proxies.Proxy {
 
 // crawlqCycle imports ps into crawlq's broker, syncs its ready set and
 // returns its cycle.
-func crawlqCycle(ctx context.Context, c redis.UniversalClient, ps []proxies.Proxy, tr *tracker, pipelines int) (cycleFunc, error) {
-	b := proxies.NewRedisBroker(c, proxies.Config{Pool: benchPool, Pipelines: pipelines,
-		Default: proxies.SiteConfig{MinInterval: proxies.NoMinInterval}})
+func crawlqCycle(ctx context.Context, c redis.UniversalClient, ps []proxies.Proxy, tr *tracker, cfg proxies.Config) (cycleFunc, error) {
+	b := proxies.NewRedisBroker(c, cfg)
 	if _, err := b.Import(ctx, ps, proxies.ImportOptions{}); err != nil {
 		return nil, err
 	}

@@ -124,7 +124,8 @@ func startSentinel() (*SentinelGroup, error) {
 		return nil, err
 	}
 	g := &SentinelGroup{MasterName: "crawlq"}
-	data := []string{"--save", "", "--appendonly", "no", "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}
+	data := []string{"--save", "", "--appendonly", "no", "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
+		"--enable-debug-command", "local"}
 	m, err := startServer(mkdir(root, "master"), data...)
 	if err != nil {
 		return nil, err
@@ -137,8 +138,8 @@ func startSentinel() (*SentinelGroup, error) {
 	for i := range 3 {
 		dir := mkdir(root, fmt.Sprintf("sentinel%d", i))
 		conf := filepath.Join(dir, "sentinel.conf")
-		text := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 2\nsentinel down-after-milliseconds %[1]s %d\n"+
-			"sentinel failover-timeout %[1]s %d\nsentinel parallel-syncs %[1]s 1\n",
+		text := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 2\nsentinel down-after-milliseconds %[1]s %[3]d\n"+
+			"sentinel failover-timeout %[1]s %[4]d\nsentinel parallel-syncs %[1]s 1\n",
 			g.MasterName, m.Port, DownAfter.Milliseconds(), failoverTimeout.Milliseconds())
 		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 			return nil, err
