@@ -19,7 +19,8 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 	for _, mode := range []Mode{ModeShared, ModeExclusive, ModePartitioned} {
 		t.Run(string(mode), func(t *testing.T) {
 			ctx := context.Background()
-			rdb := rc.Client(t)
+			rdb := rc.Client()
+			defer rdb.Close()
 			pool := fmt.Sprintf("cluster-%s-%d", mode, time.Now().UnixNano())
 			var clk clock
 			b := NewRedisBroker(rdb, clk.config(Config{Pool: pool, Mode: mode, Default: noGap,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/redisproc"
 	"crawlq/internal/redisx"
 	"crawlq/internal/testredis"
 )
@@ -115,7 +116,7 @@ func TestFailoverLosesALeaseWriteButNoHolder(t *testing.T) {
 // eligible), and waits until master sees no replica: what master writes
 // next does not reach the replica unless it reconnects. The returned
 // channel closes when the replica wakes.
-func cutOff(t *testing.T, replica, master *testredis.Server) <-chan struct{} {
+func cutOff(t *testing.T, replica, master *redisproc.Server) <-chan struct{} {
 	t.Helper()
 	rc := replica.Client()
 	woke := make(chan struct{})
@@ -145,7 +146,7 @@ func cutOff(t *testing.T, replica, master *testredis.Server) <-chan struct{} {
 }
 
 // waitFailover polls the sentinels until they name a master other than old.
-func waitFailover(t *testing.T, g *testredis.SentinelGroup, old string) {
+func waitFailover(t *testing.T, g *redisproc.SentinelGroup, old string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {

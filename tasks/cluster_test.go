@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/redisproc"
 	"crawlq/internal/redisx"
 	"crawlq/internal/testredis"
 	"crawlq/tasks"
@@ -50,7 +51,7 @@ func (s *slotCheck) tx(cmds []redis.Cmder) {
 	var stream, progress bool
 	for _, c := range cmds {
 		for _, k := range cmdKeys(c) {
-			slots[testredis.Slot(k)] = true
+			slots[redisproc.Slot(k)] = true
 			stream = stream || k == results.StreamKey
 			progress = progress || strings.Contains(k, ":progress:")
 		}

@@ -1,4 +1,4 @@
-package testredis
+package redisproc
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
-	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,31 +16,18 @@ import (
 // started from redis-server and redis-cli --cluster create.
 type RedisCluster struct {
 	Nodes []*Server
+	// Dir holds each node's directory and log.
+	Dir string
 }
 
 // ClusterNodeTimeout is how long a master may not answer before the
 // cluster fails over to its replica.
 const ClusterNodeTimeout = 2 * time.Second
 
-var (
-	clusterOnce sync.Once
-	clusterRC   *RedisCluster
-	clusterErr  error
-)
-
-// Cluster returns the test binary's Redis Cluster, started on first use
-// (stopped when the test binary exits). Tests share it: each uses keys of
-// its own (the cluster has only db 0) and flushes nothing.
-func Cluster(t testing.TB) *RedisCluster {
-	t.Helper()
-	clusterOnce.Do(func() { clusterRC, clusterErr = startCluster() })
-	if clusterErr != nil {
-		t.Fatalf("testredis: cluster: %v", clusterErr)
-	}
-	return clusterRC
-}
-
-func startCluster() (*RedisCluster, error) {
+// StartCluster starts a Redis Cluster in a new temp dir: six nodes, three
+// masters with a replica each (redis-cli --cluster create). The processes
+// end when this one does (on Linux) or on Stop.
+func StartCluster() (*RedisCluster, error) {
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
 		return nil, fmt.Errorf("no redis-cli in PATH: install it (apt-get install redis-server)")
@@ -51,9 +36,9 @@ func startCluster() (*RedisCluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := &RedisCluster{}
+	rc := &RedisCluster{Dir: root}
 	for i := range 6 {
-		s, err := startServer(mkdir(root, fmt.Sprintf("node%d", i)), "--cluster-enabled", "yes",
+		s, err := StartServer(mkdir(root, fmt.Sprintf("node%d", i)), "--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf", "--cluster-node-timeout", fmt.Sprint(ClusterNodeTimeout.Milliseconds()),
 			"--save", "", "--appendonly", "no")
 		if err != nil {
@@ -86,11 +71,16 @@ func (rc *RedisCluster) URL() string {
 	return "redis-cluster://" + strings.Join(addrs, ",")
 }
 
-// Client returns a cluster client, closed after the test.
-func (rc *RedisCluster) Client(t testing.TB) *redis.ClusterClient {
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{rc.Nodes[0].Addr, rc.Nodes[1].Addr}})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+// Client returns a new cluster client.
+func (rc *RedisCluster) Client() *redis.ClusterClient {
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{rc.Nodes[0].Addr, rc.Nodes[1].Addr}})
+}
+
+// Stop kills every node.
+func (rc *RedisCluster) Stop() {
+	for _, n := range rc.Nodes {
+		n.Kill()
+	}
 }
 
 // WaitReady waits until every live node says cluster_state:ok and sees
