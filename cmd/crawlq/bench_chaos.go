@@ -62,6 +62,7 @@ non-zero when a goal is missed. --redis is not used.`,
 	fl.DurationVar(&o.Timeout, "timeout", 0, "bound of the whole run (default 4m30s)")
 	fl.Int64Var(&o.Seed, "seed", 1, "seed of the catalog and the job mix")
 	fl.BoolVar(&o.KeepDir, "keep", false, "keep the run directory with the worker and Redis logs")
+	fl.StringVar(&o.Topology, "topology", "", "run on a Sentinel group (sentinel) or a Redis Cluster (cluster) started for the run, killing its master -9 twice (default: a queue and a broker Redis, one server each)")
 	fl.BoolVar(&asJSON, "json", false, "print the result and the details as two JSON lines")
 	return cmd
 }

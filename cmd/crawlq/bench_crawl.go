@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,10 +20,11 @@ import (
 func init() { registerBench(benchCrawlCmd) }
 
 type benchCrawlFlags struct {
-	o      bench.CrawlOptions
-	asJSON bool
-	chart  string
-	noRSS  bool
+	o        bench.CrawlOptions
+	asJSON   bool
+	chart    string
+	noRSS    bool
+	topology string
 }
 
 const benchCrawlLong = `Runs, one after the other on this machine, against the testbed with the
@@ -58,7 +61,9 @@ func benchCrawlCmd(a *app) *cobra.Command {
 		Short: "Ban-free crawl throughput: crawlq vs the naive policy vs the P/D limit vs the no-op task floor",
 		Long:  benchCrawlLong,
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runBenchCrawl(cmd, a, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withTopology(a, f.topology, func() error { return runBenchCrawl(cmd, a, f) })
+		},
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.o.Proxies, "proxies", 50, "proxies in the farm and the pool (P)")
@@ -71,6 +76,7 @@ func benchCrawlCmd(a *app) *cobra.Command {
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.StringVar(&f.chart, "chart", "", "write an SVG chart of pages/s over time (crawlq vs naive, bans marked) to FILE")
 	fl.BoolVar(&f.noRSS, "no-rss", false, "skip the worker RSS child (worker_rss_mb 0)")
+	fl.StringVar(&f.topology, "topology", "", "run on a Sentinel group or Redis Cluster started for the run: sentinel or cluster (default: --redis); a Cluster's CPU is reported per master")
 	return cmd
 }
 
@@ -174,5 +180,12 @@ func costText(c *bench.CPUCost, unit string) string {
 	if c.RedisUS != nil {
 		redis = fmt.Sprintf("%.0fµs", *c.RedisUS)
 	}
-	return fmt.Sprintf(", CPU/%s: Redis %s, this process %.0fµs", unit, redis, c.ProcessUS)
+	per := ""
+	for _, a := range slices.Sorted(maps.Keys(c.RedisByMasterUS)) {
+		per += fmt.Sprintf(" %s %.0fµs", a, c.RedisByMasterUS[a])
+	}
+	if per != "" {
+		per = " (by master:" + per + ")"
+	}
+	return fmt.Sprintf(", CPU/%s: Redis %s%s, this process %.0fµs", unit, redis, per, c.ProcessUS)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"crawlq/internal/redisproc"
 	"crawlq/internal/redisx"
 	"crawlq/proxies"
 )
@@ -41,4 +42,36 @@ func failoverGuards(cfg proxies.Config, mode string, t *redisx.Target, leaseTTL 
 		cfg.EpochFence = leaseTTL
 	}
 	return cfg, nil
+}
+
+// withTopology runs f on the Redis deployment a bench's --topology names:
+// "" or "single" the --redis one; "sentinel" or "cluster" a Sentinel
+// group or a Redis Cluster started from redis-server on PATH for the run
+// (--redis then points at it) and stopped after it.
+func withTopology(a *app, topology string, f func() error) error {
+	var url string
+	var stop func()
+	switch topology {
+	case "", "single":
+		return f()
+	case "sentinel":
+		g, err := redisproc.StartSentinel()
+		if err != nil {
+			return fmt.Errorf("--topology sentinel: %w", err)
+		}
+		url, stop = g.URL(0), g.Stop
+	case "cluster":
+		rc, err := redisproc.StartCluster()
+		if err != nil {
+			return fmt.Errorf("--topology cluster: %w", err)
+		}
+		url, stop = rc.URL(), rc.Stop
+	default:
+		return fmt.Errorf("--topology %q: want single, sentinel or cluster", topology)
+	}
+	defer stop()
+	saved := a.redisURL
+	a.redisURL = url
+	defer func() { a.redisURL = saved }()
+	return f()
 }
