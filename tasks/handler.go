@@ -169,6 +169,7 @@ type run struct {
 }
 
 func (r *run) crawl(ctx context.Context) error {
+	defer r.discardStored(ctx)
 	prog, err := r.progress(ctx)
 	if err != nil {
 		return err
@@ -188,7 +189,8 @@ func (r *run) crawl(ctx context.Context) error {
 }
 
 // progress reads how far earlier attempts got and, on a shared Redis, the
-// stored session in the same round trip.
+// stored session in the same round trip, with a fresh proxy's lease for
+// the session if it has none (sessions.PreloadLease).
 func (r *run) progress(ctx context.Context) (results.Progress, error) {
 	sink := r.h.cfg.Sink
 	if !r.h.shared {
@@ -197,7 +199,7 @@ func (r *run) progress(ctx context.Context) (results.Progress, error) {
 	var prog func() (results.Progress, error)
 	_, err := sink.Redis().Pipelined(ctx, func(p redis.Pipeliner) error {
 		prog = sink.ProgressIn(ctx, p, r.task)
-		r.stored = r.h.cfg.Sessions.Preload(ctx, p, r.task)
+		r.stored = r.h.cfg.Sessions.PreloadLease(ctx, p, r.task, r.job.Site, r.job.Class)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) { // Nil: no stored session

@@ -103,6 +103,13 @@ func (r *run) storeSession(ctx context.Context, last bool) []func(redis.Pipeline
 	return []func(redis.Pipeliner) error{func(p redis.Pipeliner) error { return s.StoreIn(ctx, p, last) }}
 }
 
+// discardStored gives back a lease preloaded with the progress that no
+// session took (the job had no page left, or failed before opening one).
+func (r *run) discardStored(ctx context.Context) {
+	r.stored.Discard(ctx)
+	r.stored = nil
+}
+
 func (r *run) parse(step sessions.Step) (site.Page, error) {
 	resp, now := step.Response, r.h.cfg.Now()
 	if r.job.Kind == KindFetch {
