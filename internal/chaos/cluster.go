@@ -39,10 +39,10 @@ type cluster struct {
 	// sessions and results with the queue).
 	queueRDB redis.UniversalClient
 	// topo is the Sentinel group or Cluster of Options.Topology.
-	topo *topology
-	pool     *proxies.RedisBroker
-	insp     *asynq.Inspector
-	client   *asynq.Client
+	topo   *topology
+	pool   *proxies.RedisBroker
+	insp   *asynq.Inspector
+	client *asynq.Client
 }
 
 // intervalMargin is how much slower than the testbed's rule the workers

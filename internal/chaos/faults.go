@@ -60,12 +60,12 @@ type FaultTiming struct {
 type faultRunner struct {
 	c        *cluster
 	schedule []fault
-	start  time.Time
-	next   int
-	busy   atomic.Bool
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	timing []FaultTiming
+	start    time.Time
+	next     int
+	busy     atomic.Bool
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	timing   []FaultTiming
 }
 
 func newFaultRunner(c *cluster, start time.Time) *faultRunner {
