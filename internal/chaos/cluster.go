@@ -38,11 +38,12 @@ type cluster struct {
 	// queueRDB reads the queue's Redis: the results stream (workers keep
 	// sessions and results with the queue).
 	queueRDB redis.UniversalClient
+	pool     *proxies.RedisBroker
+	insp     *asynq.Inspector
+	client   *asynq.Client
+
 	// topo is the Sentinel group or Cluster of Options.Topology.
-	topo   *topology
-	pool   *proxies.RedisBroker
-	insp   *asynq.Inspector
-	client *asynq.Client
+	topo *topology
 }
 
 // intervalMargin is how much slower than the testbed's rule the workers

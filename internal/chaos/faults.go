@@ -58,14 +58,16 @@ type FaultTiming struct {
 
 // faultRunner fires the schedule as progress is reported.
 type faultRunner struct {
-	c        *cluster
+	c      *cluster
+	start  time.Time
+	next   int
+	busy   atomic.Bool
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	timing []FaultTiming
+
+	// schedule is the faults of the run: schedule, or topologySchedule.
 	schedule []fault
-	start    time.Time
-	next     int
-	busy     atomic.Bool
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	timing   []FaultTiming
 }
 
 func newFaultRunner(c *cluster, start time.Time) *faultRunner {
