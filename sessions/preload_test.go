@@ -47,7 +47,9 @@ func TestPreloadedLease(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_ = w.broker.Release(ctx, l, proxies.Neutral())
+				if err := w.broker.Release(ctx, l, proxies.Neutral()); err != nil {
+					t.Fatal(err)
+				}
 			}
 			st := preloadLease(t, ctx, w.rdb, m, task)
 			if n := leased(t, ctx, w.broker); n != 1 {
