@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -58,11 +57,10 @@ func TestFailoverLosesALeaseWriteButNoHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replica, err := g.Replica(ctx)
+	woke, err := g.CutOffReplica(ctx, 800*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	woke := cutOff(t, replica, master)
 
 	// the lease write the failover loses
 	if _, err := waited.Lease(ctx, "s", Datacenter, "h1", "t1", ttl); !errors.Is(err, ErrNotReplicated) {
@@ -108,40 +106,6 @@ func TestFailoverLosesALeaseWriteButNoHolder(t *testing.T) {
 	}
 	if l.Token <= first[waited].Token {
 		t.Errorf("token %d after the failover, %d before: want higher", l.Token, first[waited].Token)
-	}
-}
-
-// cutOff cuts the replica's link to master and puts the replica to sleep
-// (DEBUG SLEEP, shorter than the sentinels' down-after, so it stays
-// eligible), and waits until master sees no replica: what master writes
-// next does not reach the replica unless it reconnects. The returned
-// channel closes when the replica wakes.
-func cutOff(t *testing.T, replica, master *redisproc.Server) <-chan struct{} {
-	t.Helper()
-	rc := replica.Client()
-	woke := make(chan struct{})
-	go func() {
-		defer close(woke)
-		defer rc.Close()
-		pipe := rc.Pipeline()
-		pipe.Do(context.Background(), "client", "kill", "type", "master")
-		pipe.Do(context.Background(), "debug", "sleep", "0.8")
-		if _, err := pipe.Exec(context.Background()); err != nil {
-			t.Errorf("cut the replica off: %v", err)
-		}
-	}()
-	mc := master.Client()
-	defer mc.Close()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		info, err := mc.Info(context.Background(), "replication").Result()
-		if err == nil && strings.Contains(info, "connected_slaves:0") {
-			return woke
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the master still sees its replica: %v %s", err, info)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -55,6 +55,10 @@ type WorkerConfig struct {
 	Logger *zap.Logger
 	// Observe is told every response's site, verdict and latency.
 	Observe func(site, verdict string, latency time.Duration)
+	// Replicas, if > 0, makes every page's transaction wait until that many
+	// replicas of RDB acknowledged it (results.Sink.WithReplicas), so a
+	// page the job counts done survives a Sentinel failover. Default 0.
+	Replicas int
 }
 
 func (c *WorkerConfig) withDefaults() {
@@ -131,7 +135,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	client := asynq.NewClient(cfg.Redis)
 	h := NewHandler(HandlerConfig{
 		Sites: cfg.Sites, Fetcher: fetcher.New(withLogger(cfg.Fetcher, cfg.Logger)), Rules: *cfg.Rules,
-		Sink: results.NewSink(cfg.RDB, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
+		Sink: results.NewSink(cfg.RDB, 0).WithReplicas(cfg.Replicas, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
 		Observe: cfg.Observe,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger}),

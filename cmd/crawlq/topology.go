@@ -44,6 +44,17 @@ func failoverGuards(cfg proxies.Config, mode string, t *redisx.Target, leaseTTL 
 	return cfg, nil
 }
 
+// sinkReplicas is how many replicas must acknowledge each page's
+// transaction on the queue's Redis: one where --broker-failover resolves
+// to wait there (a Sentinel group), else none.
+func sinkReplicas(mode string, t *redisx.Target, leaseTTL time.Duration) int {
+	cfg, err := failoverGuards(proxies.Config{}, mode, t, leaseTTL)
+	if err != nil {
+		return 0 // the broker's call of failoverGuards reports the bad mode
+	}
+	return cfg.Replicas
+}
+
 // withTopology runs f on the Redis deployment a bench's --topology names:
 // "" or "single" the --redis one; "sentinel" or "cluster" a Sentinel
 // group or a Redis Cluster started from redis-server on PATH for the run

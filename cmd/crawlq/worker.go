@@ -93,7 +93,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		Redis: qconn.Asynq, RDB: qconn.Client, Broker: broker, // sessions and results live with the queue
 		ServerID: f.serverID, Concurrency: f.concurrency, Queues: queues, Sites: loaded.Sites,
 		Rules: &loaded.Rules, LeaseTTL: f.leaseTTL, ShutdownTimeout: f.shutdown, Logger: log,
-		Observe: metrics.ObserveRequest,
+		Observe: metrics.ObserveRequest, Replicas: sinkReplicas(f.failover, qconn.Target, f.leaseTTL),
 	})
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {

@@ -231,3 +231,40 @@ func (g *SentinelGroup) Stop() {
 		s.Kill()
 	}
 }
+
+// CutOffReplica cuts the replica's link to the master and puts the replica
+// to sleep for d (DEBUG SLEEP; keep d under DownAfter so it stays eligible
+// for promotion), and returns once the master sees no replica: what the
+// master writes next reaches the replica only after it wakes and
+// reconnects, or never if the master dies first. The returned channel
+// closes when the replica wakes.
+func (g *SentinelGroup) CutOffReplica(ctx context.Context, d time.Duration) (<-chan struct{}, error) {
+	master, err := g.Master(ctx)
+	if err != nil {
+		return nil, err
+	}
+	replica, err := g.Replica(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rc := replica.Client()
+	woke := make(chan struct{})
+	go func() {
+		defer close(woke)
+		defer rc.Close()
+		pipe := rc.Pipeline()
+		pipe.Do(context.Background(), "client", "kill", "type", "master")
+		pipe.Do(context.Background(), "debug", "sleep", fmt.Sprintf("%.3f", d.Seconds()))
+		_, _ = pipe.Exec(context.Background())
+	}()
+	mc := master.Client()
+	defer mc.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if info, err := mc.Info(ctx, "replication").Result(); err == nil && strings.Contains(info, "connected_slaves:0") {
+			return woke, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return woke, fmt.Errorf("the master %s still sees its replica", master.Addr)
+}

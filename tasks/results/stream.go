@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -32,6 +33,9 @@ const DefaultMaxLen = 1_000_000
 type Sink struct {
 	rdb    redis.UniversalClient
 	maxLen int64
+	// replicas, replicaTimeout: WithReplicas (replicated.go).
+	replicas       int
+	replicaTimeout time.Duration
 }
 
 // NewSink builds a Sink; maxLen <= 0 means DefaultMaxLen.
@@ -83,7 +87,7 @@ func progressOf(task string, cmd *redis.MapStringStringCmd) (Progress, error) {
 func (s *Sink) WritePage(ctx context.Context, task string, page int, items []item.Item, also ...func(redis.Pipeliner) error) error {
 	var own []redis.Cmder
 	var built error // the transaction was not sent
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
 		for _, f := range also {
 			if built = f(p); built != nil {
 				return built
@@ -103,7 +107,7 @@ func (s *Sink) WritePage(ctx context.Context, task string, page int, items []ite
 			p.Expire(ctx, key, progressTTL))
 		return nil
 	})
-	if built != nil || (err != nil && !allDone(own)) {
+	if built != nil || (err != nil && !allDone(own)) || errors.Is(err, ErrNotReplicated) {
 		return fmt.Errorf("write page %d of %s: %w", page, task, err)
 	}
 	return nil
