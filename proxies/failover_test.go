@@ -16,9 +16,11 @@ import (
 
 // TestFailoverLosesALeaseWriteButNoHolder loses a lease write in a real
 // Sentinel failover: the replica's link to the master is cut and the
-// replica put to sleep (DEBUG SLEEP), a lease is written on the master
-// alone, and the master is killed (SIGKILL) before the replica could get
-// it; the sentinels promote the replica, which never saw the lease. Then:
+// replica put to sleep (DEBUG SLEEP, long enough that the lease and the
+// kill come first even on a loaded machine), a lease is written on the
+// master alone, and the master is killed (SIGKILL) before the replica
+// could get it; the sentinels promote the replica, which never saw the
+// lease. Then:
 //
 //   - with Replicas (WAIT), that lease was never handed out
 //     (ErrNotReplicated), and after the failover leases come at once;
@@ -57,7 +59,7 @@ func TestFailoverLosesALeaseWriteButNoHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	woke, err := g.CutOffReplica(ctx, 800*time.Millisecond)
+	woke, err := g.CutOffReplica(ctx, 2500*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

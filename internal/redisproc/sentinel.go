@@ -233,11 +233,11 @@ func (g *SentinelGroup) Stop() {
 }
 
 // CutOffReplica cuts the replica's link to the master and puts the replica
-// to sleep for d (DEBUG SLEEP; keep d under DownAfter so it stays eligible
-// for promotion), and returns once the master sees no replica: what the
-// master writes next reaches the replica only after it wakes and
-// reconnects, or never if the master dies first. The returned channel
-// closes when the replica wakes.
+// to sleep for d (DEBUG SLEEP), and returns once the master sees no
+// replica: what the master writes next reaches the replica only after it
+// wakes and reconnects, or never if the master dies first. (A replica
+// asleep longer than DownAfter is promoted only once it answers again.)
+// The returned channel closes when the replica wakes.
 func (g *SentinelGroup) CutOffReplica(ctx context.Context, d time.Duration) (<-chan struct{}, error) {
 	master, err := g.Master(ctx)
 	if err != nil {

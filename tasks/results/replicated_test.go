@@ -33,7 +33,7 @@ func TestPageWaitsForTheReplica(t *testing.T) {
 	if err := waited.WritePage(ctx, task, 1, items); err != nil {
 		t.Fatalf("page 1 with the replica online: %v", err)
 	}
-	woke, err := g.CutOffReplica(ctx, 700*time.Millisecond)
+	woke, err := g.CutOffReplica(ctx, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
