@@ -76,11 +76,12 @@ func (rc *RedisCluster) Client() *redis.ClusterClient {
 	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{rc.Nodes[0].Addr, rc.Nodes[1].Addr}})
 }
 
-// Stop kills every node.
+// Stop kills every node and removes the cluster's directory.
 func (rc *RedisCluster) Stop() {
 	for _, n := range rc.Nodes {
 		n.Kill()
 	}
+	_ = os.RemoveAll(rc.Dir)
 }
 
 // WaitReady waits until every live node says cluster_state:ok and sees

@@ -225,11 +225,12 @@ func replicaOf(args []string, host, port string) []string {
 	return append(out, "--replicaof", host, port)
 }
 
-// Stop kills every process of the group.
+// Stop kills every process of the group and removes its directory.
 func (g *SentinelGroup) Stop() {
 	for _, s := range append(append([]*Server(nil), g.Data...), g.Sentinels...) {
 		s.Kill()
 	}
+	_ = os.RemoveAll(g.Dir)
 }
 
 // CutOffReplica cuts the replica's link to the master and puts the replica
