@@ -39,7 +39,11 @@ func (b *RedisBroker) Import(ctx context.Context, ps []Proxy, opt ImportOptions)
 	if len(ps) == 0 {
 		return 0, nil
 	}
-	if err := importScript.Run(ctx, b.rdb, []string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.known()}, args...).Err(); err != nil {
+	err := b.withKnown(ctx, func(fields, ready []string) *redis.Cmd {
+		keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.known()}, ready...)
+		return importScript.Run(ctx, b.rdb, keys, append(knownArgs(fields), args...)...)
+	})
+	if err != nil {
 		return 0, fmt.Errorf("import: %w", err)
 	}
 	b.log.Info("proxies imported", zap.Int("count", len(ps)), zap.String("class", string(opt.Class)))
@@ -99,25 +103,63 @@ func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	known, err := b.knownSets(ctx)
-	if err != nil {
-		return 0, err
-	}
-	zsets, hashes := []string{}, []string{}
-	for _, sc := range known {
-		zsets = append(zsets, b.k.ready(sc.site, sc.class), b.k.quarantine(sc.site, sc.class))
-		hashes = append(hashes, b.k.leases(sc.site))
-	}
-	keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.busy(), b.k.known()}, zsets...)
-	args := []any{len(zsets)}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	n, err := removeScript.Run(ctx, b.rdb, append(keys, hashes...), args...).Int()
+	var n int
+	err := b.withKnown(ctx, func(fields, ready []string) *redis.Cmd {
+		keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.busy(), b.k.known()}, ready...)
+		sites := map[string]bool{}
+		var hashes []string
+		for _, f := range fields {
+			site, class, _ := strings.Cut(f, "\t")
+			keys = append(keys, b.k.quarantine(site, Class(class)))
+			if !sites[site] {
+				sites[site] = true
+				hashes = append(hashes, b.k.leases(site))
+			}
+		}
+		args := knownArgs(fields)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		cmd := removeScript.Run(ctx, b.rdb, append(keys, hashes...), args...)
+		v, _ := cmd.Int64()
+		n = int(v)
+		return cmd
+	})
 	if err != nil {
 		return 0, fmt.Errorf("remove proxies: %w", err)
 	}
 	return n, nil
+}
+
+// withKnown runs an import or remove script built by run from the known
+// HASH's fields and the ready set of each, reading them again while the
+// script answers -1 (a lease synced a new set in between).
+func (b *RedisBroker) withKnown(ctx context.Context, run func(fields, ready []string) *redis.Cmd) error {
+	for range 10 {
+		known, err := b.knownSets(ctx)
+		if err != nil {
+			return err
+		}
+		fields, ready := make([]string, len(known)), make([]string, len(known))
+		for i, sc := range known {
+			fields[i], ready[i] = knownField(sc.site, sc.class), b.k.ready(sc.site, sc.class)
+		}
+		res, err := run(fields, ready).Int64()
+		if err != nil || res != -1 {
+			return err
+		}
+	}
+	return errors.New("the pool's sites keep changing, try again")
+}
+
+// knownArgs are ARGV[1 .. 1+n] of the import and remove scripts.
+func knownArgs(fields []string) []any {
+	args := make([]any, 0, 1+len(fields))
+	args = append(args, len(fields))
+	for _, f := range fields {
+		args = append(args, f)
+	}
+	return args
 }
 
 // Unban ends the quarantine of the given proxies on every site, so they are

@@ -3,6 +3,7 @@ package proxies
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -24,6 +25,10 @@ type batcher struct {
 	rdb        redis.UniversalClient
 	maxFlights int
 	maxBatch   int
+	// replicas, if > 0, closes every round trip with one WAIT for that
+	// many replicas (failover.go); waitTimeout bounds it.
+	replicas    int
+	waitTimeout time.Duration
 
 	mu      sync.Mutex
 	queue   []*batchCall
@@ -38,6 +43,8 @@ type batchCall struct {
 	done    chan struct{}
 	lead    chan struct{}
 	leading bool // was given a flight token (under batcher.mu)
+	// acked: the round trip's WAIT saw enough replicas (set before done)
+	acked bool
 }
 
 // Default limits: a few flights in flight keep the client preparing one
@@ -60,20 +67,27 @@ func newBatcher(rdb redis.UniversalClient, flights int) *batcher {
 // such caller, by dropping it; so while anything is queued some token's
 // holder will send it.
 func (b *batcher) process(ctx context.Context, cmd redis.Cmder) error {
+	_, err := b.processAcked(ctx, cmd)
+	return err
+}
+
+// processAcked is process that also says whether the round trip's WAIT
+// saw b.replicas replicas acknowledge cmd (always true without WAIT).
+func (b *batcher) processAcked(ctx context.Context, cmd redis.Cmder) (acked bool, err error) {
 	if err := ctx.Err(); err != nil {
 		cmd.SetErr(err)
-		return err
+		return false, err
 	}
+	c := &batchCall{cmd: cmd, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	b.mu.Lock()
 	if b.flights < b.maxFlights && len(b.queue) == 0 {
 		// a free flight and nobody waiting: send alone, with no queueing
 		b.flights++
 		b.mu.Unlock()
-		_ = b.rdb.Process(ctx, cmd)
+		b.send(ctx, []*batchCall{c})
 		b.land()
-		return cmd.Err()
+		return c.acked, cmd.Err()
 	}
-	c := &batchCall{cmd: cmd, done: make(chan struct{}), lead: make(chan struct{}, 1)}
 	b.queue = append(b.queue, c)
 	if b.flights < b.maxFlights {
 		b.flights++
@@ -91,7 +105,7 @@ func (b *batcher) process(ctx context.Context, cmd redis.Cmder) error {
 				b.land()
 			default:
 			}
-			return cmd.Err()
+			return c.acked, cmd.Err()
 		}
 	}
 }
@@ -151,16 +165,27 @@ func (b *batcher) fly(ctx context.Context, own *batchCall) {
 	}
 }
 
-// send runs batch: one command as is, more in one pipeline. Each command
-// gets its own result or error.
+// send runs batch: one command as is, more in one pipeline, closed by one
+// WAIT when b.replicas is set. Each command gets its own result or error,
+// and its acked flag.
 func (b *batcher) send(ctx context.Context, batch []*batchCall) {
-	if len(batch) == 1 {
+	if len(batch) == 1 && b.replicas <= 0 {
 		_ = b.rdb.Process(ctx, batch[0].cmd)
+		batch[0].acked = true
 		return
 	}
 	pipe := b.rdb.Pipeline()
 	for _, c := range batch {
 		_ = pipe.Process(ctx, c.cmd)
 	}
+	var wait *redis.IntCmd
+	if b.replicas > 0 {
+		wait = redis.NewIntCmd(ctx, "wait", b.replicas, b.waitTimeout.Milliseconds())
+		_ = pipe.Process(ctx, wait)
+	}
 	_, _ = pipe.Exec(ctx)
+	acked := wait == nil || (wait.Err() == nil && wait.Val() >= int64(b.replicas))
+	for _, c := range batch {
+		c.acked = acked
+	}
 }

@@ -103,6 +103,28 @@ type Config struct {
 	// alone and atomic in Redis). Default 4; -1 sends each script on its
 	// own round trip.
 	Pipelines int
+	// Replicas, if > 0, ends every round trip of the lease, extend and
+	// release scripts with one WAIT for that many replicas (one WAIT per
+	// shared round trip), and refuses a lease or extend they did not
+	// acknowledge within ReplicaTimeout (ErrNotReplicated): a failover to
+	// such a replica keeps every lease handed out (I1). For a Sentinel
+	// group's master; not on Redis Cluster (WAIT has no key to route by).
+	// Default 0: no WAIT.
+	Replicas int
+	// ReplicaTimeout bounds each WAIT. Default 250ms.
+	ReplicaTimeout time.Duration
+	// Epochs makes the lease scripts follow the master's replication ID
+	// (failover.go): when it changes (a replica was promoted, or a Redis
+	// restarted and may have lost writes) the pool's epoch goes up, fencing
+	// tokens jump above every token of the earlier epochs (I3), and, unless
+	// Replicas acknowledged every lease, new leases are refused for
+	// EpochFence so leases the new master forgot expire first (I1).
+	// Default off.
+	Epochs bool
+	// EpochFence is how long new leases are refused after an epoch change
+	// without Replicas; at least the longest lease TTL in use. Default 30s
+	// (the worker's default lease TTL).
+	EpochFence time.Duration
 }
 
 // ConfigError is a bad configuration value.
@@ -128,6 +150,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Pipelines == 0 {
 		c.Pipelines = defaultFlights
+	}
+	if c.ReplicaTimeout <= 0 {
+		c.ReplicaTimeout = defaultReplicaTimeout
+	}
+	if c.EpochFence <= 0 {
+		c.EpochFence = defaultEpochFence
 	}
 	c.Default = c.Default.fill(SiteConfig{
 		MinInterval: DefaultMinInterval, QuarantineBase: DefaultQuarantineBase,

@@ -5,5 +5,7 @@
 // static sharding of proxies over servers and sites (modulo, consistent
 // hashing, site division), and the fallback pool (FallbackBroker) that
 // keeps a worker leasing from its own consistent-hash shard while the
-// broker's Redis does not answer.
+// broker's Redis does not answer. Its failover guards (failover.go) keep
+// one holder per lease and fresh tokens across a Sentinel or Cluster
+// failover.
 package proxies

@@ -23,6 +23,11 @@ func (k keys) known() string { return k.prefix + "known" }
 // token is the fencing token counter.
 func (k keys) token() string { return k.prefix + "token" }
 
+// epoch is a HASH of the pool's failover epoch (failover.go): replid (the
+// master's replication ID it was seen with), n (the epoch number), fence
+// (ms until which new leases are refused).
+func (k keys) epoch() string { return k.prefix + "epoch" }
+
 // ready is a ZSET id -> ready-at (ms, Redis clock) of one site and class,
 // plus the sync marker "#<version>" at -inf while the set is up to date
 // (scripts.go). luaUnsync builds these keys in Lua too: keep them in step.
@@ -84,7 +89,7 @@ func (b *RedisBroker) newArgs(site string, class Class) *scArgs {
 	k, sc := b.k, b.cfg.site(site)
 	ready, leases, quar := k.ready(site, class), k.leases(site), k.quarantine(site, class)
 	a := &scArgs{
-		lease:       []any{ready, leases, k.token(), k.proxies(), k.known(), quar, k.busy()},
+		lease:       []any{ready, leases, k.token(), k.proxies(), k.known(), quar, k.busy(), k.epoch()},
 		release:     []any{ready, leases, k.stats(site), quar},
 		extend:      []any{ready, leases, k.busy()},
 		field:       knownField(site, class),

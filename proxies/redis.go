@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,8 +45,14 @@ func NewRedisBroker(rdb redis.UniversalClient, cfg Config) *RedisBroker {
 	cfg = cfg.withDefaults()
 	b := &RedisBroker{rdb: rdb, cfg: cfg, k: newKeys(cfg.Pool), log: cfg.Logger,
 		specs: specCache{m: map[string]cachedSpec{}}, sets: map[siteClass]*scArgs{}}
-	if cfg.Pipelines > 0 {
+	switch {
+	case cfg.Pipelines > 0:
 		b.batch = newBatcher(rdb, cfg.Pipelines)
+	case cfg.Replicas > 0: // every script alone, each with its WAIT
+		b.batch = newBatcher(rdb, math.MaxInt32)
+	}
+	if b.batch != nil {
+		b.batch.replicas, b.batch.waitTimeout = cfg.Replicas, cfg.ReplicaTimeout
 	}
 	return b
 }
@@ -118,17 +125,21 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 	}
 	a, set := b.argsOf(site, class), b.loaded.Load()
 	args := []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
-		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), id}
+		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), id}
 	if id == "" {
-		args = args[:9]
+		args = args[:10]
 	}
 	for range 4 {
-		res, err := b.eval(ctx, s, a.lease, args)
+		res, acked, err := b.evalAcked(ctx, s, a.lease, args)
 		if err != nil {
 			return nil, fmt.Errorf("lease %s/%s: %w", site, class, err)
 		}
 		if st := res[0].(int64); st != -2 {
-			return b.leaseResult(ctx, res, set, site, class, id, holder, task, a.sc)
+			l, err := b.leaseResult(ctx, res, set, site, class, id, holder, task, a.sc)
+			if err == nil && !acked {
+				return nil, b.unreplicated(ctx, l)
+			}
+			return l, err
 		}
 		if err := b.sync(ctx, site, class); err != nil {
 			return nil, err
@@ -304,15 +315,22 @@ var shas = map[*redis.Script]any{
 // one slice, and loads s once if Redis does not know it (after a restart
 // or SCRIPT FLUSH).
 func (b *RedisBroker) eval(ctx context.Context, s *redis.Script, keys, args []any) ([]any, error) {
+	res, _, err := b.evalAcked(ctx, s, keys, args)
+	return res, err
+}
+
+// evalAcked is eval that also says whether Config.Replicas acknowledged
+// the script's writes (always true without Replicas).
+func (b *RedisBroker) evalAcked(ctx context.Context, s *redis.Script, keys, args []any) ([]any, bool, error) {
 	for try := 0; ; try++ {
 		cmd := evalshaCmd(ctx, s, keys, args)
-		b.process(ctx, cmd)
+		acked := b.process(ctx, cmd)
 		res, err := cmd.Result()
 		if try > 0 || !redis.HasErrorPrefix(err, "NOSCRIPT") {
-			return res, err
+			return res, acked, err
 		}
 		if err := s.Load(ctx, b.rdb).Err(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 }
@@ -327,26 +345,31 @@ func evalshaCmd(ctx context.Context, s *redis.Script, keys, args []any) *redis.S
 	return cmd
 }
 
-// process sends cmd through the batcher, or alone without one.
-func (b *RedisBroker) process(ctx context.Context, cmd redis.Cmder) {
+// process sends cmd through the batcher, or alone without one, and says
+// whether the replicas acknowledged it (always true without Replicas).
+func (b *RedisBroker) process(ctx context.Context, cmd redis.Cmder) (acked bool) {
 	if b.batch != nil {
-		_ = b.batch.process(ctx, cmd)
-		return
+		acked, _ = b.batch.processAcked(ctx, cmd)
+		return acked
 	}
 	_ = b.rdb.Process(ctx, cmd)
+	return true
 }
 
 // Extend pushes the lease's expiry to now+ttl (and its proxy's ready-at to
 // that plus min_interval). ErrStaleLease when the token is not the live one.
 func (b *RedisBroker) Extend(ctx context.Context, l *Lease, ttl time.Duration) (*Lease, error) {
 	a := b.argsOf(l.Site, l.Proxy.Class)
-	res, err := b.eval(ctx, extendScript, a.extend,
+	res, acked, err := b.evalAcked(ctx, extendScript, a.extend,
 		[]any{b.cfg.skew(), l.Proxy.ID, l.Token, ttl.Milliseconds(), a.minInterval, a.site})
 	if err != nil {
 		return nil, fmt.Errorf("extend lease %d: %w", l.Token, err)
 	}
 	if num(res[0]) != 1 {
 		return nil, fmt.Errorf("extend lease %d of proxy %s on %s: %w", l.Token, l.Proxy.ID, l.Site, ErrStaleLease)
+	}
+	if !acked { // the lease holds until its old expiry, not the new one
+		return nil, fmt.Errorf("extend lease %d of proxy %s on %s: %w", l.Token, l.Proxy.ID, l.Site, ErrNotReplicated)
 	}
 	n := *l
 	n.Expires = ms(num(res[2]))

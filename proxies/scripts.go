@@ -45,6 +45,33 @@ local function busyUntil(id) -- exclusive mode: live lease on any site
 end
 `
 
+// luaEpoch is the lease scripts' failover check (failover.go), on the
+// Lease KEYS/ARGV: fenced() returns when new leases may be given again
+// while they may not, else nil. ARGV[10] is "-1" with epochs off, else the
+// fence in ms. When the master's replication ID is not the one the epoch
+// HASH (KEYS[8]) last saw, the epoch goes up, the token counter (KEYS[3])
+// is raised to epoch * 2^32 so no token of an earlier epoch is issued
+// again, and new leases are fenced off for ARGV[10] ms (not the first
+// time a pool sees an ID: nothing was leased before).
+const luaEpoch = `
+local function fenced()
+  if ARGV[10] == '-1' then return nil end
+  local rid = string.match(redis.call('INFO', 'replication'), 'master_replid:(%w+)')
+  local e = redis.call('HMGET', KEYS[8], 'replid', 'fence')
+  local fence = tonumber(e[2]) or 0
+  if e[1] ~= rid then
+    local n = redis.call('HINCRBY', KEYS[8], 'n', 1)
+    fence = 0
+    if e[1] then fence = now + tonumber(ARGV[10]) end
+    redis.call('HSET', KEYS[8], 'replid', rid, 'fence', fence)
+    local floor = n * 4294967296
+    if tonumber(redis.call('GET', KEYS[3]) or '0') < floor then redis.call('SET', KEYS[3], floor) end
+  end
+  if fence > now then return fence end
+  return nil
+end
+`
+
 // A synced ready set holds one sync marker besides its proxies: the member
 // "#<version>" at score -inf (proxy IDs are hex, never "#"). Import and
 // remove delete the markers of every ready set (luaUnsync), sync adds it
@@ -65,17 +92,21 @@ if not kv or kv == '' then return {-2} end
 // KEYS[1] ready ZSET (site, class)   KEYS[2] leases HASH (site)
 // KEYS[3] token counter              KEYS[4] proxies HASH
 // KEYS[5] known HASH                 KEYS[6] quarantine ZSET (site, class)
-// KEYS[7] busy HASH
+// KEYS[7] busy HASH                 KEYS[8] epoch HASH
 // ARGV[1] skew ms  ARGV[2] ttl ms  ARGV[3] min_interval ms  ARGV[4] holder
 // ARGV[5] task  ARGV[6] known field  ARGV[7] site
 // ARGV[8] "0" in shared and partitioned mode; in exclusive mode the most ms
 // a proxy leased on another site is pushed back on this one
 // ARGV[9] sync marker the caller's spec cache holds ("" for none)
+// ARGV[10] epoch fence ms, "-1" with epochs off (luaEpoch)
 //
 // Returns {1, id, token, now, expiry, marker[, spec]} (spec when the
 // marker is not ARGV[9]) | {0, first-ready-at, now, exhausted 1/0, leases
-// of the site} | {-1} empty | {-2} ready set out of date: sync and retry.
-var leaseScript = redis.NewScript(luaNow + luaTake + `
+// of the site} (the first ready-at is the fence's end while fenced) | {-1}
+// empty | {-2} ready set out of date: sync and retry.
+var leaseScript = redis.NewScript(luaNow + luaTake + luaEpoch + `
+local f = fenced()
+if f then return {0, f, now, 0, 0} end
 for i = 1, 32 do
   local c = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 2)
   if string.byte(c[1] or '') ~= 35 then return {-2} end -- no '#' marker
@@ -96,13 +127,15 @@ return {0, first[2], now, ex, redis.call('HLEN', KEYS[2])}
 
 // leaseProxyScript takes one named proxy (sticky resume).
 //
-// KEYS and ARGV[1..9] as leaseScript; ARGV[10] proxy id.
+// KEYS and ARGV[1..10] as leaseScript; ARGV[11] proxy id.
 // Returns as leaseScript, plus {-3} not in the pool for this site and
 // class, {-4} leased by someone, {-5, until} quarantined. A live lease
 // held for the same task (ARGV[5]) is taken over with a new token: its
 // holder died and the task runs again; NotBefore is then now+min_interval.
-var leaseProxyScript = redis.NewScript(luaNow + luaFresh + luaTake + `
-local id = ARGV[10]
+var leaseProxyScript = redis.NewScript(luaNow + luaFresh + luaTake + luaEpoch + `
+local f = fenced()
+if f then return {0, f, now, 0, 0} end
+local id = ARGV[11]
 local score = redis.call('ZSCORE', KEYS[1], id)
 if not score then return {-3} end
 local cur = redis.call('HGET', KEYS[2], id)
@@ -214,18 +247,26 @@ return {1, now, exp}
 `)
 
 // luaUnsync bumps the version (KEYS[3]) and marks every ready set out of
-// date (every field of the known HASH named by the given KEYS index), so
-// each resyncs on its next lease: it resets the field to "" and deletes the
-// set's sync marker (score -inf). The ready keys are built from the pool
-// prefix of KEYS[1] ("<prefix>proxies", keys.go), so they share its hash
-// slot.
+// date, so each resyncs on its next lease: it resets every field of the
+// known HASH to "" and deletes each set's sync marker (score -inf). The
+// caller passes every field of the known HASH it read (ARGV[2 ..
+// 1+ARGV[1]]) and, in the same order from KEYS index kr, the ready set of
+// each: a script touches only keys it is given (Redis Cluster routes by
+// them). known(h) says whether the fields are still all of h's: a lease
+// that synced a new set meanwhile makes the caller read them again.
 const luaUnsync = `
-local function unsync(known)
-  local prefix = string.sub(KEYS[1], 1, -8)
-  for _, f in ipairs(redis.call('HKEYS', known)) do
-    redis.call('HSET', known, f, '')
-    local site, class = string.match(f, '^(.*)\t(.*)$')
-    redis.call('ZREMRANGEBYSCORE', prefix .. 'ready:' .. site .. ':' .. class, '-inf', '-inf')
+local nf = tonumber(ARGV[1])
+local function known(h)
+  if redis.call('HLEN', h) ~= nf then return false end
+  for i = 2, 1 + nf do
+    if redis.call('HEXISTS', h, ARGV[i]) == 0 then return false end
+  end
+  return true
+end
+local function unsync(h, kr)
+  for i = 0, nf - 1 do
+    redis.call('HSET', h, ARGV[2 + i], '')
+    redis.call('ZREMRANGEBYSCORE', KEYS[kr + i], '-inf', '-inf')
   end
   return redis.call('INCR', KEYS[3])
 end
@@ -235,15 +276,18 @@ end
 // version so every ready set resyncs on its next lease.
 //
 // KEYS[1] proxies HASH  KEYS[2] classes HASH  KEYS[3] version
-// KEYS[4] known HASH
-// ARGV triples: id, spec JSON, class.
-// Returns the new version.
+// KEYS[4] known HASH  KEYS[5 .. 4+n] the ready ZSET of each known field
+// ARGV[1] n  ARGV[2 .. 1+n] the known fields
+// ARGV[2+n ..] triples: id, spec JSON, class.
+// Returns the new version, or -1 when the known fields are not ARGV's
+// (nothing changed: read them again).
 var importScript = redis.NewScript(luaUnsync + `
-for i = 1, #ARGV, 3 do
+if not known(KEYS[4]) then return -1 end
+for i = 2 + nf, #ARGV, 3 do
   redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 2])
 end
-return unsync(KEYS[4])
+return unsync(KEYS[4], 5)
 `)
 
 // removeScript deletes proxies from the pool and every ready, quarantine,
@@ -251,21 +295,24 @@ return unsync(KEYS[4])
 //
 // KEYS[1] proxies HASH  KEYS[2] classes HASH  KEYS[3] version
 // KEYS[4] busy HASH  KEYS[5] known HASH
-// KEYS[6 .. 5+ARGV[1]] ZSETs  KEYS[6+ARGV[1] ..] lease HASHes
-// ARGV[1] number of ZSET keys  ARGV[2..] ids.
-// Returns how many proxies were in the pool.
+// KEYS[6 .. 5+n] the ready ZSET of each known field
+// KEYS[6+n .. 5+2n] the quarantine ZSET of each known field
+// KEYS[6+2n ..] lease HASHes (one per site)
+// ARGV[1] n  ARGV[2 .. 1+n] the known fields  ARGV[2+n ..] ids.
+// Returns how many proxies were in the pool, or -1 as importScript.
 var removeScript = redis.NewScript(luaUnsync + `
-local nz, n = tonumber(ARGV[1]), 0
-for i = 2, #ARGV do
+if not known(KEYS[5]) then return -1 end
+local n = 0
+for i = 2 + nf, #ARGV do
   local id = ARGV[i]
   n = n + redis.call('HDEL', KEYS[1], id)
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[4], id)
   for k = 6, #KEYS do
-    if k < 6 + nz then redis.call('ZREM', KEYS[k], id) else redis.call('HDEL', KEYS[k], id) end
+    if k < 6 + 2 * nf then redis.call('ZREM', KEYS[k], id) else redis.call('HDEL', KEYS[k], id) end
   end
 end
-unsync(KEYS[5])
+unsync(KEYS[5], 6)
 return n
 `)
 

@@ -101,6 +101,12 @@ func (m *Manager) Redis() redis.UniversalClient { return m.cfg.Redis }
 type Stored struct {
 	task string
 	cmd  *redis.StringCmd
+	// lease answers a fresh lease queued with the read (PreloadLease),
+	// for site and class; m gives it back if unused.
+	lease func(context.Context) (*proxies.Lease, error)
+	m     *Manager
+	site  string
+	class proxies.Class
 }
 
 // Preload queues the read of task's stored session in p; after p runs,
@@ -124,7 +130,11 @@ func (m *Manager) OpenStored(ctx context.Context, st *Stored, task, site string,
 		rec, err = m.store.load(ctx, task)
 	}
 	if err != nil {
+		st.Discard(ctx)
 		return nil, err
+	}
+	if s, ok, err := m.openPreleased(ctx, st, rec, task, site, class); ok {
+		return s, err
 	}
 	return m.open(ctx, rec, task, site, class, true)
 }
@@ -167,6 +177,11 @@ func (m *Manager) fresh(ctx context.Context, task, site string, class proxies.Cl
 	if err != nil {
 		return nil, fmt.Errorf("lease a %s proxy for %s: %w", class, site, err)
 	}
+	return m.freshWith(ctx, l, task, site, class, callerStores)
+}
+
+// freshWith starts a new session on lease l.
+func (m *Manager) freshWith(ctx context.Context, l *proxies.Lease, task, site string, class proxies.Class, callerStores bool) (*Session, error) {
 	rec := &record{Task: task, Site: site, Class: class, ProxyID: l.Proxy.ID,
 		Profile: task + "|" + l.Proxy.ID, Created: time.Now(), Holder: m.cfg.Holder, Attempts: 1}
 	browser := fetcher.ProfileFor(rec.Profile)

@@ -58,13 +58,19 @@ type Session struct {
 	closed   bool
 	stop     chan struct{}
 	stopped  chan struct{}
+
+	// validUntil is the local time the lease expires unless extended: a
+	// session whose extends fail (Redis away, a failover's replica not
+	// acknowledging) stops sending then, before the proxy can be leased
+	// again (I1). Under mu.
+	validUntil time.Time
 }
 
 func newSession(m *Manager, rec *record, l *proxies.Lease, resumed bool) *Session {
 	issued := l.Expires.Add(-m.cfg.LeaseTTL)
 	return &Session{
 		m: m, rec: rec, jar: newJar(rec.Cookies), profile: profileFor(rec), resumed: resumed,
-		lease: l, earliest: time.Now().Add(l.NotBefore.Sub(issued)),
+		lease: l, earliest: time.Now().Add(l.NotBefore.Sub(issued)), validUntil: time.Now().Add(l.Expires.Sub(issued)),
 		stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
 }
@@ -147,6 +153,9 @@ func (s *Session) usable() error {
 	case s.closed:
 		return ErrClosed
 	case s.lost:
+		return ErrLeaseLost
+	case time.Now().After(s.validUntil):
+		s.lost = true
 		return ErrLeaseLost
 	}
 	return nil
@@ -328,12 +337,13 @@ func (s *Session) extend() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), s.m.cfg.LeaseTTL/3)
 	defer cancel()
 	l := s.Lease()
+	sent := time.Now()
 	nl, err := s.m.cfg.Broker.Extend(ctx, &l, s.m.cfg.LeaseTTL)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case err == nil:
-		s.lease = nl
+		s.lease, s.validUntil = nl, sent.Add(s.m.cfg.LeaseTTL)
 	case errors.Is(err, proxies.ErrStaleLease):
 		s.lost = true
 		s.m.cfg.Logger.Warn("session lost its lease", zap.String("task", s.rec.Task), zap.String("proxy", l.Proxy.ID))

@@ -145,7 +145,7 @@ func TestVerdictActions(t *testing.T) {
 			if got := proxyState(t, w.broker, s.ProxyID(), wb); got != tc.state {
 				t.Errorf("proxy state %q, want %q", got, tc.state)
 			}
-			n, _ := w.rdb.Exists(ctx, "crawlq:session:job-"+tc.name).Result()
+			n, _ := w.rdb.Exists(ctx, sessions.RecordKey("job-"+tc.name)).Result()
 			if (n == 1) != tc.keepRecord {
 				t.Errorf("stored session exists=%v, want %v", n == 1, tc.keepRecord)
 			}

@@ -23,7 +23,7 @@ func TestCallerStoredSession(t *testing.T) {
 	ctx := context.Background()
 	m := w.manager("server-1", 10*time.Second)
 	const task = "job-stored"
-	key := "crawlq:session:" + task
+	key := sessions.RecordKey(task)
 
 	st := preload(t, ctx, w.rdb, m, task)
 	s, err := m.OpenStored(ctx, st, task, wb, proxies.Datacenter)
@@ -91,7 +91,7 @@ func TestFinishInCallersTransaction(t *testing.T) {
 	w := newWorld(t, 2)
 	ctx := context.Background()
 	const task = "job-finish-in"
-	key := "crawlq:session:" + task
+	key := sessions.RecordKey(task)
 	m := w.manager("server-1", 10*time.Second)
 	s, err := m.Open(ctx, task, wb, proxies.Datacenter) // Open stores the record at once
 	if err != nil {

@@ -204,7 +204,7 @@ func crawlWorld(t *testing.T, cfg testbed.Config) (*redis.Client, *testbed.Testb
 	return rdb, tb, reg
 }
 
-func importFarm(t *testing.T, rdb *redis.Client, tb *testbed.Testbed, reg *site.Registry) {
+func importFarm(t *testing.T, rdb redis.UniversalClient, tb *testbed.Testbed, reg *site.Registry) {
 	t.Helper()
 	ps, err := proxies.ParseFile(tb.ProxiesFile)
 	if err != nil {
@@ -245,7 +245,7 @@ func checkArchived(t *testing.T, insp *asynq.Inspector, queues map[string]int) {
 
 // checkExport compares the exported items of a site with the catalog's
 // matches of the query: same IDs, no duplicates, same fields.
-func checkExport(t *testing.T, rdb *redis.Client, c *testbed.Catalog, siteName, query string) {
+func checkExport(t *testing.T, rdb redis.UniversalClient, c *testbed.Catalog, siteName, query string) {
 	t.Helper()
 	var sb strings.Builder
 	if _, err := results.Export(context.Background(), rdb, &sb, results.ExportOptions{Site: siteName, Format: results.JSONL}); err != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"crawlq/tasks/results"
 )
 
 // A job's follow-ups (the product or item jobs its listing pages queued,
@@ -13,7 +15,7 @@ import (
 // page's transaction with its items and progress, so that `enqueue --wait`
 // can wait for the whole crawl and not just the jobs it queued itself.
 const (
-	followsPrefix = "crawlq:follows:"
+	followsPrefix = results.JobsTag + "follows:"
 	// followsTTL keeps the set as long as Asynq keeps a finished task.
 	followsTTL = DefaultRetention
 )

@@ -169,14 +169,12 @@ type run struct {
 	// latency is the last response's, for the proxy's latency average
 	// when the job releases it.
 	latency time.Duration
-	// release reads the answer of the release queued in the last page's
-	// transaction.
-	release func(context.Context) error
 	sum     Summary
 	log     *zap.Logger
 }
 
 func (r *run) crawl(ctx context.Context) error {
+	defer r.discardStored(ctx)
 	prog, err := r.progress(ctx)
 	if err != nil {
 		return err
@@ -196,7 +194,8 @@ func (r *run) crawl(ctx context.Context) error {
 }
 
 // progress reads how far earlier attempts got and, on a shared Redis, the
-// stored session in the same round trip.
+// stored session in the same round trip, with a fresh proxy's lease for
+// the session if it has none (sessions.PreloadLease).
 func (r *run) progress(ctx context.Context) (results.Progress, error) {
 	sink := r.h.cfg.Sink
 	if !r.h.shared {
@@ -205,7 +204,7 @@ func (r *run) progress(ctx context.Context) (results.Progress, error) {
 	var prog func() (results.Progress, error)
 	_, err := sink.Redis().Pipelined(ctx, func(p redis.Pipeliner) error {
 		prog = sink.ProgressIn(ctx, p, r.task)
-		r.stored = r.h.cfg.Sessions.Preload(ctx, p, r.task)
+		r.stored = r.h.cfg.Sessions.PreloadLease(ctx, p, r.task, r.job.Site, r.job.Class)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) { // Nil: no stored session

@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/detect"
-	"crawlq/proxies"
 	"crawlq/sessions"
 	"crawlq/tasks/site"
 )
@@ -92,7 +91,6 @@ func (r *run) write(ctx context.Context, page int, p site.Page) (bool, error) {
 	}
 	also := append(r.storeSession(ctx, !p.Next || page >= r.job.Pages), r.recordFollows(ctx)...)
 	err := r.h.cfg.Sink.WritePage(ctx, r.task, page, p.Items, also...)
-	r.releasedWithPage(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -103,36 +101,22 @@ func (r *run) write(ctx context.Context, page int, p site.Page) (bool, error) {
 // storeSession is the session's part of the page's transaction, on a
 // shared Redis: its record's write, so the cookies a retry resumes with
 // land with the progress it resumes from; or, on the job's last page, the
-// session's end: the record's deletion and the proxy's release, so the
-// job's results and the end of its lease take one round trip.
+// record's deletion. The record has the results' hash tag, so the
+// transaction touches one Redis Cluster slot; the proxy's release (the
+// broker's slot) follows it when the job closes its session.
 func (r *run) storeSession(ctx context.Context, last bool) []func(redis.Pipeliner) error {
 	s := r.sess
 	if !r.h.shared || s == nil {
 		return nil
 	}
-	return []func(redis.Pipeliner) error{func(p redis.Pipeliner) error {
-		if last {
-			if answer, ok := s.FinishIn(ctx, p, proxies.OK(r.latency)); ok {
-				r.release = answer
-				return nil
-			}
-		}
-		return s.StoreIn(ctx, p, last)
-	}}
+	return []func(redis.Pipeliner) error{func(p redis.Pipeliner) error { return s.StoreIn(ctx, p, last) }}
 }
 
-// releasedWithPage reads the answer of a release that rode in the page's
-// transaction; the session is over then, whether the transaction ran or
-// not (the answer releases alone if it did not).
-func (r *run) releasedWithPage(ctx context.Context) {
-	if r.release == nil {
-		return
-	}
-	err := r.release(context.WithoutCancel(ctx))
-	r.release, r.sess = nil, nil
-	if err != nil && !errors.Is(err, proxies.ErrStaleLease) {
-		r.log.Warn("release with the page", zap.String("proxy", r.sum.ProxyID), zap.Error(err))
-	}
+// discardStored gives back a lease preloaded with the progress that no
+// session took (the job had no page left, or failed before opening one).
+func (r *run) discardStored(ctx context.Context) {
+	r.stored.Discard(ctx)
+	r.stored = nil
 }
 
 func (r *run) parse(step sessions.Step) (site.Page, error) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
@@ -58,8 +59,9 @@ var _ redis.Hook = (*roundTrips)(nil)
 
 // TestOnePageJobRoundTrips: once the broker knows the pool, a one-page
 // job costs the worker's client three round trips: the progress read with
-// the stored session, the lease, and the page's transaction (items,
-// progress, the session record's deletion and the proxy's release).
+// the stored session and a fresh proxy's lease (one pipeline), the page's
+// transaction (items, progress, the session record's deletion: one Redis
+// Cluster slot) and the proxy's release (the broker's slot).
 // (Asynq's dequeue, done and the task result go through Asynq's own
 // client.)
 func TestOnePageJobRoundTrips(t *testing.T) {
@@ -83,8 +85,9 @@ func TestOnePageJobRoundTrips(t *testing.T) {
 			serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: rdb, Broker: tc.broker(rdb, reg), ServerID: "rt-worker",
 				Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second})
 			last := twoJobs(t, tb, reg, rt)
-			if len(last) != 3 {
-				t.Errorf("a warm one-page job made %d round trips %v, want 3 (progress+session, lease, page transaction with the release)", len(last), last)
+			want := []string{"pipeline", "pipeline", "evalsha"}
+			if diff := cmp.Diff(want, last); diff != "" {
+				t.Errorf("a warm one-page job's round trips (progress+session+lease, page transaction, release) (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,10 +20,11 @@ import (
 func init() { registerBench(benchCrawlCmd) }
 
 type benchCrawlFlags struct {
-	o      bench.CrawlOptions
-	asJSON bool
-	chart  string
-	noRSS  bool
+	o        bench.CrawlOptions
+	asJSON   bool
+	chart    string
+	noRSS    bool
+	topology string
 }
 
 const benchCrawlLong = `Runs, one after the other on this machine, against the testbed with the
@@ -63,7 +66,9 @@ func benchCrawlCmd(a *app) *cobra.Command {
 		Short: "Ban-free crawl throughput: crawlq vs the naive policy vs the P/D limit vs the no-op task floor",
 		Long:  benchCrawlLong,
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runBenchCrawl(cmd, a, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withTopology(a, f.topology, func() error { return runBenchCrawl(cmd, a, f) })
+		},
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.o.Proxies, "proxies", 50, "proxies in the farm and the pool (P)")
@@ -78,6 +83,7 @@ func benchCrawlCmd(a *app) *cobra.Command {
 	fl.BoolVar(&f.noRSS, "no-rss", false, "skip the worker RSS child (worker_rss_mb 0)")
 	fl.BoolVar(&f.o.PlainTLS, "plain-tls", false, "send HTTPS with Go's crypto/tls instead of the profiles' browser fingerprints (the site refuses it)")
 	fl.BoolVar(&f.o.PlainHTTP, "plain-http", false, "crawl the site's plain http:// listener (no TLS, no fingerprint check)")
+	fl.StringVar(&f.topology, "topology", "", "run on a Sentinel group or Redis Cluster started for the run: sentinel or cluster (default: --redis); a Cluster's CPU is reported per master")
 	return cmd
 }
 
@@ -103,7 +109,8 @@ func runBenchCrawl(cmd *cobra.Command, a *app, f benchCrawlFlags) error {
 			return err
 		}
 	}
-	res, err := bench.RunCrawl(ctx, bench.CrawlTarget{Client: conn.Client, Asynq: conn.Asynq, URL: childRedisURL(a, conn)}, f.o)
+	res, err := bench.RunCrawl(ctx, bench.CrawlTarget{Client: conn.Client, Asynq: conn.Asynq, URL: childRedisURL(a, conn),
+		NewClient: conn.Target.NewClient}, f.o)
 	if err != nil {
 		return err
 	}
@@ -134,7 +141,7 @@ func childRedisURL(a *app, conn *redisx.Conn) string {
 	if !conn.Embedded() {
 		return a.redisURL
 	}
-	u := url.URL{Scheme: "redis", Host: conn.Client.Options().Addr, Path: "/" + strconv.Itoa(conn.Client.Options().DB)}
+	u := url.URL{Scheme: "redis", Host: conn.Target.Addrs[0], Path: "/" + strconv.Itoa(conn.Target.DB)}
 	return u.String()
 }
 
@@ -183,5 +190,12 @@ func costText(c *bench.CPUCost, unit string) string {
 	if c.RedisUS != nil {
 		redis = fmt.Sprintf("%.0fµs", *c.RedisUS)
 	}
-	return fmt.Sprintf(", CPU/%s: Redis %s, this process %.0fµs", unit, redis, c.ProcessUS)
+	per := ""
+	for _, a := range slices.Sorted(maps.Keys(c.RedisByMasterUS)) {
+		per += fmt.Sprintf(" %s %.0fµs", a, c.RedisByMasterUS[a])
+	}
+	if per != "" {
+		per = " (by master:" + per + ")"
+	}
+	return fmt.Sprintf(", CPU/%s: Redis %s%s, this process %.0fµs", unit, redis, per, c.ProcessUS)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/spf13/cobra"
 
 	"crawlq/internal/bench"
@@ -24,7 +26,11 @@ func benchWebCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer conn.Close()
-			res, err := bench.RunWeb(cmd.Context(), conn.Client, conn.Asynq, o)
+			rdb, ok := conn.Client.(*redis.Client)
+			if !ok {
+				return fmt.Errorf("bench web runs on one Redis server (--redis redis://…), not on %s", conn.URL)
+			}
+			res, err := bench.RunWeb(cmd.Context(), rdb, conn.Asynq, o)
 			if err != nil {
 				return err
 			}

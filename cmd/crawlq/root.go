@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -46,7 +47,8 @@ func newRoot() *cobra.Command {
 	}
 	cobra.EnableTraverseRunHooks = true // subcommands' own pre-run hooks run after the root's
 	root.PersistentFlags().StringVar(&a.redisURL, "redis", "",
-		`Redis URL (redis://[:password@]host:port/db, rediss://… for TLS) or "embedded"; env CRAWLQ_REDIS; default `+redisx.DefaultURL)
+		`Redis URL: redis://[:password@]host:port/db, redis-sentinel://[:password@]host:26379,host2:26379/MASTER/db, `+
+			`redis-cluster://[:password@]host:7000,host2:7001 (rediss… for TLS) or "embedded"; env CRAWLQ_REDIS; default `+redisx.DefaultURL)
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().BoolVar(&a.logJSON, "log-json", false, "log as JSON lines instead of console text")
 	for _, f := range commands {
@@ -59,7 +61,17 @@ func newRoot() *cobra.Command {
 // closes it. The env value is read here, not as the flag's default, so
 // --help never prints a password.
 func (a *app) redis(ctx context.Context) (*redisx.Conn, error) {
-	return redisx.Open(ctx, a.redisTarget())
+	return openRedis(ctx, "--redis", a.redisTarget())
+}
+
+// openRedis opens raw, the value of flag: a bad URL's error names the flag.
+func openRedis(ctx context.Context, flag, raw string) (*redisx.Conn, error) {
+	c, err := redisx.Open(ctx, raw)
+	var ue *redisx.URLError
+	if errors.As(err, &ue) {
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	return c, err
 }
 
 func (a *app) redisTarget() string {

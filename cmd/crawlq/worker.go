@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"crawlq/fetcher"
-	"crawlq/internal/redisx"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/web"
@@ -29,6 +28,7 @@ type workerFlags struct {
 	brokerRedis string
 	shutdown    time.Duration
 	leaseTTL    time.Duration
+	failover    string
 }
 
 func newWorkerCmd(a *app) *cobra.Command {
@@ -45,9 +45,10 @@ func newWorkerCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.queues, "queues", "", "queue weights, e.g. wildberries=3,ozon=2,avito=1 (default: every site, weight 1)")
 	fl.StringVar(&f.config, "config", "", "YAML config file (sites, rules, broker)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve this worker's Prometheus metrics on ADDR (e.g. :9100)")
-	fl.StringVar(&f.brokerRedis, "broker-redis", "", "Redis URL of the proxy broker, if not the queue's (sessions and results stay with the queue)")
+	fl.StringVar(&f.brokerRedis, "broker-redis", "", "Redis URL of the proxy broker, if not the queue's (any --redis form; sessions and results stay with the queue)")
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long in-flight jobs get before they are handed back")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "proxy lease TTL (kept alive while a job runs)")
+	fl.StringVar(&f.failover, "broker-failover", "auto", "the broker's failover guards: wait (WAIT for a replica; none connected: no leases), epochs (new leases fenced off for one lease TTL after a failover), off, or auto (Sentinel: wait, Cluster: epochs, one server: off)")
 	return cmd
 }
 
@@ -72,12 +73,15 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	defer qconn.Close()
 	bconn := qconn
 	if f.brokerRedis != "" {
-		if bconn, err = redisx.Open(ctx, f.brokerRedis); err != nil {
+		if bconn, err = openRedis(ctx, "--broker-redis", f.brokerRedis); err != nil {
 			return err
 		}
 		defer bconn.Close()
 	}
-	bcfg := loaded.BrokerConfig()
+	bcfg, err := failoverGuards(loaded.BrokerConfig(), f.failover, bconn.Target, f.leaseTTL)
+	if err != nil {
+		return err
+	}
 	bcfg.Logger = log
 	reg := prometheus.NewRegistry()
 	metrics := web.NewWorkerMetrics(reg)
@@ -91,6 +95,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		ServerID: f.serverID, Concurrency: f.concurrency, Queues: queues, Sites: loaded.Sites,
 		Rules: &loaded.Rules, LeaseTTL: f.leaseTTL, ShutdownTimeout: f.shutdown, Logger: log,
 		Observe: metrics.ObserveRequest, Fetcher: fetcher.Config{TLS: loaded.TLS},
+		Replicas: sinkReplicas(f.failover, qconn.Target, f.leaseTTL),
 	})
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/bench/naive"
+	"crawlq/internal/redisx"
 	"crawlq/proxies"
 )
 
@@ -26,6 +27,10 @@ type BrokerOptions struct {
 	// default (concurrent scripts share round trips), -1 one round trip
 	// per script.
 	Pipelines int
+	// Replicas and Epochs are crawlq's proxies.Config failover guards
+	// (WAIT for replicas after each round trip; replication-ID epochs).
+	Replicas int
+	Epochs   bool
 }
 
 // Rate is one phase's throughput.
@@ -80,11 +85,11 @@ func (o BrokerOptions) withDefaults() BrokerOptions {
 // afterwards. The phases take turns in up to three rounds, each slice
 // after an uncounted warm-up, so every phase gets o.Duration of counted
 // time under the same background load.
-func RunBroker(ctx context.Context, rdb *redis.Client, o BrokerOptions) (*BrokerResult, error) {
+func RunBroker(ctx context.Context, target *redisx.Target, o BrokerOptions) (*BrokerResult, error) {
 	o = o.withDefaults()
-	opt := *rdb.Options()
-	opt.PoolSize = o.Workers + 4
-	c := redis.NewClient(&opt)
+	t := *target
+	t.PoolSize = o.Workers + 4
+	c := t.NewClient()
 	defer c.Close()
 	defer cleanup(context.WithoutCancel(ctx), c)
 	if err := cleanup(ctx, c); err != nil {
@@ -92,7 +97,8 @@ func RunBroker(ctx context.Context, rdb *redis.Client, o BrokerOptions) (*Broker
 	}
 	ps := benchProxies(o.Proxies)
 	tr := &tracker{}
-	crawlq, err := crawlqCycle(ctx, c, ps, tr, o.Pipelines)
+	crawlq, err := crawlqCycle(ctx, c, ps, tr, proxies.Config{Pool: benchPool, Pipelines: o.Pipelines,
+		Replicas: o.Replicas, Epochs: o.Epochs, Default: proxies.SiteConfig{MinInterval: proxies.NoMinInterval}})
 	if err != nil {
 		return nil, fmt.Errorf("crawlq setup: %w", err)
 	}
@@ -141,9 +147,8 @@ func benchProxies(n int) []proxies.Proxy {
 
 // crawlqCycle imports ps into crawlq's broker, syncs its ready set and
 // returns its cycle.
-func crawlqCycle(ctx context.Context, c *redis.Client, ps []proxies.Proxy, tr *tracker, pipelines int) (cycleFunc, error) {
-	b := proxies.NewRedisBroker(c, proxies.Config{Pool: benchPool, Pipelines: pipelines,
-		Default: proxies.SiteConfig{MinInterval: proxies.NoMinInterval}})
+func crawlqCycle(ctx context.Context, c redis.UniversalClient, ps []proxies.Proxy, tr *tracker, cfg proxies.Config) (cycleFunc, error) {
+	b := proxies.NewRedisBroker(c, cfg)
 	if _, err := b.Import(ctx, ps, proxies.ImportOptions{}); err != nil {
 		return nil, err
 	}
@@ -169,7 +174,7 @@ func crawlqCycle(ctx context.Context, c *redis.Client, ps []proxies.Proxy, tr *t
 }
 
 // naiveCycle loads ps into the naive broker and returns its cycle.
-func naiveCycle(ctx context.Context, c *redis.Client, ps []proxies.Proxy, tr *tracker) (cycleFunc, error) {
+func naiveCycle(ctx context.Context, c redis.UniversalClient, ps []proxies.Proxy, tr *tracker) (cycleFunc, error) {
 	nb := naive.New(c, naiveKeys)
 	addrs := make([]string, len(ps))
 	for i, p := range ps {
@@ -190,7 +195,7 @@ func naiveCycle(ctx context.Context, c *redis.Client, ps []proxies.Proxy, tr *tr
 }
 
 // floorCycle is two PINGs: the round trips of a cycle with no work.
-func floorCycle(c *redis.Client) cycleFunc {
+func floorCycle(c redis.UniversalClient) cycleFunc {
 	return func(ctx context.Context) (bool, error) {
 		if err := c.Ping(ctx).Err(); err != nil {
 			return false, err
@@ -301,25 +306,10 @@ func (t *tracker) give(key string) {
 }
 
 // cleanup deletes every benchmark key.
-func cleanup(ctx context.Context, c *redis.Client) error {
+func cleanup(ctx context.Context, c redis.UniversalClient) error {
 	for _, pattern := range []string{"crawlq:{" + benchPool + "}:*", naiveKeys + "*"} {
-		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
-		var batch []string
-		for iter.Next(ctx) {
-			if batch = append(batch, iter.Val()); len(batch) == 1000 {
-				if err := c.Unlink(ctx, batch...).Err(); err != nil {
-					return err
-				}
-				batch = batch[:0]
-			}
-		}
-		if err := iter.Err(); err != nil {
+		if err := unlinkAll(ctx, c, pattern); err != nil {
 			return err
-		}
-		if len(batch) > 0 {
-			if err := c.Unlink(ctx, batch...).Err(); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

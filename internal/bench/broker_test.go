@@ -5,12 +5,17 @@ import (
 	"testing"
 	"time"
 
+	"crawlq/internal/redisx"
 	"crawlq/internal/testredis"
 )
 
 func TestRunBrokerReportsAllPhases(t *testing.T) {
 	rdb := testredis.Client(t, testredis.DBBench)
-	res, err := RunBroker(context.Background(), rdb, BrokerOptions{Proxies: 50, Workers: 4, Duration: 200 * time.Millisecond})
+	target, err := redisx.ParseURL(testredis.URL(t, testredis.DBBench))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := RunBroker(context.Background(), target, BrokerOptions{Proxies: 50, Workers: 4, Duration: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

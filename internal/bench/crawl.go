@@ -108,9 +108,13 @@ func setInt(v *int, def int) {
 // results client, the Asynq option of the same server and DB, and the URL
 // (with credentials: never print it) a worker child connects to.
 type CrawlTarget struct {
-	Client *redis.Client
-	Asynq  asynq.RedisClientOpt
+	Client redis.UniversalClient
+	Asynq  asynq.RedisConnOpt
 	URL    string
+	// NewClient returns one more client of the same Redis, for each worker
+	// server. Default: a client with Client's options (Client must then be
+	// a *redis.Client).
+	NewClient func() redis.UniversalClient
 }
 
 // CrawlResult is the output of `crawlq bench crawl`.
@@ -191,6 +195,13 @@ func RunCrawl(ctx context.Context, target CrawlTarget, o CrawlOptions) (*CrawlRe
 		return nil, err
 	}
 	defer cleanupCrawl(context.WithoutCancel(ctx), target.Client)
+	if target.NewClient == nil {
+		c, ok := target.Client.(*redis.Client)
+		if !ok {
+			return nil, fmt.Errorf("bench crawl: CrawlTarget.NewClient is required with a %T", target.Client)
+		}
+		target.NewClient = func() redis.UniversalClient { return redis.NewClient(c.Options()) }
+	}
 	r := &crawlRun{o: o, t: target, log: o.Logger}
 	return r.run(ctx)
 }

@@ -19,28 +19,58 @@ import (
 type CPUCost struct {
 	RedisUS   *float64 `json:"redis_us,omitempty"`
 	ProcessUS float64  `json:"process_us"`
+	// RedisByMasterUS splits RedisUS by master (address) on a Cluster.
+	RedisByMasterUS map[string]float64 `json:"redis_by_master_us,omitempty"`
+	// RedisReads is Redis's read events (INFO stats total_reads_processed)
+	// per unit: about the round trips it served.
+	RedisReads *float64 `json:"redis_reads,omitempty"`
+	// RedisCommands is, per unit, how often Redis ran each command and the
+	// µs it spent in it (INFO commandstats: a script's own commands count
+	// in its evalsha, the socket work in none).
+	RedisCommands map[string]CommandCost `json:"redis_commands,omitempty"`
 }
 
-// cpuMark is the CPU used so far by Redis and this process.
+// CommandCost is one command's share of a unit of work.
+type CommandCost struct {
+	Calls float64 `json:"calls"`
+	US    float64 `json:"us"`
+}
+
+// cpuMark is the CPU used so far by Redis (each master) and this process,
+// and Redis's read events and command counters.
 type cpuMark struct {
-	redis   time.Duration
-	redisOK bool
-	proc    time.Duration
+	redis    time.Duration
+	redisOK  bool
+	byMaster map[string]time.Duration
+	proc     time.Duration
+	reads    float64
+	cmds     map[string]CommandCost
 }
 
-// markCPU reads both clocks; a Redis that does not answer INFO cpu with
-// used_cpu_sys and used_cpu_user leaves redisOK false.
-func markCPU(ctx context.Context, rdb *redis.Client) cpuMark {
-	var m cpuMark
+// markCPU reads both clocks (every master's on a Cluster); a Redis that
+// does not answer INFO cpu with used_cpu_sys and used_cpu_user leaves
+// redisOK false.
+func markCPU(ctx context.Context, rdb redis.UniversalClient) cpuMark {
+	m := cpuMark{byMaster: map[string]time.Duration{}, redisOK: true, cmds: map[string]CommandCost{}}
 	m.proc = processCPU()
-	if info, err := rdb.Info(ctx, "cpu").Result(); err == nil {
-		m.redis, m.redisOK = redisCPU(info)
-	}
+	err := eachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "cpu", "stats", "commandstats").Result()
+		if err != nil {
+			return err
+		}
+		m.addCounters(info)
+		d, ok := redisCPU(info)
+		m.redis += d
+		m.redisOK = m.redisOK && ok
+		m.byMaster[c.Options().Addr] = d
+		return nil
+	})
+	m.redisOK = m.redisOK && err == nil
 	return m
 }
 
 // cost is the CPU from m to now per unit of n.
-func (m cpuMark) cost(ctx context.Context, rdb *redis.Client, n int) *CPUCost {
+func (m cpuMark) cost(ctx context.Context, rdb redis.UniversalClient, n int) *CPUCost {
 	if n <= 0 {
 		return nil
 	}
@@ -52,6 +82,27 @@ func (m cpuMark) cost(ctx context.Context, rdb *redis.Client, n int) *CPUCost {
 	if m.redisOK && end.redisOK {
 		v := per(end.redis - m.redis)
 		c.RedisUS = &v
+	}
+	if end.reads > 0 {
+		v := math.Round((end.reads-m.reads)/float64(n)*100) / 100
+		c.RedisReads = &v
+	}
+	for name, e := range end.cmds {
+		d := CommandCost{Calls: e.Calls - m.cmds[name].Calls, US: e.US - m.cmds[name].US}
+		if d.Calls <= 0 || name == "info" {
+			continue
+		}
+		if c.RedisCommands == nil {
+			c.RedisCommands = map[string]CommandCost{}
+		}
+		c.RedisCommands[name] = CommandCost{Calls: math.Round(d.Calls/float64(n)*100) / 100,
+			US: math.Round(d.US/float64(n)*10) / 10}
+	}
+	if len(end.byMaster) > 1 {
+		c.RedisByMasterUS = map[string]float64{}
+		for a, d := range end.byMaster {
+			c.RedisByMasterUS[a] = per(d - m.byMaster[a])
+		}
 	}
 	return c
 }
@@ -83,4 +134,37 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// addCounters adds total_reads_processed and every cmdstat_NAME line
+// (calls=…,usec=…) of an INFO answer.
+func (m *cpuMark) addCounters(info string) {
+	sc := bufio.NewScanner(strings.NewReader(info))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
+		if !ok {
+			continue
+		}
+		if k == "total_reads_processed" {
+			f, _ := strconv.ParseFloat(v, 64)
+			m.reads += f
+			continue
+		}
+		name, ok := strings.CutPrefix(k, "cmdstat_")
+		if !ok {
+			continue
+		}
+		e := m.cmds[name]
+		for _, kv := range strings.Split(v, ",") {
+			f, val, _ := strings.Cut(kv, "=")
+			x, _ := strconv.ParseFloat(val, 64)
+			switch f {
+			case "calls":
+				e.Calls += x
+			case "usec":
+				e.US += x
+			}
+		}
+		m.cmds[name] = e
+	}
 }

@@ -20,7 +20,7 @@ import (
 // counts them.
 type feeder struct {
 	client *asynq.Client
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	reg    *site.Registry
 	site   string
 	kind   string

@@ -26,8 +26,8 @@ import (
 // server leases from, and how the farm's proxies get into it.
 type policy struct {
 	name      string
-	newBroker func(rdb *redis.Client) proxies.Broker
-	load      func(ctx context.Context, rdb *redis.Client, ps []proxies.Proxy) error
+	newBroker func(rdb redis.UniversalClient) proxies.Broker
+	load      func(ctx context.Context, rdb redis.UniversalClient, ps []proxies.Proxy) error
 }
 
 // crawlqPolicy is crawlq's RedisBroker with the site's min_interval = D.
@@ -35,8 +35,8 @@ func crawlqPolicy(o CrawlOptions) policy {
 	cfg := proxies.Config{Sites: map[string]proxies.SiteConfig{o.Site: {MinInterval: brokerInterval(o.MinInterval)}}}
 	return policy{
 		name:      "crawlq",
-		newBroker: func(rdb *redis.Client) proxies.Broker { return proxies.NewRedisBroker(rdb, cfg) },
-		load: func(ctx context.Context, rdb *redis.Client, ps []proxies.Proxy) error {
+		newBroker: func(rdb redis.UniversalClient) proxies.Broker { return proxies.NewRedisBroker(rdb, cfg) },
+		load: func(ctx context.Context, rdb redis.UniversalClient, ps []proxies.Proxy) error {
 			_, err := proxies.NewRedisBroker(rdb, cfg).Import(ctx, ps, proxies.ImportOptions{Class: proxies.Datacenter})
 			return err
 		},
@@ -55,8 +55,8 @@ func brokerInterval(d time.Duration) time.Duration {
 func naivePolicy() policy {
 	return policy{
 		name:      "naive",
-		newBroker: func(rdb *redis.Client) proxies.Broker { return naivepolicy.New(rdb, naivepolicy.Config{}) },
-		load: func(ctx context.Context, rdb *redis.Client, ps []proxies.Proxy) error {
+		newBroker: func(rdb redis.UniversalClient) proxies.Broker { return naivepolicy.New(rdb, naivepolicy.Config{}) },
+		load: func(ctx context.Context, rdb redis.UniversalClient, ps []proxies.Proxy) error {
 			return naivepolicy.New(rdb, naivepolicy.Config{}).LoadPool(ctx, ps)
 		},
 	}
@@ -208,8 +208,8 @@ func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *mete
 }
 
 // worker builds server i of the phase, with its own Redis client and broker.
-func (r *crawlRun) worker(pol policy, env *phaseEnv, i int, m *meter) (*tasks.Worker, *redis.Client) {
-	rdb := redis.NewClient(r.t.Client.Options())
+func (r *crawlRun) worker(pol policy, env *phaseEnv, i int, m *meter) (*tasks.Worker, redis.UniversalClient) {
+	rdb := r.t.NewClient()
 	return tasks.NewWorker(tasks.WorkerConfig{
 		Redis: r.t.Asynq, RDB: rdb, Broker: pol.newBroker(rdb),
 		ServerID: fmt.Sprintf("bench-%s-%d", pol.name, i+1), Concurrency: r.o.Concurrency,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -13,20 +14,25 @@ var ErrDBNotEmpty = errors.New("bench crawl needs an empty Redis DB")
 
 // checkEmpty refuses a DB that holds anything: the benchmark creates and
 // deletes queues, a proxy pool, sessions and results in it.
-func checkEmpty(ctx context.Context, rdb *redis.Client) error {
-	n, err := rdb.DBSize(ctx).Result()
+func checkEmpty(ctx context.Context, rdb redis.UniversalClient) error {
+	var n int64
+	err := eachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		k, err := c.DBSize(ctx).Result()
+		n += k
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("bench crawl: %w", err)
 	}
 	if n > 0 {
-		return fmt.Errorf("%w: db %d holds %d keys (use --redis embedded or an empty DB such as redis://host:6379/15)",
-			ErrDBNotEmpty, rdb.Options().DB, n)
+		return fmt.Errorf("%w: it holds %d keys (use --redis embedded or an empty DB such as redis://host:6379/15)",
+			ErrDBNotEmpty, n)
 	}
 	return nil
 }
 
 // cleanupCrawl deletes every key the benchmark wrote: Asynq's and crawlq's.
-func cleanupCrawl(ctx context.Context, rdb *redis.Client) error {
+func cleanupCrawl(ctx context.Context, rdb redis.UniversalClient) error {
 	for _, pattern := range []string{"asynq:*", "crawlq:*"} {
 		if err := unlinkAll(ctx, rdb, pattern); err != nil {
 			return err
@@ -35,22 +41,44 @@ func cleanupCrawl(ctx context.Context, rdb *redis.Client) error {
 	return nil
 }
 
-func unlinkAll(ctx context.Context, rdb *redis.Client, pattern string) error {
-	iter := rdb.Scan(ctx, 0, pattern, 1000).Iterator()
-	var batch []string
-	for iter.Next(ctx) {
-		if batch = append(batch, iter.Val()); len(batch) == 1000 {
-			if err := rdb.Unlink(ctx, batch...).Err(); err != nil {
-				return err
+// unlinkAll deletes the keys matching pattern on every master, one
+// UNLINK per key in pipelines (keys of a Cluster master span slots).
+func unlinkAll(ctx context.Context, rdb redis.UniversalClient, pattern string) error {
+	return eachMaster(ctx, rdb, func(ctx context.Context, c *redis.Client) error {
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		pipe := c.Pipeline()
+		for iter.Next(ctx) {
+			pipe.Unlink(ctx, iter.Val())
+			if pipe.Len() == 1000 {
+				if _, err := pipe.Exec(ctx); err != nil {
+					return err
+				}
 			}
-			batch = batch[:0]
 		}
-	}
-	if err := iter.Err(); err != nil {
+		if err := iter.Err(); err != nil {
+			return err
+		}
+		if pipe.Len() == 0 {
+			return nil
+		}
+		_, err := pipe.Exec(ctx)
 		return err
+	})
+}
+
+// eachMaster runs f on every master of rdb, one at a time: rdb itself
+// unless it is a Cluster client.
+func eachMaster(ctx context.Context, rdb redis.UniversalClient, f func(context.Context, *redis.Client) error) error {
+	switch c := rdb.(type) {
+	case *redis.ClusterClient:
+		var mu sync.Mutex
+		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return f(ctx, m)
+		})
+	case *redis.Client:
+		return f(ctx, c)
 	}
-	if len(batch) == 0 {
-		return nil
-	}
-	return rdb.Unlink(ctx, batch...).Err()
+	return fmt.Errorf("unsupported redis client %T", rdb)
 }

@@ -144,7 +144,7 @@ func (r *run) crawl(ctx context.Context, faults *faultRunner) error {
 				r.c.log.Info("progress", zap.Int("finished", n), zap.Int("jobs", r.rep.Jobs))
 			}
 			last = n
-			if n >= r.rep.Jobs && faults.next == len(schedule) {
+			if n >= r.rep.Jobs && faults.done() {
 				return nil
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"gopkg.in/yaml.v3"
 
+	"crawlq/internal/redisx"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	_ "crawlq/tasks/avito" // the three sites register themselves
@@ -33,13 +34,16 @@ type cluster struct {
 	reg     *site.Registry
 	workers []*worker
 	// brokerRDB reads the broker's Redis: pool stats.
-	brokerRDB *redis.Client
+	brokerRDB redis.UniversalClient
 	// queueRDB reads the queue's Redis: the results stream (workers keep
 	// sessions and results with the queue).
-	queueRDB *redis.Client
+	queueRDB redis.UniversalClient
 	pool     *proxies.RedisBroker
 	insp     *asynq.Inspector
 	client   *asynq.Client
+
+	// topo is the Sentinel group or Cluster of Options.Topology.
+	topo *topology
 }
 
 // intervalMargin is how much slower than the testbed's rule the workers
@@ -86,12 +90,17 @@ func startCluster(ctx context.Context, o Options) (c *cluster, err error) {
 		return nil, err
 	}
 	c.reg = loaded.Sites
-	c.connect(loaded)
+	if err = c.connect(loaded); err != nil {
+		return nil, err
+	}
 	c.workers = c.newWorkers(cfg)
 	return c, c.importFarm(ctx)
 }
 
 func (c *cluster) startRedis(ctx context.Context) error {
+	if c.o.Topology != "" {
+		return c.startTopology()
+	}
 	var err error
 	if c.queue, err = newRedisServer("queue-redis", c.dir, true); err != nil {
 		return err
@@ -129,15 +138,38 @@ func (c *cluster) writeConfig() (string, error) {
 	return path, nil
 }
 
-func (c *cluster) connect(loaded *tasks.Loaded) {
-	qopt := asynq.RedisClientOpt{Addr: c.queue.addr()}
-	c.insp = asynq.NewInspector(qopt)
-	c.queueRDB = redis.NewClient(&redis.Options{Addr: c.queue.addr()})
-	c.client = asynq.NewClient(qopt)
-	c.brokerRDB = redis.NewClient(&redis.Options{Addr: c.broker.addr()})
+func (c *cluster) connect(loaded *tasks.Loaded) error {
+	q, err := redisx.ParseURL(c.queueURL())
+	if err != nil {
+		return err
+	}
+	b, err := redisx.ParseURL(c.brokerURL())
+	if err != nil {
+		return err
+	}
+	c.insp = asynq.NewInspector(q.AsynqOpt())
+	c.queueRDB = q.NewClient()
+	c.client = asynq.NewClient(q.AsynqOpt())
+	c.brokerRDB = b.NewClient()
 	bcfg := loaded.BrokerConfig()
 	bcfg.Logger = c.log
 	c.pool = proxies.NewRedisBroker(c.brokerRDB, bcfg)
+	return nil
+}
+
+// queueURL and brokerURL are the workers' --redis and --broker-redis.
+func (c *cluster) queueURL() string {
+	if c.topo != nil {
+		return c.topo.url
+	}
+	return c.queue.URL()
+}
+
+func (c *cluster) brokerURL() string {
+	if c.topo != nil {
+		return c.topo.url
+	}
+	return c.broker.URL()
 }
 
 func (c *cluster) importFarm(ctx context.Context) error {
@@ -150,7 +182,7 @@ func (c *cluster) importFarm(ctx context.Context) error {
 }
 
 func (c *cluster) newWorkers(cfg string) []*worker {
-	spec := workerSpec{binary: c.o.Binary, queueURL: c.queue.URL(), brokerURL: c.broker.URL(), config: cfg,
+	spec := workerSpec{binary: c.o.Binary, queueURL: c.queueURL(), brokerURL: c.brokerURL(), config: cfg,
 		dir: c.dir, concurrency: c.o.Concurrency, leaseTTL: c.o.LeaseTTL}
 	out := make([]*worker, c.o.Workers)
 	for i := range out {
@@ -199,6 +231,9 @@ func (c *cluster) close() {
 		if r != nil {
 			r.kill()
 		}
+	}
+	if c.topo != nil {
+		c.topo.stop()
 	}
 	if c.dir != "" && !c.o.KeepDir {
 		os.RemoveAll(c.dir)

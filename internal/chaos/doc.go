@@ -7,7 +7,9 @@
 // broker's Redis away for ten seconds and restarts the queue Redis. At the
 // end it counts what matters: jobs lost, invariant violations the sites
 // saw, proxy leases still held, items written twice, archived jobs
-// without a reason.
+// without a reason. With Options.Topology it runs on a Sentinel group or
+// a Redis Cluster instead (one deployment for queue and broker) and kills
+// its master -9 twice in place of the two outages (topology.go).
 //
 // Every process and directory it creates is removed when Run returns, on
 // error and on cancellation too.

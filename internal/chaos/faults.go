@@ -51,6 +51,9 @@ type FaultTiming struct {
 	Error string  `json:"error,omitempty"`
 	// Fired is false for a fault whose threshold was never reached.
 	Fired bool `json:"fired"`
+	// RecoveredS is, for a master kill, seconds from the kill until pages
+	// were written again.
+	RecoveredS float64 `json:"recovered_s,omitempty"`
 }
 
 // faultRunner fires the schedule as progress is reported.
@@ -62,11 +65,18 @@ type faultRunner struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	timing []FaultTiming
+
+	// schedule is the faults of the run: schedule, or topologySchedule.
+	schedule []fault
 }
 
 func newFaultRunner(c *cluster, start time.Time) *faultRunner {
-	fr := &faultRunner{c: c, start: start, timing: make([]FaultTiming, len(schedule))}
-	for i, f := range schedule {
+	sched := schedule
+	if c.topo != nil {
+		sched = topologySchedule
+	}
+	fr := &faultRunner{c: c, schedule: sched, start: start, timing: make([]FaultTiming, len(sched))}
+	for i, f := range sched {
 		fr.timing[i] = FaultTiming{Name: f.name}
 	}
 	return fr
@@ -77,7 +87,7 @@ func newFaultRunner(c *cluster, start time.Time) *faultRunner {
 // effect is its own (a worker restarted while the broker's Redis is down
 // would refuse to start).
 func (fr *faultRunner) progress(ctx context.Context, share float64) {
-	if fr.next < len(schedule) && share >= schedule[fr.next].at && !fr.busy.Load() {
+	if fr.next < len(fr.schedule) && share >= fr.schedule[fr.next].at && !fr.busy.Load() {
 		i := fr.next
 		fr.next++
 		fr.busy.Store(true)
@@ -89,11 +99,11 @@ func (fr *faultRunner) progress(ctx context.Context, share float64) {
 func (fr *faultRunner) fire(ctx context.Context, i int, share float64) {
 	defer fr.wg.Done()
 	defer fr.busy.Store(false)
-	f, at := schedule[i], time.Now()
+	f, at := fr.schedule[i], time.Now()
 	fr.c.log.Info("fault", zap.String("fault", f.name), zap.Float64("progress", share))
 	note, err := f.run(ctx, fr.c)
 	t := FaultTiming{Name: f.name, Progress: round2(share), AtS: seconds(at.Sub(fr.start)),
-		TookS: seconds(time.Since(at)), Note: note, Fired: true}
+		TookS: seconds(time.Since(at)), Note: note, Fired: true, RecoveredS: fr.c.takeRecovered()}
 	if err != nil {
 		t.Error = err.Error()
 		fr.c.log.Error("fault failed", zap.String("fault", f.name), zap.Error(err))
@@ -102,6 +112,9 @@ func (fr *faultRunner) fire(ctx context.Context, i int, share float64) {
 	fr.timing[i] = t
 	fr.mu.Unlock()
 }
+
+// done says whether every fault of the schedule has fired.
+func (fr *faultRunner) done() bool { return fr.next == len(fr.schedule) }
 
 // wait waits for the running faults (a dead worker's restart) to end and
 // returns every fault's timing.

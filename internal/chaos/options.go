@@ -51,6 +51,10 @@ type Options struct {
 	// Logger receives the harness's progress and fault events. Default
 	// zap.NewNop().
 	Logger *zap.Logger
+	// Topology is the Redis the run uses: "" (default) a queue Redis and a
+	// broker Redis, one server each; TopologySentinel or TopologyCluster one
+	// deployment for both, whose master is killed -9 twice (topology.go).
+	Topology string
 }
 
 // Broker outage modes.
@@ -100,6 +104,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("chaos: --workers %d: want at least 2 (one is killed)", o.Workers)
 	case o.BrokerOutageMode != OutageRestart && o.BrokerOutageMode != OutageFreeze:
 		return fmt.Errorf("chaos: --broker-outage %q: want %s or %s", o.BrokerOutageMode, OutageRestart, OutageFreeze)
+	case o.Topology != "" && o.Topology != TopologySentinel && o.Topology != TopologyCluster:
+		return fmt.Errorf("chaos: --topology %q: want %s or %s", o.Topology, TopologySentinel, TopologyCluster)
 	case o.Proxies < 8:
 		return fmt.Errorf("chaos: --proxies %d: want at least 8 (a quarter die)", o.Proxies)
 	}

@@ -1,15 +1,16 @@
-// Package redisx opens the Redis connections crawlq runs on: a URL
-// (redis://, rediss://, with password and DB) or "embedded", an in-process
-// miniredis for zero-setup runs. It gives both a go-redis client (broker,
-// sessions, results) and the matching Asynq connection option (queues).
+// Package redisx opens the Redis connections crawlq runs on: a URL of one
+// server (redis://, rediss://), a Sentinel group (redis-sentinel://) or a
+// Cluster (redis-cluster://), with password and DB, or "embedded", an
+// in-process miniredis for zero-setup runs. It gives both a go-redis
+// UniversalClient (broker, sessions, results) and the matching Asynq
+// connection option (queues).
 package redisx
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"net/url"
+	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -24,14 +25,18 @@ const Embedded = "embedded"
 const DefaultURL = "redis://127.0.0.1:6379/0"
 
 // Conn is an open Redis: one go-redis client and the Asynq option for the
-// same server and DB.
+// same servers and DB.
 type Conn struct {
-	// Client is shared by the broker, sessions and results.
-	Client *redis.Client
+	// Client is shared by the broker, sessions and results: a *redis.Client
+	// (one server, Sentinel) or a *redis.ClusterClient.
+	Client redis.UniversalClient
 	// Asynq connects Asynq clients, servers and inspectors to the same Redis.
-	Asynq asynq.RedisClientOpt
+	Asynq asynq.RedisConnOpt
 	// URL is the address with any password masked, safe to print.
 	URL string
+	// Target is the parsed URL (for the embedded Redis: its loopback
+	// address as a redis:// target).
+	Target *Target
 
 	mini    *miniredis.Miniredis
 	stopTTL func()
@@ -46,11 +51,11 @@ func Open(ctx context.Context, raw string) (*Conn, error) {
 	if raw == Embedded {
 		return openEmbedded()
 	}
-	opt, err := redis.ParseURL(raw)
+	t, err := ParseURL(raw)
 	if err != nil {
-		return nil, fmt.Errorf("--redis %q: %w (want redis://[:password@]host:port/db, rediss://… or embedded)", Mask(raw), err)
+		return nil, err
 	}
-	c := &Conn{Client: redis.NewClient(opt), Asynq: asynqOpt(opt), URL: Mask(raw)}
+	c := &Conn{Client: t.NewClient(), Asynq: t.AsynqOpt(), URL: t.Masked(), Target: t}
 	if err := c.Ping(ctx); err != nil {
 		c.Close()
 		return nil, err
@@ -63,8 +68,8 @@ func openEmbedded() (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start embedded redis: %w", err)
 	}
-	opt := &redis.Options{Addr: m.Addr()}
-	return &Conn{Client: redis.NewClient(opt), Asynq: asynqOpt(opt), URL: "embedded (" + m.Addr() + ")",
+	t := &Target{Topology: Single, Addrs: []string{m.Addr()}, masked: "redis://" + m.Addr() + "/0"}
+	return &Conn{Client: t.NewClient(), Asynq: t.AsynqOpt(), URL: "embedded (" + m.Addr() + ")", Target: t,
 		mini: m, stopTTL: expireByClock(m, ttlTick)}, nil
 }
 
@@ -123,35 +128,42 @@ func (c *Conn) Close() {
 	}
 }
 
-func asynqOpt(o *redis.Options) asynq.RedisClientOpt {
-	return asynq.RedisClientOpt{
-		Network: o.Network, Addr: o.Addr, Username: o.Username, Password: o.Password,
-		DB: o.DB, TLSConfig: cloneTLS(o.TLSConfig),
-	}
-}
-
-func cloneTLS(t *tls.Config) *tls.Config {
-	if t == nil {
-		return nil
-	}
-	return t.Clone()
-}
-
-// Mask hides the password of a Redis URL: redis://user:***@host:port/db.
+// Mask hides the passwords of a Redis URL of any topology:
+// redis://user:***@host:port/db, …?sentinel_password=***.
 func Mask(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		if err != nil {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		if strings.Contains(raw, "@") {
 			return "<unparseable redis url>"
 		}
 		return raw
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "***")
+	rest, query, hasQuery := strings.Cut(rest, "?")
+	authority, path, hasPath := strings.Cut(rest, "/")
+	if i := strings.LastIndex(authority, "@"); i >= 0 {
+		if user, _, ok := strings.Cut(authority[:i], ":"); ok {
+			authority = user + ":***" + authority[i:]
+		}
 	}
-	s := u.String()
-	s, _ = url.PathUnescape(s)
-	return s
+	out := scheme + "://" + authority
+	if hasPath {
+		out += "/" + path
+	}
+	if hasQuery {
+		out += "?" + maskQuery(query)
+	}
+	return out
+}
+
+// maskQuery hides the values of password parameters.
+func maskQuery(q string) string {
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		if k, _, ok := strings.Cut(p, "="); ok && strings.Contains(strings.ToLower(k), "password") {
+			parts[i] = k + "=***"
+		}
+	}
+	return strings.Join(parts, "&")
 }
 
 // scrub drops wrapped errors that could carry the URL, keeping the message.

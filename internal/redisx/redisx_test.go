@@ -49,10 +49,10 @@ func TestEmbeddedRunsAsynq(t *testing.T) {
 	}
 }
 
-func TestBadURLNamesTheFlag(t *testing.T) {
+func TestBadURLNamesTheScheme(t *testing.T) {
 	_, err := Open(context.Background(), "http://:pw@host")
-	if err == nil || !strings.Contains(err.Error(), "--redis") || strings.Contains(err.Error(), "pw@") {
-		t.Fatalf("err %v: want a --redis error without the password", err)
+	if err == nil || !strings.Contains(err.Error(), `scheme "http"`) || strings.Contains(err.Error(), "pw@") {
+		t.Fatalf("err %v: want an error naming the scheme without the password", err)
 	}
 }
 

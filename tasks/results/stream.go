@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -12,12 +13,17 @@ import (
 	"crawlq/tasks/item"
 )
 
-// Keys of the results store.
+// Keys of the results store. They carry the job-side hash tag {jobs}
+// (JobsTag), with the session records and follow-up sets, so a page's
+// transaction touches one Redis Cluster slot.
 const (
+	// JobsTag is the key prefix with the hash tag of every job-side key:
+	// the stream, progress, session records, follow-up sets.
+	JobsTag = "crawlq:{jobs}:"
 	// StreamKey is the Redis stream of items.
-	StreamKey = "crawlq:results"
+	StreamKey = JobsTag + "results"
 	// progressPrefix + task ID is a HASH: pages -> pages done, items -> count.
-	progressPrefix = "crawlq:progress:"
+	progressPrefix = JobsTag + "progress:"
 )
 
 // DefaultMaxLen bounds the stream (approximately, with MAXLEN ~).
@@ -27,6 +33,9 @@ const DefaultMaxLen = 1_000_000
 type Sink struct {
 	rdb    redis.UniversalClient
 	maxLen int64
+	// replicas, replicaTimeout: WithReplicas (replicated.go).
+	replicas       int
+	replicaTimeout time.Duration
 }
 
 // NewSink builds a Sink; maxLen <= 0 means DefaultMaxLen.
@@ -78,7 +87,7 @@ func progressOf(task string, cmd *redis.MapStringStringCmd) (Progress, error) {
 func (s *Sink) WritePage(ctx context.Context, task string, page int, items []item.Item, also ...func(redis.Pipeliner) error) error {
 	var own []redis.Cmder
 	var built error // the transaction was not sent
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
 		for _, f := range also {
 			if built = f(p); built != nil {
 				return built
@@ -98,7 +107,7 @@ func (s *Sink) WritePage(ctx context.Context, task string, page int, items []ite
 			p.Expire(ctx, key, progressTTL))
 		return nil
 	})
-	if built != nil || (err != nil && !allDone(own)) {
+	if built != nil || (err != nil && !allDone(own)) || errors.Is(err, ErrNotReplicated) {
 		return fmt.Errorf("write page %d of %s: %w", page, task, err)
 	}
 	return nil

@@ -1,0 +1,7 @@
+package redisproc
+
+import "syscall"
+
+func parentDeathAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package redisproc
+
+import "syscall"
+
+func parentDeathAttr() *syscall.SysProcAttr { return nil }

@@ -1,0 +1,102 @@
+package redisproc
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Server is one redis-server process started by this package (a data node
+// or a sentinel), which a test may kill and start again on the same port.
+type Server struct {
+	Addr string
+	Port int
+	args []string
+	dir  string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+}
+
+// StartServer runs redis-server with args (a config file first, if any) on
+// a free port, its files in dir.
+func StartServer(dir string, args ...string) (*Server, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, dir: dir}
+	s.args = append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--logfile", filepath.Join(dir, "redis.log"))
+	return s, s.Start()
+}
+
+// Start runs the server (again), and waits until it answers PING.
+func (s *Server) Start() error {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return fmt.Errorf("no redis-server in PATH: install it (apt-get install redis-server)")
+	}
+	cmd := exec.Command(bin, s.args...)
+	cmd.SysProcAttr = parentDeathAttr()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start redis-server: %w", err)
+	}
+	go func() { _ = cmd.Wait() }()
+	s.mu.Lock()
+	s.cmd = cmd
+	s.mu.Unlock()
+	for i := 0; i < 200; i++ {
+		if ping(s.Addr) == nil {
+			return nil
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return fmt.Errorf("redis-server on %s did not answer within 5s (log in %s)", s.Addr, s.dir)
+}
+
+// Kill sends SIGKILL: the server dies at once, whatever it has not yet sent
+// to its replicas is lost.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil && s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+	}
+	s.cmd = nil
+	for i := 0; i < 200 && ping(s.Addr) == nil; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Client returns a client of this one server.
+func (s *Server) Client() *redis.Client { return redis.NewClient(&redis.Options{Addr: s.Addr}) }
+
+// FreePort asks the kernel for a free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ping checks that a Redis answers at a within two seconds.
+func ping(a string) error {
+	c := redis.NewClient(&redis.Options{Addr: a, DialTimeout: time.Second})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return c.Ping(ctx).Err()
+}
+
+// Alive says whether the server answers PING.
+func (s *Server) Alive() bool { return ping(s.Addr) == nil }

@@ -1,0 +1,72 @@
+package proxies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"crawlq/internal/testredis"
+)
+
+// TestScriptsOnRedisCluster runs every broker script on a real three-master
+// Redis Cluster, in every mode: a script that touched a key it was not
+// given, or keys of two slots, fails there. Each mode has its own pool
+// (the cluster has only db 0).
+func TestScriptsOnRedisCluster(t *testing.T) {
+	rc := testredis.Cluster(t)
+	for _, mode := range []Mode{ModeShared, ModeExclusive, ModePartitioned} {
+		t.Run(string(mode), func(t *testing.T) {
+			ctx := context.Background()
+			rdb := rc.Client()
+			defer rdb.Close()
+			pool := fmt.Sprintf("cluster-%s-%d", mode, time.Now().UnixNano())
+			var clk clock
+			b := NewRedisBroker(rdb, clk.config(Config{Pool: pool, Mode: mode, Default: noGap,
+				Sites: map[string]SiteConfig{"a": {}, "b": {}}}))
+			ps := importN(t, b, 4, ImportOptions{})
+			var leases []*Lease
+			for _, s := range []string{"a", "b"} {
+				l, err := b.Lease(ctx, s, Datacenter, "h", "task-"+s, time.Minute)
+				if err != nil {
+					t.Fatalf("lease %s: %v", s, err)
+				}
+				if l, err = b.Extend(ctx, l, 2*time.Minute); err != nil {
+					t.Fatalf("extend: %v", err)
+				}
+				leases = append(leases, l)
+			}
+			if err := b.Release(ctx, leases[0], Banned("captcha")); err != nil {
+				t.Fatalf("release banned: %v", err)
+			}
+			if err := b.Release(ctx, leases[1], OK(time.Millisecond)); err != nil {
+				t.Fatalf("release ok: %v", err)
+			}
+			if err := b.Release(ctx, leases[1], OK(time.Millisecond)); !errors.Is(err, ErrStaleLease) {
+				t.Fatalf("stale release: %v, want ErrStaleLease", err)
+			}
+			if l, err := b.LeaseProxy(ctx, "b", leases[1].Proxy.ID, "h", "task-b", time.Minute); err != nil {
+				t.Fatalf("lease proxy: %v", err)
+			} else if err := b.Release(ctx, l, Failed("reset")); err != nil {
+				t.Fatalf("release failed: %v", err)
+			}
+			if n, err := b.UnbanAll(ctx); err != nil || n != 1 {
+				t.Fatalf("unban all: %d %v, want 1", n, err)
+			}
+			if _, err := b.Import(ctx, testProxies(t, 6)[4:], ImportOptions{}); err != nil {
+				t.Fatalf("import with synced sets: %v", err)
+			}
+			if n, err := b.Remove(ctx, ps[0].ID, ps[1].ID); err != nil || n != 2 {
+				t.Fatalf("remove: %d %v, want 2", n, err)
+			}
+			st, err := b.Stats(ctx)
+			if err != nil || st.Total != 4 {
+				t.Fatalf("stats: %+v %v, want 4 proxies", st, err)
+			}
+			if _, err := b.Lease(ctx, "a", Datacenter, "h", "task-a2", time.Minute); err != nil {
+				t.Fatalf("lease after remove: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,72 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"crawlq/proxies"
+)
+
+// PreloadLease is Preload that also queues in p, when the broker can
+// (proxies.PipelineLeaser on the records' Redis client), the lease of a
+// fresh proxy of class for site: a task with no stored session, the
+// common case (a job's first attempt), then opens with the round trip of
+// its first reads. OpenStored uses that lease when it opens a fresh
+// session of site and class, and gives it back otherwise; Discard gives
+// it back when no session is opened.
+func (m *Manager) PreloadLease(ctx context.Context, p redis.Pipeliner, task, site string, class proxies.Class) *Stored {
+	st := m.Preload(ctx, p, task)
+	pl, ok := m.cfg.Broker.(proxies.PipelineLeaser)
+	if !ok || pl.Redis() != m.Redis() {
+		return st
+	}
+	st.m, st.site, st.class = m, site, class
+	st.lease, _ = pl.LeaseIn(ctx, p, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL)
+	return st
+}
+
+// Discard gives back a preloaded lease that no session took. Safe on nil
+// and on a Stored without one.
+func (st *Stored) Discard(ctx context.Context) {
+	if st == nil || st.lease == nil {
+		return
+	}
+	answer := st.lease
+	st.lease = nil
+	if l, err := answer(ctx); err == nil {
+		_ = st.m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral()) // nothing was sent
+	}
+}
+
+// openPreleased opens a fresh session with st's preloaded lease when the
+// task has no stored session of site to resume (ok true); otherwise it
+// gives the lease back and the caller opens as usual (ok false), as it
+// does when the preloaded lease found no proxy ready (the usual path then
+// waits for one).
+func (m *Manager) openPreleased(ctx context.Context, st *Stored, rec *record, task, site string, class proxies.Class) (s *Session, ok bool, err error) {
+	if st == nil || st.lease == nil {
+		return nil, false, nil
+	}
+	if st.task != task || st.site != site || st.class != class || (rec != nil && rec.Site == site) {
+		st.Discard(ctx)
+		return nil, false, nil
+	}
+	answer := st.lease
+	st.lease = nil
+	l, err := answer(ctx)
+	var nr *proxies.NotReadyError
+	if err != nil {
+		if !errors.As(err, &nr) {
+			m.cfg.Logger.Debug("preloaded lease failed, leasing again", zap.String("task", task), zap.Error(err))
+		}
+		return nil, false, nil
+	}
+	s, err = m.freshWith(ctx, l, task, site, class, true)
+	if s != nil && rec != nil {
+		s.stored = true // a record of another site is still there: Finish drops it
+	}
+	return s, true, err
+}
