@@ -43,7 +43,7 @@ func TestResumeOnAnotherServerKeepsTheBrowser(t *testing.T) {
 	f := fetcher.New(fetcher.Config{Timeout: 5 * time.Second, TLS: &tls.Config{RootCAs: w.tb.CA.Pool()}})
 	t.Cleanup(f.Close)
 	const task = "job-browser"
-	key := "crawlq:session:" + task
+	key := sessions.RecordKey(task)
 	s, err := w.manager("server-1", 10*time.Second).Open(ctx, task, wb, proxies.Datacenter)
 	if err != nil {
 		t.Fatal(err)

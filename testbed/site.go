@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -117,6 +118,7 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.Verdict = s.handle(rec, r, &e)
 	e.Status, e.End = rec.status, s.now()
 	s.log.add(e)
+	rec.send()
 	if e.Verdict.StartsBan() {
 		s.zl.Info("ip banned", zap.String("ip", e.IP), zap.String("verdict", string(e.Verdict)))
 	}
@@ -187,21 +189,29 @@ func (s *Site) tooMany(w http.ResponseWriter, ip string) {
 	http.Error(w, "too many requests", http.StatusTooManyRequests)
 }
 
-// statusWriter remembers the status code written.
+// statusWriter holds the answer until its entry is in the request log, so
+// whoever has read an answer finds its entry there (the site's truth is
+// never behind what a client saw).
 type statusWriter struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	body   bytes.Buffer
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if !w.wrote {
 		w.status, w.wrote = code, true
 	}
-	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	w.wrote = true
-	return w.ResponseWriter.Write(b)
+	return w.body.Write(b)
+}
+
+// send writes the held answer to the client.
+func (w *statusWriter) send() {
+	w.ResponseWriter.WriteHeader(w.status)
+	_, _ = w.body.WriteTo(w.ResponseWriter)
 }
