@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/redisproc"
-	"crawlq/internal/redisx"
 	"crawlq/internal/testredis"
 )
 
@@ -29,13 +28,7 @@ import (
 //     I1), and the next token is above it (no repeated token, I3).
 func TestFailoverLosesALeaseWriteButNoHolder(t *testing.T) {
 	ctx := context.Background()
-	g := testredis.Sentinel(t)
-	target, err := redisx.ParseURL(g.URL(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := target.NewClient()
-	defer rdb.Close()
+	g, rdb := testredis.SentinelClient(t, 0)
 	const ttl = 10 * time.Second
 	var clk clock
 	run := time.Now().UnixNano()

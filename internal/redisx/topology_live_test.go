@@ -1,4 +1,4 @@
-package redisx
+package redisx_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"crawlq/internal/redisx"
 	"crawlq/internal/testredis"
 )
 
@@ -24,7 +25,7 @@ func TestOpenRealTopologies(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			c, err := Open(ctx, tc.url(t))
+			c, err := redisx.Open(ctx, tc.url(t))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"crawlq/internal/redisproc"
+	"crawlq/internal/redisx"
 )
 
 var (
@@ -27,6 +30,21 @@ func Sentinel(t testing.TB) *redisproc.SentinelGroup {
 		t.Fatalf("testredis: sentinel group: %v", sentErr)
 	}
 	return sent
+}
+
+// SentinelClient returns the Sentinel group and a client of its master's
+// db through the group's sentinels (as a redis-sentinel:// URL opens it),
+// closed at the end of the test.
+func SentinelClient(t testing.TB, db int) (*redisproc.SentinelGroup, redis.UniversalClient) {
+	t.Helper()
+	g := Sentinel(t)
+	target, err := redisx.ParseURL(g.URL(db))
+	if err != nil {
+		t.Fatalf("testredis: sentinel url: %v", err)
+	}
+	rdb := target.NewClient()
+	t.Cleanup(func() { rdb.Close() })
+	return g, rdb
 }
 
 // Cluster returns the test binary's Redis Cluster (three masters with a

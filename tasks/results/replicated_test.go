@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"crawlq/internal/redisx"
 	"crawlq/internal/testredis"
 	"crawlq/tasks/item"
 )
@@ -19,13 +18,7 @@ import (
 // without replicas would call it written.
 func TestPageWaitsForTheReplica(t *testing.T) {
 	ctx := context.Background()
-	g := testredis.Sentinel(t)
-	target, err := redisx.ParseURL(g.URL(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := target.NewClient()
-	defer rdb.Close()
+	g, rdb := testredis.SentinelClient(t, 0)
 	waited := NewSink(rdb, 0).WithReplicas(1, 300*time.Millisecond)
 	plain := NewSink(rdb, 0)
 	task := fmt.Sprint("replicated-", time.Now().UnixNano())
