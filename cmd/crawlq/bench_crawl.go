@@ -25,6 +25,7 @@ type benchCrawlFlags struct {
 	chart    string
 	noRSS    bool
 	topology string
+	broker   string
 }
 
 const benchCrawlLong = `Runs, one after the other on this machine, against the testbed with the
@@ -83,6 +84,7 @@ func benchCrawlCmd(a *app) *cobra.Command {
 	fl.BoolVar(&f.noRSS, "no-rss", false, "skip the worker RSS child (worker_rss_mb 0)")
 	fl.BoolVar(&f.o.PlainTLS, "plain-tls", false, "send HTTPS with Go's crypto/tls instead of the profiles' browser fingerprints (the site refuses it)")
 	fl.BoolVar(&f.o.PlainHTTP, "plain-http", false, "crawl the site's plain http:// listener (no TLS, no fingerprint check)")
+	fl.StringVar(&f.broker, "broker-redis", "", "run the proxy broker on a Redis of its own, as a worker's --broker-redis (an empty DB); the Redis CPU is then reported for each")
 	fl.StringVar(&f.topology, "topology", "", "run on a Sentinel group or Redis Cluster started for the run: sentinel or cluster (default: --redis); a Cluster's CPU is reported per master")
 	return cmd
 }
@@ -109,8 +111,17 @@ func runBenchCrawl(cmd *cobra.Command, a *app, f benchCrawlFlags) error {
 			return err
 		}
 	}
-	res, err := bench.RunCrawl(ctx, bench.CrawlTarget{Client: conn.Client, Asynq: conn.Asynq, URL: childRedisURL(a, conn),
-		NewClient: conn.Target.NewClient}, f.o)
+	target := bench.CrawlTarget{Client: conn.Client, Asynq: conn.Asynq, URL: childRedisURL(a, conn),
+		NewClient: conn.Target.NewClient}
+	if f.broker != "" {
+		bconn, err := openRedis(ctx, "--broker-redis", f.broker)
+		if err != nil {
+			return err
+		}
+		defer bconn.Close()
+		target.Broker, target.BrokerURL, target.NewBrokerClient = bconn.Client, f.broker, bconn.Target.NewClient
+	}
+	res, err := bench.RunCrawl(ctx, target, f.o)
 	if err != nil {
 		return err
 	}
@@ -175,6 +186,12 @@ func printCrawlResult(cmd *cobra.Command, res *bench.CrawlResult) {
 	}
 	fmt.Fprintf(w, "floor   %8.1f no-op tasks/s (crawlq %.2fx)%s\nworker RSS at concurrency 100: %.1f MB\n",
 		res.NoopTasksPerS, res.CrawlqOfNoop, costText(res.NoopCPUPerTask, "task"), res.WorkerRSSMB)
+	if b := res.Crawlq.BrokerCPUPerPage; b != nil && b.RedisUS != nil {
+		fmt.Fprintf(w, "the broker's own Redis: %.1fµs a page (the figures above are the queue's Redis)\n", *b.RedisUS)
+	}
+	if res.RedisPageOfNoop > 0 {
+		fmt.Fprintf(w, "Redis CPU: a crawled page costs %.2fx a no-op task (enqueue included in both)\n", res.RedisPageOfNoop)
+	}
 	if q, m := res.Crawlq.FalseQuarantines, res.Crawlq.MissedSoftBans; q != nil && m != nil {
 		fmt.Fprintf(w, "crawlq ban handling: false quarantines %d, missed soft bans %d\n", *q, *m)
 	}

@@ -115,6 +115,24 @@ type CrawlTarget struct {
 	// server. Default: a client with Client's options (Client must then be
 	// a *redis.Client).
 	NewClient func() redis.UniversalClient
+	// Broker, when set, is a Redis of the proxy broker's own, as a worker's
+	// --broker-redis: the pool and its scripts live there, the queue, the
+	// sessions and the results on Client. BrokerURL is its URL for the RSS
+	// child and NewBrokerClient gives each worker server a client of it.
+	Broker          redis.UniversalClient
+	BrokerURL       string
+	NewBrokerClient func() redis.UniversalClient
+}
+
+// split says whether the broker has a Redis of its own.
+func (t CrawlTarget) split() bool { return t.Broker != nil }
+
+// brokerClient is the Redis the broker's pool lives on.
+func (t CrawlTarget) brokerClient() redis.UniversalClient {
+	if t.split() {
+		return t.Broker
+	}
+	return t.Client
 }
 
 // CrawlResult is the output of `crawlq bench crawl`.
@@ -135,8 +153,11 @@ type CrawlResult struct {
 	// NoopTasksPerS is the floor: no-op Asynq tasks per second through the
 	// same Redis with the same K servers and concurrency.
 	NoopTasksPerS float64 `json:"noop_tasks_per_s"`
-	// NoopCPUPerTask is the CPU a no-op task cost, as Phase.CPUPerPage.
-	NoopCPUPerTask *CPUCost `json:"noop_cpu_per_task,omitempty"`
+	// NoopCPUPerTask is the CPU a no-op task cost over its life (enqueue,
+	// dequeue, done), as Phase.CPUPerPage holds its jobs' enqueues;
+	// NoopEnqueueCPUPerTask is the enqueue's share of it.
+	NoopCPUPerTask        *CPUCost `json:"noop_cpu_per_task,omitempty"`
+	NoopEnqueueCPUPerTask *CPUCost `json:"noop_enqueue_cpu_per_task,omitempty"`
 	// WorkerRSSMB is the peak RSS (VmHWM) of a `crawlq worker` child at
 	// RSSConcurrency after RSSDuration of crawling; 0 when not measured.
 	WorkerRSSMB float64 `json:"worker_rss_mb"`
@@ -144,6 +165,9 @@ type CrawlResult struct {
 	// over noop_tasks_per_s.
 	CrawlqOfLimit float64 `json:"crawlq_of_limit,omitempty"`
 	CrawlqOfNoop  float64 `json:"crawlq_of_noop"`
+	// RedisPageOfNoop is the Redis CPU of a crawled page over that of a
+	// no-op task (both with their enqueue); omitted without INFO cpu.
+	RedisPageOfNoop float64 `json:"redis_page_of_noop,omitempty"`
 }
 
 // Phase is one crawl phase's figures.
@@ -172,6 +196,10 @@ type Phase struct {
 	// CPUPerPage is the CPU an OK page cost over the window, in Redis and
 	// in this process (workers, testbed, feeder).
 	CPUPerPage *CPUCost `json:"cpu_per_page,omitempty"`
+	// BrokerCPUPerPage is the broker's Redis's share of a page when it has
+	// a Redis of its own (CPUPerPage's Redis figures are then the queue's
+	// Redis only).
+	BrokerCPUPerPage *CPUCost `json:"broker_cpu_per_page,omitempty"`
 	// FalseQuarantines and MissedSoftBans score the phase's ban handling
 	// against the site's truth (see package truth): quarantines of IPs the
 	// site never banned, and soft-banned answers taken as true results.
@@ -195,6 +223,15 @@ func RunCrawl(ctx context.Context, target CrawlTarget, o CrawlOptions) (*CrawlRe
 		return nil, err
 	}
 	defer cleanupCrawl(context.WithoutCancel(ctx), target.Client)
+	if target.split() {
+		if target.NewBrokerClient == nil {
+			return nil, fmt.Errorf("bench crawl: CrawlTarget.NewBrokerClient is required with a broker Redis")
+		}
+		if err := checkEmpty(ctx, target.Broker); err != nil {
+			return nil, fmt.Errorf("broker Redis: %w", err)
+		}
+		defer cleanupCrawl(context.WithoutCancel(ctx), target.Broker)
+	}
 	if target.NewClient == nil {
 		c, ok := target.Client.(*redis.Client)
 		if !ok {
@@ -231,7 +268,7 @@ func (r *crawlRun) run(ctx context.Context) (*CrawlResult, error) {
 		return nil, fmt.Errorf("naive phase: %w", err)
 	}
 	labelled(ctx, "noop", func(ctx context.Context) {
-		res.NoopTasksPerS, res.NoopCPUPerTask, err = r.floor(ctx, max(r.jobs, minFloorTasks))
+		res.NoopTasksPerS, res.NoopCPUPerTask, res.NoopEnqueueCPUPerTask, err = r.floor(ctx, max(r.jobs, minFloorTasks))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("floor phase: %w", err)
@@ -269,6 +306,9 @@ func (res *CrawlResult) ratios() {
 	}
 	if res.NoopTasksPerS > 0 {
 		res.CrawlqOfNoop = round3(res.Crawlq.RPS / res.NoopTasksPerS)
+	}
+	if p, n := res.Crawlq.CPUPerPage, res.NoopCPUPerTask; p != nil && n != nil && p.RedisUS != nil && n.RedisUS != nil && *n.RedisUS > 0 {
+		res.RedisPageOfNoop = round3(*p.RedisUS / *n.RedisUS)
 	}
 }
 

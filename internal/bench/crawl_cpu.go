@@ -107,6 +107,41 @@ func (m cpuMark) cost(ctx context.Context, rdb redis.UniversalClient, n int) *CP
 	return c
 }
 
+// plus is c and o added unit for unit (the parts of one unit of work
+// measured in two windows); a figure either lacks stays out.
+func (c *CPUCost) plus(o *CPUCost) *CPUCost {
+	if c == nil || o == nil {
+		return nil
+	}
+	sum := &CPUCost{ProcessUS: c.ProcessUS + o.ProcessUS}
+	add := func(a, b *float64) *float64 {
+		if a == nil || b == nil {
+			return nil
+		}
+		v := math.Round((*a+*b)*100) / 100
+		return &v
+	}
+	sum.RedisUS, sum.RedisReads = add(c.RedisUS, o.RedisUS), add(c.RedisReads, o.RedisReads)
+	for _, part := range []map[string]float64{c.RedisByMasterUS, o.RedisByMasterUS} {
+		for a, us := range part {
+			if sum.RedisByMasterUS == nil {
+				sum.RedisByMasterUS = map[string]float64{}
+			}
+			sum.RedisByMasterUS[a] += us
+		}
+	}
+	for _, part := range []map[string]CommandCost{c.RedisCommands, o.RedisCommands} {
+		for name, e := range part {
+			if sum.RedisCommands == nil {
+				sum.RedisCommands = map[string]CommandCost{}
+			}
+			t := sum.RedisCommands[name]
+			sum.RedisCommands[name] = CommandCost{Calls: t.Calls + e.Calls, US: t.US + e.US}
+		}
+	}
+	return sum
+}
+
 // redisCPU sums used_cpu_sys and used_cpu_user of an INFO cpu answer.
 func redisCPU(info string) (time.Duration, bool) {
 	var sum float64

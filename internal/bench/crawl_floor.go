@@ -22,12 +22,16 @@ const (
 
 // floor queues n no-op tasks, then runs K Asynq servers with the workers'
 // settings (concurrency, task check interval) until all n are done or the
-// window ends, and returns the tasks done per second since the servers
-// started and the CPU a task cost.
-func (r *crawlRun) floor(ctx context.Context, n int) (float64, *CPUCost, error) {
+// window ends. It returns the tasks done per second since the servers
+// started, the CPU a task cost over its whole life (its enqueue, as the
+// crawl phase's per-page figure holds its jobs' enqueues, plus its dequeue
+// and done) and the enqueue's share of it.
+func (r *crawlRun) floor(ctx context.Context, n int) (float64, *CPUCost, *CPUCost, error) {
+	queued := markCPU(ctx, r.t.Client)
 	if err := r.queueNoops(ctx, n); err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
+	enqueue := queued.cost(ctx, r.t.Client, n)
 	defer r.dropQueue(noopQueue)
 	c := &noopCounter{want: int64(n), done: make(chan struct{})}
 	srvs := make([]*asynq.Server, r.o.Workers)
@@ -36,7 +40,7 @@ func (r *crawlRun) floor(ctx context.Context, n int) (float64, *CPUCost, error) 
 	for i := range srvs {
 		srvs[i] = asynq.NewServer(r.t.Asynq, r.noopConfig())
 		if err := srvs[i].Start(c); err != nil {
-			return 0, nil, fmt.Errorf("start noop server: %w", err)
+			return 0, nil, nil, fmt.Errorf("start noop server: %w", err)
 		}
 	}
 	done, elapsed, err := c.wait(ctx, start, r.o.Duration)
@@ -45,7 +49,7 @@ func (r *crawlRun) floor(ctx context.Context, n int) (float64, *CPUCost, error) 
 		s.Shutdown()
 	}
 	r.log.Sugar().Infof("floor: %d no-op tasks in %s", done, elapsed)
-	return float64(done) / elapsed.Seconds(), cpu, err
+	return float64(done) / elapsed.Seconds(), cpu.plus(enqueue), enqueue, err
 }
 
 // noopConfig is tasks.Worker's Asynq configuration without the handler's

@@ -85,12 +85,12 @@ func (r *crawlRun) crawlPhase(ctx context.Context, pol policy, then after) (Phas
 	defer env.feed.close()
 	r.log.Info("phase starts", zap.String("phase", pol.name), zap.Int("jobs", env.feed.count()))
 	m := newMeter(r.o.Duration)
-	cpu, err := r.serve(ctx, pol, env, m)
+	cpu, bcpu, err := r.serve(ctx, pol, env, m)
 	if err != nil {
 		return Phase{}, err
 	}
 	ph := r.figures(env, m)
-	ph.CPUPerPage = cpu
+	ph.CPUPerPage, ph.BrokerCPUPerPage = cpu, bcpu
 	if pol.name == "crawlq" {
 		r.jobs = ph.Jobs
 		if err := r.scoreBans(ctx, pol, env, &ph); err != nil {
@@ -136,7 +136,7 @@ func (r *crawlRun) preparePhase(ctx context.Context, pol policy, tb *testbed.Tes
 	if err != nil {
 		return nil, err
 	}
-	if err := pol.load(ctx, r.t.Client, ps); err != nil {
+	if err := pol.load(ctx, r.t.brokerClient(), ps); err != nil {
 		return nil, fmt.Errorf("load the farm: %w", err)
 	}
 	env := &phaseEnv{tb: tb, reg: reg, queue: queue}
@@ -184,8 +184,8 @@ func productURLs(base string, tb *testbed.Testbed, siteName string) []string {
 
 // serve runs K worker servers for the window while the feeder keeps the
 // queue full, then stops them; it returns the CPU an OK page cost over the
-// window.
-func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *meter) (*CPUCost, error) {
+// window, and the broker's Redis's share when it has its own.
+func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *meter) (*CPUCost, *CPUCost, error) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
@@ -193,29 +193,45 @@ func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *mete
 	wg.Go(func() { errs[r.o.Workers] = env.feed.keepAbove(wctx, r.lowWater()) })
 	m.start()
 	mark := markCPU(ctx, r.t.Client)
+	var bmark cpuMark
+	if r.t.split() {
+		bmark = markCPU(ctx, r.t.Broker)
+	}
 	for i := range r.o.Workers {
-		w, rdb := r.worker(pol, env, i, m)
+		w, closeClients := r.worker(pol, env, i, m)
 		wg.Go(func() {
-			defer rdb.Close()
+			defer closeClients()
 			errs[i] = w.Run(wctx)
 		})
 	}
 	err := m.wait(ctx)
 	cpu := mark.cost(ctx, r.t.Client, m.pages())
+	var bcpu *CPUCost
+	if r.t.split() {
+		bcpu = bmark.cost(ctx, r.t.Broker, m.pages())
+	}
 	stop()
 	wg.Wait()
-	return cpu, errors.Join(append(errs, err)...)
+	return cpu, bcpu, errors.Join(append(errs, err)...)
 }
 
-// worker builds server i of the phase, with its own Redis client and broker.
-func (r *crawlRun) worker(pol policy, env *phaseEnv, i int, m *meter) (*tasks.Worker, redis.UniversalClient) {
-	rdb := r.t.NewClient()
+// worker builds server i of the phase, with its own Redis client (and
+// broker Redis client) and broker; closeClients closes them.
+func (r *crawlRun) worker(pol policy, env *phaseEnv, i int, m *meter) (w *tasks.Worker, closeClients func()) {
+	rdb, brdb := r.t.NewClient(), redis.UniversalClient(nil)
+	closeClients = func() { rdb.Close() }
+	if r.t.split() {
+		brdb = r.t.NewBrokerClient()
+		closeClients = func() { rdb.Close(); brdb.Close() }
+	} else {
+		brdb = rdb
+	}
 	return tasks.NewWorker(tasks.WorkerConfig{
-		Redis: r.t.Asynq, RDB: rdb, Broker: pol.newBroker(rdb),
+		Redis: r.t.Asynq, RDB: rdb, Broker: pol.newBroker(brdb),
 		ServerID: fmt.Sprintf("bench-%s-%d", pol.name, i+1), Concurrency: r.o.Concurrency,
 		Queues: map[string]int{env.queue: 1}, Sites: env.reg, ShutdownTimeout: 2 * time.Second,
 		Observe: m.observe, Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: env.tb.CA.Pool()}, PlainTLS: r.o.PlainTLS},
-	}), rdb
+	}), closeClients
 }
 
 // figures reads the phase's pages from the meter and its bans and
@@ -250,7 +266,7 @@ func (r *crawlRun) figures(env *phaseEnv, m *meter) Phase {
 
 // scoreBans measures the phase's quarantines against the site's log.
 func (r *crawlRun) scoreBans(ctx context.Context, pol policy, env *phaseEnv, ph *Phase) error {
-	st, err := pol.newBroker(r.t.Client).Stats(ctx)
+	st, err := pol.newBroker(r.t.brokerClient()).Stats(ctx)
 	if err != nil {
 		return fmt.Errorf("pool stats: %w", err)
 	}

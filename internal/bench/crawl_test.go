@@ -50,6 +50,17 @@ func TestRunCrawlShortRun(t *testing.T) {
 		checkCost(t, name+".cpu_per_page", ph.CPUPerPage)
 	}
 	checkCost(t, "noop_cpu_per_task", res.NoopCPUPerTask)
+	checkCost(t, "noop_enqueue_cpu_per_task", res.NoopEnqueueCPUPerTask)
+	if all, enq := res.NoopCPUPerTask, res.NoopEnqueueCPUPerTask; all != nil && enq != nil && all.RedisReads != nil && enq.RedisReads != nil {
+		// an enqueue is one round trip, and the task's life holds it and
+		// its dequeue and done besides
+		if *enq.RedisReads < 0.9 || *all.RedisReads < *enq.RedisReads+1 {
+			t.Errorf("no-op reads: %.2f in all, %.2f of them the enqueue; want the enqueue's ~1 inside the whole", *all.RedisReads, *enq.RedisReads)
+		}
+	}
+	if res.RedisPageOfNoop <= 0 {
+		t.Errorf("redis_page_of_noop %v, want the page's Redis CPU over the task's", res.RedisPageOfNoop)
+	}
 	if n := rdb.DBSize(context.Background()).Val(); n != 0 {
 		t.Errorf("%d keys left behind", n)
 	}
