@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"crawlq/internal/testredis"
@@ -177,5 +178,38 @@ func TestRedisCPUSumsUserAndSystem(t *testing.T) {
 	}
 	if _, ok := redisCPU("# CPU\r\nused_cpu_sys:1.0\r\n"); ok {
 		t.Fatal("an answer without used_cpu_user is not a reading")
+	}
+}
+
+// TestRunCrawlBrokerOnItsOwnRedis: with a broker Redis (here the Sentinel
+// group's master, another server), the pool and its scripts run there:
+// every page costs that Redis at least its lease's round trip, reported
+// apart from the queue's Redis, and both are left empty.
+func TestRunCrawlBrokerOnItsOwnRedis(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBBench)
+	g, brdb := testredis.SentinelClient(t, testredis.DBBench)
+	target := CrawlTarget{Client: rdb, URL: testredis.URL(t, testredis.DBBench),
+		Asynq:  asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: testredis.DBBench},
+		Broker: brdb, BrokerURL: g.URL(testredis.DBBench),
+		NewBrokerClient: func() redis.UniversalClient {
+			_, c := testredis.SentinelClient(t, testredis.DBBench)
+			return c
+		}}
+	res, err := RunCrawl(context.Background(), target, CrawlOptions{Proxies: 8, Workers: 2,
+		MinInterval: 200 * time.Millisecond, Duration: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Crawlq.Pages == 0 || res.Crawlq.Bans != 0 || res.Crawlq.I2Violations != 0 {
+		t.Fatalf("crawlq: %d pages, %d bans, %d I2 violations; want pages and no ban", res.Crawlq.Pages, res.Crawlq.Bans, res.Crawlq.I2Violations)
+	}
+	b := res.Crawlq.BrokerCPUPerPage
+	if b == nil || b.RedisReads == nil || *b.RedisReads < 1 {
+		t.Errorf("broker Redis per page %+v: want at least the lease's round trip there", b)
+	}
+	for name, c := range map[string]redis.UniversalClient{"queue": rdb, "broker": brdb} {
+		if n := c.DBSize(context.Background()).Val(); n != 0 {
+			t.Errorf("%s Redis: %d keys left behind", name, n)
+		}
 	}
 }
