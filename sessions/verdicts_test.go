@@ -52,7 +52,13 @@ func TestPunishmentsAndFaultsDriveTheBroker(t *testing.T) {
 			defer tb.Close()
 			b := proxies.NewRedisBroker(rdb, proxies.Config{Default: proxies.SiteConfig{MinInterval: time.Millisecond}})
 			importOne(t, b, tb, tc.badPass)
-			f := fetcher.New(fetcher.Config{Timeout: 500 * time.Millisecond, ResponseHeaderTimeout: 500 * time.Millisecond})
+			// a short timeout only where the case is the timeout: elsewhere a
+			// loaded machine's slow answer must not turn into a proxy failure
+			timeout := 10 * time.Second
+			if tc.farm.Faults[0].Slow > 0 {
+				timeout = 500 * time.Millisecond
+			}
+			f := fetcher.New(fetcher.Config{Timeout: timeout, ResponseHeaderTimeout: timeout})
 			m := sessions.NewManager(sessions.Config{Broker: b, Redis: rdb, Holder: "s1", LeaseTTL: 10 * time.Second})
 			s, err := m.Open(ctx, "job", tc.site, proxies.Datacenter)
 			if err != nil {
