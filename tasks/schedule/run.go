@@ -16,10 +16,9 @@ import (
 
 // Config configures Run.
 type Config struct {
-	// RDB is the queue's Redis (schedules, follow-ups); Asynq the same
-	// Redis for Asynq. Both required.
-	RDB   redis.UniversalClient
-	Asynq asynq.RedisConnOpt
+	// RDB is the queue's Redis: schedules, Asynq's queues, follow-ups.
+	// Required.
+	RDB redis.UniversalClient
 	// Sites is the registry jobs are built with. Default site.Default().
 	Sites *site.Registry
 	// SyncInterval is how often the schedules are read again, so a change
@@ -39,8 +38,8 @@ const DefaultSyncInterval = 5 * time.Second
 // the schedule (Ticker.Fire) at each firing, at the scheduled time.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
-	if cfg.RDB == nil || cfg.Asynq == nil {
-		return fmt.Errorf("schedule: config.RDB and config.Asynq are required")
+	if cfg.RDB == nil {
+		return fmt.Errorf("schedule: config.RDB is required")
 	}
 	client := asynq.NewClientFromRedisClient(cfg.RDB)
 	insp := asynq.NewInspectorFromRedisClient(cfg.RDB)
