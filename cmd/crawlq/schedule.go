@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"io"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"crawlq/tasks"
 	"crawlq/tasks/schedule"
+	"crawlq/web"
 )
 
 func init() { register(newScheduleCmd) }
@@ -178,4 +182,29 @@ func newSchedulePauseCmd(a *app, verb string, paused bool) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// writeStatusSchedules is the schedules' part of `crawlq status`: nothing
+// while there are none.
+func writeStatusSchedules(w io.Writer, ss []schedule.Status, now time.Time) error {
+	if len(ss) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	return schedule.WriteTable(w, ss, now)
+}
+
+// schedulesSection is the dashboard's part of the pool page that shows the
+// schedules.
+func schedulesSection(rdb redis.UniversalClient) web.Section {
+	return web.Section{ID: "schedules", Title: "Schedules", Render: func(ctx context.Context) (template.HTML, error) {
+		insp := asynq.NewInspectorFromRedisClient(rdb)
+		defer insp.Close()
+		now := time.Now()
+		ss, err := schedule.Statuses(ctx, insp, rdb, now)
+		if err != nil {
+			return "", err
+		}
+		return schedule.HTML(ss, now)
+	}}
 }

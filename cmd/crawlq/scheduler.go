@@ -34,7 +34,7 @@ func newSchedulerCmd(a *app) *cobra.Command {
 			}
 			defer conn.Close()
 			log.Info("scheduler started", zap.String("redis", conn.URL), zap.Duration("sync", sync))
-			return schedule.Run(cmd.Context(), schedule.Config{RDB: conn.Client,
+			return schedule.Run(cmd.Context(), schedule.Config{RDB: conn.Client, Asynq: conn.Asynq,
 				Sites: loaded.Sites, SyncInterval: sync, Logger: log})
 		},
 	}

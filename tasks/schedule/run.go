@@ -19,6 +19,9 @@ type Config struct {
 	// RDB is the queue's Redis: schedules, Asynq's queues, follow-ups.
 	// Required.
 	RDB redis.UniversalClient
+	// Asynq is the same Redis for Asynq's scheduler, which opens (and at
+	// shutdown closes) its own connections. Required.
+	Asynq asynq.RedisConnOpt
 	// Sites is the registry jobs are built with. Default site.Default().
 	Sites *site.Registry
 	// SyncInterval is how often the schedules are read again, so a change
@@ -38,8 +41,8 @@ const DefaultSyncInterval = 5 * time.Second
 // the schedule (Ticker.Fire) at each firing, at the scheduled time.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
-	if cfg.RDB == nil {
-		return fmt.Errorf("schedule: config.RDB is required")
+	if cfg.RDB == nil || cfg.Asynq == nil {
+		return fmt.Errorf("schedule: config.RDB and config.Asynq are required")
 	}
 	client := asynq.NewClientFromRedisClient(cfg.RDB)
 	insp := asynq.NewInspectorFromRedisClient(cfg.RDB)
@@ -49,7 +52,7 @@ func Run(ctx context.Context, cfg Config) error {
 	var firing sync.WaitGroup
 	mgr, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
 		PeriodicTaskConfigProvider: &Provider{Store: store},
-		RedisUniversalClient:       cfg.RDB,
+		RedisConnOpt:               cfg.Asynq,
 		SyncInterval:               cfg.SyncInterval,
 		SchedulerOpts: &asynq.SchedulerOpts{
 			Logger:   cfg.Logger.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel)).Sugar(),

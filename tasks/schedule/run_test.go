@@ -102,7 +102,7 @@ func startSchedulers(t *testing.T, db, n int, f *fires) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := schedule.Run(ctx, schedule.Config{RDB: rdb, SyncInterval: 100 * time.Millisecond, OnFire: f.add})
+			err := schedule.Run(ctx, schedule.Config{RDB: rdb, Asynq: asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: db}, SyncInterval: 100 * time.Millisecond, OnFire: f.add})
 			if err != nil {
 				f.add(schedule.Fired{}, err)
 			}
