@@ -3,6 +3,7 @@ package schedule
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -30,6 +31,8 @@ type Provider struct {
 	Store *Store
 	// Timeout bounds one read of the schedules; default 10s.
 	Timeout time.Duration
+	// Names, if set, limits the configs to these schedules.
+	Names []string
 }
 
 var _ asynq.PeriodicTaskConfigProvider = (*Provider)(nil)
@@ -48,7 +51,7 @@ func (p *Provider) GetConfigs() ([]*asynq.PeriodicTaskConfig, error) {
 	}
 	var out []*asynq.PeriodicTaskConfig
 	for _, s := range all {
-		if s.Paused {
+		if s.Paused || !p.wants(s.Name) {
 			continue
 		}
 		if _, err := s.Spec(); err != nil {
@@ -68,4 +71,8 @@ func scheduleOf(t *asynq.Task) (string, bool) {
 		return "", false
 	}
 	return p.Schedule, true
+}
+
+func (p *Provider) wants(name string) bool {
+	return len(p.Names) == 0 || slices.Contains(p.Names, name)
 }

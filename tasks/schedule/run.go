@@ -29,6 +29,9 @@ type Config struct {
 	SyncInterval time.Duration
 	// Logger logs each firing. Default zap.NewNop().
 	Logger *zap.Logger
+	// Names, if set, limits the scheduler to these schedules (a bench's
+	// own); default all.
+	Names []string
 	// OnFire, if set, is called after each firing (tests, bench).
 	OnFire func(Fired, error)
 }
@@ -51,7 +54,7 @@ func Run(ctx context.Context, cfg Config) error {
 	tk := &Ticker{Store: store, Client: client, Insp: insp, RDB: cfg.RDB, Sites: cfg.Sites}
 	var firing sync.WaitGroup
 	mgr, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
-		PeriodicTaskConfigProvider: &Provider{Store: store},
+		PeriodicTaskConfigProvider: &Provider{Store: store, Names: cfg.Names},
 		RedisConnOpt:               cfg.Asynq,
 		SyncInterval:               cfg.SyncInterval,
 		SchedulerOpts: &asynq.SchedulerOpts{

@@ -28,8 +28,10 @@ type Ticker struct {
 
 // Fired is what one firing did.
 type Fired struct {
-	Schedule string    `json:"schedule"`
-	Tick     time.Time `json:"tick"`
+	Schedule string `json:"schedule"`
+	// At is when the firing came; Tick the scheduled time it belongs to.
+	At   time.Time `json:"at"`
+	Tick time.Time `json:"tick"`
 	// Outcome is OutcomeRun, OutcomeSkip, OutcomePaused, OutcomeGone or
 	// OutcomeStale.
 	Outcome string `json:"outcome"`
@@ -51,7 +53,7 @@ const (
 
 // Fire handles a firing of the schedule name at the ticker's now.
 func (t *Ticker) Fire(ctx context.Context, name string) (Fired, error) {
-	f := Fired{Schedule: name}
+	f := Fired{Schedule: name, At: t.now()}
 	s, err := t.Store.Get(ctx, name)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -67,7 +69,7 @@ func (t *Ticker) Fire(ctx context.Context, name string) (Fired, error) {
 	if err != nil {
 		return f, err
 	}
-	if f.Tick = spec.Tick(t.now()); f.Tick.IsZero() {
+	if f.Tick = spec.Tick(f.At); f.Tick.IsZero() {
 		f.Outcome = OutcomeStale
 		return f, nil
 	}
