@@ -80,7 +80,7 @@ func runScheduleAdd(cmd *cobra.Command, a *app, f *scheduleAddFlags, args []stri
 		return err
 	}
 	spec, _ := s.Spec()
-	fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %d jobs, %s, next tick %s (run `crawlq scheduler`)\n",
+	fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %d job(s), %s, next tick %s (run `crawlq scheduler`)\n",
 		s.Name, len(s.Jobs), s.Cron, spec.Next(time.Now()).Format(time.RFC3339))
 	return nil
 }

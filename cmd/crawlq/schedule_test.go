@@ -45,6 +45,20 @@ func TestScheduleCLI(t *testing.T) {
 	if ss := list(); len(ss) != 1 || ss[0].Name != "sneakers" || ss[0].Paused || ss[0].Next.IsZero() {
 		t.Fatalf("list: %+v", ss)
 	}
+	out, stderr, err := runMain(t, "--redis", url, "status", "--json")
+	if err != nil {
+		t.Fatalf("status --json: %v\n%s", err, stderr)
+	}
+	var st struct {
+		Queues    []json.RawMessage `json:"queues"`
+		Schedules []schedule.Status `json:"schedules"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Schedules) != 1 || st.Schedules[0].Name != "sneakers" || st.Schedules[0].Next.IsZero() {
+		t.Fatalf("status --json schedules: %v %+v\n%s", err, st.Schedules, out)
+	}
+	if out, _, _ := runMain(t, "--redis", url, "status"); !strings.Contains(out, "SCHEDULE") || !strings.Contains(out, "0 */4 * * *") {
+		t.Fatalf("status has no schedules table:\n%s", out)
+	}
 	run("pause", "sneakers")
 	if ss := list(); !ss[0].Paused || !ss[0].Next.IsZero() {
 		t.Fatalf("after pause: %+v", ss[0])
@@ -56,7 +70,7 @@ func TestScheduleCLI(t *testing.T) {
 	if ss := list(); ss[0].Paused {
 		t.Fatalf("after resume: %+v", ss[0])
 	}
-	_, stderr, err := runMain(t, "--redis", url, "schedule", "add", "sneakers", "--cron", "@hourly", "ozon", "search", "x")
+	_, stderr, err = runMain(t, "--redis", url, "schedule", "add", "sneakers", "--cron", "@hourly", "ozon", "search", "x")
 	if err == nil || !strings.Contains(stderr, "schedule exists: sneakers") {
 		t.Fatalf("second add of a name: err %v, stderr %q", err, stderr)
 	}
