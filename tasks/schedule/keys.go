@@ -15,13 +15,14 @@ func keyState(name string) string { return keyPrefix + "state:" + name }
 
 // Fields of a state HASH.
 const (
-	stateTick     = "tick"      // unix seconds of the last decided tick
-	stateDecision = "decision"  // what was decided for it: run or skip
-	stateRunTick  = "run_tick"  // unix seconds of the last run tick
-	stateRunJobs  = "run_jobs"  // JSON []tasks.Queued of that run
-	stateRuns     = "runs"      // ticks run
-	stateSkipped  = "skipped"   // ticks skipped: the previous run still going
-	stateSkipTick = "skip_tick" // unix seconds of the last skipped tick
-	stateEnqueued = "enqueued"  // jobs queued by all runs
-	stateRefused  = "refused"   // enqueues refused as already queued (a second scheduler's)
+	stateTick     = "tick"        // unix seconds of the last decided tick
+	stateDecision = "decision"    // what was decided for it: run or skip
+	stateRunTick  = "run_tick"    // unix seconds of the last run tick
+	stateRunJobs  = "run_jobs"    // JSON []tasks.Queued of that run
+	stateQueued   = "queued_tick" // unix seconds of the last tick whose jobs were all queued
+	stateRuns     = "runs"        // ticks run
+	stateSkipped  = "skipped"     // ticks skipped: the previous run still going
+	stateSkipTick = "skip_tick"   // unix seconds of the last skipped tick
+	stateEnqueued = "enqueued"    // jobs queued by all runs
+	stateRefused  = "refused"     // enqueues refused as already queued (a second scheduler's)
 )

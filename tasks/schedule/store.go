@@ -215,12 +215,16 @@ func unix(s string) time.Time {
 var decide = redis.NewScript(`
 -- KEYS[1] state HASH; ARGV[1] tick (unix s); ARGV[2] "run" or "skip";
 -- ARGV[3] the run's jobs (JSON).
--- Returns {"new"|"same"|"old", the tick's decision}: "same" when this
--- tick was decided before, "old" when a later tick was.
+-- Returns {"new"|"same"|"old", the tick's decision, "1" if its jobs are
+-- all queued already}: "same" when this tick was decided before, "old"
+-- when a later tick was.
 local cur = tonumber(redis.call('HGET', KEYS[1], 'tick') or '0')
 local tick = tonumber(ARGV[1])
-if cur > tick then return {'old', ''} end
-if cur == tick then return {'same', redis.call('HGET', KEYS[1], 'decision') or ''} end
+if cur > tick then return {'old', '', '0'} end
+if cur == tick then
+  local queued = redis.call('HGET', KEYS[1], 'queued_tick') == ARGV[1]
+  return {'same', redis.call('HGET', KEYS[1], 'decision') or '', queued and '1' or '0'}
+end
 redis.call('HSET', KEYS[1], 'tick', ARGV[1], 'decision', ARGV[2])
 if ARGV[2] == 'run' then
   redis.call('HSET', KEYS[1], 'run_tick', ARGV[1], 'run_jobs', ARGV[3])
@@ -229,7 +233,7 @@ else
   redis.call('HSET', KEYS[1], 'skip_tick', ARGV[1])
   redis.call('HINCRBY', KEYS[1], 'skipped', 1)
 end
-return {'new', ARGV[2]}
+return {'new', ARGV[2], '0'}
 `)
 
 // decided is decide's answer.
@@ -237,6 +241,8 @@ type decided struct {
 	// Fresh says this call decided; Stale that a later tick was decided.
 	Fresh, Stale bool
 	Decision     string
+	// Queued says the tick's jobs were all queued already.
+	Queued bool
 }
 
 func (st *Store) decide(ctx context.Context, name string, tick time.Time, decision string, jobs []tasks.Queued) (decided, error) {
@@ -245,15 +251,19 @@ func (st *Store) decide(ctx context.Context, name string, tick time.Time, decisi
 		return decided{}, err
 	}
 	res, err := decide.Run(ctx, st.rdb, []string{keyState(name)}, tick.Unix(), decision, b).StringSlice()
-	if err != nil || len(res) != 2 {
+	if err != nil || len(res) != 3 {
 		return decided{}, fmt.Errorf("schedule %s: decide tick %s: %v", name, tick.Format(time.RFC3339), err)
 	}
-	return decided{Fresh: res[0] == "new", Stale: res[0] == "old", Decision: res[1]}, nil
+	return decided{Fresh: res[0] == "new", Stale: res[0] == "old", Decision: res[1], Queued: res[2] == "1"}, nil
 }
 
-// count adds a run's enqueue outcome to the schedule's state.
-func (st *Store) count(ctx context.Context, name string, enqueued, refused int) error {
+// count adds a run's enqueue outcome to the schedule's state and, when
+// all went in, marks the tick's jobs queued.
+func (st *Store) count(ctx context.Context, name string, tick time.Time, enqueued, refused int, all bool) error {
 	_, err := st.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if all {
+			p.HSet(ctx, keyState(name), stateQueued, tick.Unix())
+		}
 		p.HIncrBy(ctx, keyState(name), stateEnqueued, int64(enqueued))
 		p.HIncrBy(ctx, keyState(name), stateRefused, int64(refused))
 		return nil

@@ -100,13 +100,14 @@ func (t *Ticker) fire(ctx context.Context, s Schedule, f Fired) (Fired, error) {
 	if d.Stale {
 		f.Outcome = OutcomeStale
 	}
-	if f.Outcome != OutcomeRun {
+	if f.Outcome != OutcomeRun || d.Queued {
 		return f, nil
 	}
-	// The decider queues the tick; a follower queues it again, refused job
-	// by job, so a decider that died in between loses nothing.
+	// The decider queues the tick; a follower that comes before it marked
+	// the tick queued queues it again, refused job by job, so a decider
+	// that died in between loses nothing.
 	f.Enqueued, f.Refused, err = t.enqueue(ctx, ts)
-	if cerr := t.Store.count(ctx, s.Name, f.Enqueued, f.Refused); err == nil {
+	if cerr := t.Store.count(ctx, s.Name, f.Tick, f.Enqueued, f.Refused, err == nil); err == nil {
 		err = cerr
 	}
 	return f, err
