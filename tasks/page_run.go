@@ -139,8 +139,7 @@ func (r *run) follow(ctx context.Context, targets []site.Target) error {
 		return nil
 	}
 	for _, t := range targets {
-		task, err := NewTask(r.h.cfg.Sites, Job{Site: t.Site, Kind: t.Kind, Class: r.job.Class,
-			Request: site.Request{ID: t.ID, URL: t.URL}})
+		task, q, err := r.followTask(t)
 		if err != nil {
 			r.log.Warn("follow target refused", zap.String("target", t.String()), zap.Error(err))
 			continue
@@ -153,7 +152,7 @@ func (r *run) follow(ctx context.Context, targets []site.Target) error {
 		default:
 			return err
 		}
-		r.followed = append(r.followed, queuedOf(r.h.cfg.Sites, task))
+		r.followed = append(r.followed, q)
 	}
 	return nil
 }

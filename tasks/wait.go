@@ -177,3 +177,20 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// Progress counts the states of qs and of the follow-up jobs their finished
+// jobs queued (and theirs in turn) once, without waiting: what a schedule
+// asks of its last run. A task no longer found is counted completed.
+func Progress(ctx context.Context, insp *asynq.Inspector, follow redis.UniversalClient, qs []Queued) (Counts, error) {
+	b := newWaitBatch(qs)
+	for {
+		c, finished, err := b.count(ctx, insp)
+		if err != nil || follow == nil {
+			return c, err
+		}
+		added, err := b.follow(ctx, follow, finished)
+		if err != nil || added == 0 {
+			return c, err
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"crawlq/internal/redisx"
 	"crawlq/internal/statusline"
@@ -42,6 +43,15 @@ func newEnqueueCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error { return runEnqueue(cmd, a, f, args) },
 	}
 	fl := cmd.Flags()
+	f.bindJob(fl)
+	fl.BoolVar(&f.wait, "wait", false, "show progress until the batch and the follow-up jobs it queues finish, then a summary")
+	fl.DurationVar(&f.timeout, "wait-timeout", 0, "with --wait, give up after this long (0: never)")
+	fl.BoolVar(&f.json, "json", false, "print the batch (and with --wait the final counts) as JSON")
+	return cmd
+}
+
+// bindJob defines the flags that describe jobs (shared with `schedule add`).
+func (f *enqueueFlags) bindJob(fl *pflag.FlagSet) {
 	fl.StringVarP(&f.file, "file", "f", "", "JSON lines file of jobs ({\"site\":…,\"kind\":…,\"query\":…})")
 	fl.IntVar(&f.pages, "pages", 1, "listing pages to crawl")
 	fl.BoolVar(&f.follow, "follow", false, "also crawl the product/item pages a listing links to")
@@ -52,10 +62,6 @@ func newEnqueueCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.item, "item", "", "page fetch: CSS selector of each item")
 	fl.StringArrayVar(&f.fields, "field", nil, "page fetch: FIELD=SELECTOR[@attr] (repeat)")
 	fl.StringArrayVar(&f.expect, "expect", nil, "page fetch: selector that must match (repeat)")
-	fl.BoolVar(&f.wait, "wait", false, "show progress until the batch and the follow-up jobs it queues finish, then a summary")
-	fl.DurationVar(&f.timeout, "wait-timeout", 0, "with --wait, give up after this long (0: never)")
-	fl.BoolVar(&f.json, "json", false, "print the batch (and with --wait the final counts) as JSON")
-	return cmd
 }
 
 func runEnqueue(cmd *cobra.Command, a *app, f enqueueFlags, args []string) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"crawlq/proxies"
+	"crawlq/tasks/schedule"
 	"crawlq/web"
 )
 
@@ -48,10 +49,23 @@ func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config s
 	if err := web.JoinHeartbeats(ctx, conn.Client, st); err != nil {
 		return err
 	}
+	scheds, err := schedule.Statuses(ctx, insp, conn.Client, st.At)
+	if err != nil {
+		return err
+	}
 	if !asJSON {
-		return st.WriteTable(out)
+		if err := st.WriteTable(out); err != nil {
+			return err
+		}
+		return writeStatusSchedules(out, scheds, st.At)
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
-	return enc.Encode(st)
+	return enc.Encode(statusJSON{Status: st, Schedules: scheds})
+}
+
+// statusJSON is `status --json`: the snapshot and the schedules.
+type statusJSON struct {
+	*web.Status
+	Schedules []schedule.Status `json:"schedules"`
 }

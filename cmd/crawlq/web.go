@@ -60,7 +60,7 @@ func runWeb(ctx context.Context, a *app, f webFlags) error {
 	srv, err := web.NewServer(web.Config{
 		Redis: conn.Asynq, Broker: proxies.NewRedisBroker(conn.Client, bcfg),
 		Auth: f.auth, ReadOnly: f.readOnly, PrometheusURL: f.prometheus, Logger: log, Refresh: f.refresh,
-		MetricsPerProxy: f.perProxy,
+		MetricsPerProxy: f.perProxy, Sections: []web.Section{schedulesSection(conn.Client)},
 	})
 	if err != nil {
 		return err

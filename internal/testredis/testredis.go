@@ -30,7 +30,7 @@ const (
 	DBTasks    = 3
 	DBWeb      = 4
 	DBCmd      = 5
-	DBFetcher  = 6
+	DBSchedule = 6
 	DBDetect   = 7
 	DBTestbed  = 8
 	DBBench    = 9

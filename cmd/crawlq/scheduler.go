@@ -1,0 +1,44 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"crawlq/tasks"
+	"crawlq/tasks/schedule"
+)
+
+func init() { register(newSchedulerCmd) }
+
+func newSchedulerCmd(a *app) *cobra.Command {
+	var config string
+	var sync time.Duration
+	cmd := &cobra.Command{
+		Use:   "scheduler",
+		Short: "Run the schedules (Asynq's PeriodicTaskManager); run two for availability, each tick is queued once",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := a.logger()
+			if err != nil {
+				return err
+			}
+			loaded, err := tasks.LoadConfig(config)
+			if err != nil {
+				return err
+			}
+			conn, err := a.redis(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			log.Info("scheduler started", zap.String("redis", conn.URL), zap.Duration("sync", sync))
+			return schedule.Run(cmd.Context(), schedule.Config{RDB: conn.Client, Asynq: conn.Asynq,
+				Sites: loaded.Sites, SyncInterval: sync, Logger: log})
+		},
+	}
+	cmd.Flags().StringVar(&config, "config", "", "YAML config file (site overrides: the queues jobs go to)")
+	cmd.Flags().DurationVar(&sync, "sync", schedule.DefaultSyncInterval, "how often the schedules are read again: an added, removed, paused or resumed schedule applies within it")
+	return cmd
+}

@@ -1,0 +1,29 @@
+package schedule
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"crawlq/tasks"
+)
+
+// TestHTMLTable: the dashboard's table shows each schedule's next and last
+// run, its last run's outcome, skipped ticks and paused, escaped.
+func TestHTMLTable(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	ss := []Status{{Name: "sneakers", Cron: "0 */4 * * *", Jobs: 2, Next: now.Add(90 * time.Minute),
+		State:   State{RunTick: now.Add(-150 * time.Minute), Runs: 7, Skipped: 3},
+		LastRun: &tasks.Counts{Total: 10, Completed: 8, Failed: 2}},
+		{Name: "<b>", Cron: "@daily", Paused: true}}
+	h, err := HTML(ss, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<td>sneakers</td>", "<td>in 1h30m0s</td>", "<td>2h30m0s ago</td>",
+		"<td>done: 8 completed, 2 failed</td>", "<td>7</td><td>3</td><td>false</td>", "&lt;b&gt;", "<td>true</td>"} {
+		if !strings.Contains(string(h), want) {
+			t.Errorf("table lacks %q:\n%s", want, h)
+		}
+	}
+}
