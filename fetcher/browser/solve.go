@@ -1,0 +1,330 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/storage"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"go.uber.org/zap"
+)
+
+// ErrNotCleared means the challenge had not cleared when the solve's
+// timeout ended it.
+var ErrNotCleared = errors.New("challenge not cleared")
+
+// Job is one challenge to clear for a session.
+type Job struct {
+	// URL is the page the browser opens (the challenged page, or the
+	// site's page whose script mints the token).
+	URL string
+	// Proxy is the session's leased proxy, with its credentials (http or
+	// https; Chromium does not authenticate to socks5 proxies).
+	Proxy *url.URL
+	// UserAgent and AcceptLanguage are the session's.
+	UserAgent, AcceptLanguage string
+	// Cookies are the session's cookies for URL.
+	Cookies []*http.Cookie
+	// Gate is called before each page or XHR request is let through: it
+	// waits until the session may send (I2) and marks the request sent.
+	// Required.
+	Gate func(ctx context.Context) error
+	// Done, if set, is called when a page or XHR answer arrives.
+	Done func()
+	// Clearance is the clearance cookie's name; when set, the challenge
+	// has cleared only once the cookie is there.
+	Clearance string
+	// Cleared, if set, judges each page answer: true when it is no longer
+	// the challenge. The challenge has cleared only once the last page
+	// answer is.
+	Cleared func(status int, body []byte) bool
+}
+
+// Result is what a solve did.
+type Result struct {
+	// Cookies are every cookie of the browser context at the end. Domain
+	// holds the cookie's domain as the browser keeps it: with a leading
+	// dot for a domain cookie, the bare host for a host-only one.
+	Cookies []*http.Cookie
+	// Requests counts the requests let through (all paced by Gate);
+	// Blocked the subresources refused without reaching the network.
+	Requests, Blocked int
+	// Status is the last page answer's status.
+	Status int
+	// Took is how long the solve ran.
+	Took time.Duration
+}
+
+// Solve opens job.URL in a new browser context through job.Proxy and
+// waits until the challenge has cleared (bounded by Config.Timeout),
+// then returns the context's cookies and closes it. A solve that times
+// out closes its page; if the browser then does not answer, it is
+// killed and the next Solve starts a new one.
+func (b *Browser) Solve(ctx context.Context, job Job) (Result, error) {
+	select {
+	case b.slots <- struct{}{}:
+		defer func() { <-b.slots }()
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	root, err := b.running()
+	if err != nil {
+		return Result{}, err
+	}
+	b.addLive(1)
+	defer b.addLive(-1)
+	start := time.Now()
+	res, err := b.solve(ctx, root, job)
+	res.Took = time.Since(start)
+	if err != nil && ctx.Err() == nil {
+		b.checkAlive(root)
+	}
+	return res, err
+}
+
+// solve runs one browser context to its end.
+func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Result, error) {
+	proxy := *job.Proxy
+	proxy.User = nil
+	cctx, closeCtx := chromedp.NewContext(root, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+		p.ProxyServer, p.ProxyBypassList = proxy.String(), "<-loopback>"
+	}))
+	defer closeCtx()
+	stop := context.AfterFunc(ctx, closeCtx) // the job's end ends the page
+	defer stop()
+	if err := chromedp.Do(cctx); err != nil {
+		return Result{}, fmt.Errorf("open browser context: %w", err)
+	}
+	tctx, cancel := context.WithTimeout(cctx, b.cfg.Timeout)
+	defer cancel()
+	p := &pageRun{job: job, c: chromedp.FromContext(cctx)}
+	if err := p.start(tctx); err != nil {
+		return p.res, err
+	}
+	err := p.wait(tctx)
+	if err == nil {
+		p.res.Cookies, err = p.cookies(tctx)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.res, err
+}
+
+// pageRun is one solve's page and what it saw.
+type pageRun struct {
+	job Job
+	c   *chromedp.Context
+
+	mu      sync.Mutex
+	res     Result
+	pages   int  // page answers seen
+	cleared bool // the last page answer was not the challenge
+}
+
+// start subscribes to the interception events, sets the identity and
+// cookies, and opens the page.
+func (p *pageRun) start(ctx context.Context) error {
+	paused := cdp.Events(ctx, p.c.Target, fetch.RequestPaused)
+	auth := cdp.Events(ctx, p.c.Target, fetch.AuthRequired)
+	go p.intercept(ctx, paused)
+	go p.answerAuth(ctx, auth)
+	t := p.c.Target
+	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+		UserAgent: p.job.UserAgent, AcceptLanguage: p.job.AcceptLanguage}); err != nil {
+		return fmt.Errorf("set user agent: %w", err)
+	}
+	if err := p.setCookies(ctx); err != nil {
+		return err
+	}
+	patterns := []*fetch.RequestPattern{{URLPattern: "*"}}
+	for _, rt := range []network.ResourceType{network.ResourceTypeDocument, network.ResourceTypeXHR, network.ResourceTypeFetch} {
+		patterns = append(patterns, &fetch.RequestPattern{URLPattern: "*", ResourceType: rt, RequestStage: fetch.RequestStageResponse})
+	}
+	yes := true
+	if _, err := cdp.Call(ctx, t, fetch.Enable, fetch.EnableParams{Patterns: patterns, HandleAuthRequests: &yes}); err != nil {
+		return fmt.Errorf("intercept requests: %w", err)
+	}
+	nav, err := cdp.Call(ctx, t, page.Navigate, page.NavigateParams{URL: p.job.URL})
+	if err == nil && nav.ErrorText != "" {
+		err = errors.New(nav.ErrorText)
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p.job.URL, err)
+	}
+	return nil
+}
+
+// setCookies loads the session's cookies into the browser context.
+func (p *pageRun) setCookies(ctx context.Context) error {
+	if len(p.job.Cookies) == 0 {
+		return nil
+	}
+	params := make([]*network.CookieParam, 0, len(p.job.Cookies))
+	for _, c := range p.job.Cookies {
+		params = append(params, &network.CookieParam{Name: c.Name, Value: c.Value, URL: p.job.URL, Path: "/"})
+	}
+	_, err := cdp.Call(ctx, p.c.Browser, storage.SetCookies, storage.SetCookiesParams{Cookies: params, BrowserContextID: p.c.BrowserContextID})
+	if err != nil {
+		return fmt.Errorf("load cookies: %w", err)
+	}
+	return nil
+}
+
+// intercept lets page and XHR requests through the session's gate, one
+// at a time, and blocks every other request; it judges page answers.
+func (p *pageRun) intercept(ctx context.Context, events iter.Seq2[fetch.EventRequestPaused, error]) {
+	for ev, err := range events {
+		if err != nil {
+			return
+		}
+		if ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "" {
+			p.answered(ctx, ev)
+			continue
+		}
+		if !wanted(ev.ResourceType) {
+			p.count(func(r *Result) { r.Blocked++ })
+			_, _ = cdp.Call(ctx, p.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+			continue
+		}
+		if err := p.job.Gate(ctx); err != nil {
+			_, _ = cdp.Call(ctx, p.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonAborted})
+			continue
+		}
+		p.count(func(r *Result) { r.Requests++ })
+		_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+	}
+}
+
+// wanted says which requests go to the network: pages and XHRs.
+func wanted(rt network.ResourceType) bool {
+	return rt == network.ResourceTypeDocument || rt == network.ResourceTypeXHR || rt == network.ResourceTypeFetch
+}
+
+// answered notes an answer at the response stage and lets it on.
+func (p *pageRun) answered(ctx context.Context, ev fetch.EventRequestPaused) {
+	if p.job.Done != nil {
+		p.job.Done()
+	}
+	if ev.ResourceType == network.ResourceTypeDocument {
+		cleared := true
+		if p.job.Cleared != nil {
+			body, err := cdp.Call(ctx, p.c.Target, fetch.GetResponseBody, fetch.GetResponseBodyParams{RequestID: ev.RequestID})
+			cleared = err == nil && p.job.Cleared(int(ev.ResponseStatusCode), body.Body)
+		}
+		p.mu.Lock()
+		p.pages++
+		p.cleared, p.res.Status = cleared, int(ev.ResponseStatusCode)
+		p.mu.Unlock()
+	}
+	_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+}
+
+func (p *pageRun) count(f func(*Result)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(&p.res)
+}
+
+// answerAuth gives the proxy its credentials; any other auth is refused.
+func (p *pageRun) answerAuth(ctx context.Context, events iter.Seq2[fetch.EventAuthRequired, error]) {
+	for ev, err := range events {
+		if err != nil {
+			return
+		}
+		resp := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseCancelAuth}
+		if ev.AuthChallenge != nil && ev.AuthChallenge.Source == fetch.AuthChallengeSourceProxy && p.job.Proxy.User != nil {
+			pw, _ := p.job.Proxy.User.Password()
+			resp = &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials,
+				Username: p.job.Proxy.User.Username(), Password: pw}
+		}
+		_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID, AuthChallengeResponse: resp})
+	}
+}
+
+// wait polls until the challenge has cleared: the clearance cookie is
+// there (if named) and the last page answer was not the challenge.
+func (p *pageRun) wait(ctx context.Context) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			p.mu.Lock()
+			st := p.res.Status
+			p.mu.Unlock()
+			return fmt.Errorf("%w: %s within the timeout (last page status %d): %w", ErrNotCleared, p.job.URL, st, ctx.Err())
+		case <-tick.C:
+		}
+		if p.clearedNow(ctx) {
+			return nil
+		}
+	}
+}
+
+// clearedNow checks the page's state and the clearance cookie once.
+func (p *pageRun) clearedNow(ctx context.Context) bool {
+	p.mu.Lock()
+	ok := p.pages > 0 && p.cleared
+	p.mu.Unlock()
+	if !ok {
+		return false
+	}
+	if p.job.Clearance == "" {
+		return true
+	}
+	cookies, err := p.cookies(ctx)
+	if err != nil {
+		return false
+	}
+	for _, c := range cookies {
+		if c.Name == p.job.Clearance {
+			return true
+		}
+	}
+	return false
+}
+
+// cookies reads every cookie of the browser context.
+func (p *pageRun) cookies(ctx context.Context) ([]*http.Cookie, error) {
+	res, err := cdp.Call(ctx, p.c.Browser, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: p.c.BrowserContextID})
+	if err != nil {
+		return nil, fmt.Errorf("read cookies: %w", err)
+	}
+	out := make([]*http.Cookie, 0, len(res.Cookies))
+	for _, c := range res.Cookies {
+		hc := &http.Cookie{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, Secure: c.Secure, HttpOnly: c.HTTPOnly}
+		if !c.Session && c.Expires > 0 {
+			hc.Expires = time.Unix(int64(c.Expires), 0)
+		}
+		out = append(out, hc)
+	}
+	return out, nil
+}
+
+// checkAlive kills a browser that does not answer after a failed solve,
+// so the next Solve starts a new one.
+func (b *Browser) checkAlive(root context.Context) {
+	ctx, cancel := context.WithTimeout(root, 5*time.Second)
+	defer cancel()
+	if _, err := cdp.Call(ctx, chromedp.FromContext(root).Browser, target.GetTargets, target.GetTargetsParams{}); err == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.root == root {
+		b.cfg.Logger.Warn("browser does not answer; killing it", zap.Int("pid", b.pid))
+		b.stopLocked()
+	}
+}
