@@ -40,13 +40,13 @@ type Site struct {
 	soft   *softBans
 	// challenge is nil unless the site runs in challenge mode.
 	challenge *challenges
-	log    *Log
-	now    func() time.Time
-	zl     *zap.Logger
-	srv    *http.Server
-	ln     net.Listener
-	done   chan struct{}
-	https  *httpsFront // nil: plain http only
+	log       *Log
+	now       func() time.Time
+	zl        *zap.Logger
+	srv       *http.Server
+	ln        net.Listener
+	done      chan struct{}
+	https     *httpsFront // nil: plain http only
 }
 
 // siteDeps is what every site shares.
