@@ -14,6 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"go.uber.org/zap"
 )
@@ -172,6 +175,12 @@ func (b *Browser) startLocked() error {
 		os.RemoveAll(dir)
 		return fmt.Errorf("start chromium %s: %w", b.cfg.Path, err)
 	}
+	if err := blockBrowserFetches(root); err != nil {
+		cancel()
+		cancelAlloc()
+		os.RemoveAll(dir)
+		return fmt.Errorf("start chromium %s: %w", b.cfg.Path, err)
+	}
 	b.root, b.cancel, b.alloc, b.dataDir = root, cancel, cancelAlloc, dir
 	if p := chromedp.FromContext(root).Browser.Process(); p != nil {
 		b.pid = p.Pid
@@ -230,4 +239,23 @@ func (b *Browser) addLive(n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.live += n
+}
+
+// blockBrowserFetches refuses the requests the browser makes by itself,
+// outside any page (a tab's /favicon.ico): they would reach the site
+// through the session's proxy past its gate.
+func blockBrowserFetches(root context.Context) error {
+	c := chromedp.FromContext(root)
+	events := cdp.Events(root, c.Browser, fetch.RequestPaused)
+	go func() {
+		for ev, err := range events {
+			if err != nil {
+				return
+			}
+			_, _ = cdp.Call(root, c.Browser, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+		}
+	}()
+	patterns := []*fetch.RequestPattern{{URLPattern: "*", ResourceType: network.ResourceTypeOther}, {URLPattern: "*", ResourceType: network.ResourceTypeImage}}
+	_, err := cdp.Call(root, c.Browser, fetch.Enable, fetch.EnableParams{Patterns: patterns})
+	return err
 }

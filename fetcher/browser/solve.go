@@ -7,6 +7,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,8 +62,11 @@ type Result struct {
 	// Requests counts the requests let through (all paced by Gate);
 	// Blocked the subresources refused without reaching the network.
 	Requests, Blocked int
-	// Status is the last page answer's status.
+	// Status, URL and Body are the last page answer's (Body only when
+	// the job has a Cleared judge, which reads it).
 	Status int
+	URL    string
+	Body   []byte
 	// Took is how long the solve ran.
 	Took time.Duration
 }
@@ -109,17 +113,42 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 	}
 	tctx, cancel := context.WithTimeout(cctx, b.cfg.Timeout)
 	defer cancel()
-	p := &pageRun{job: job, c: chromedp.FromContext(cctx)}
-	if err := p.start(tctx); err != nil {
-		return p.res, err
-	}
-	err := p.wait(tctx)
+	gctx, stopGate := context.WithCancel(tctx)
+	p := &pageRun{job: job, c: chromedp.FromContext(cctx), gate: gctx}
+	err := p.start(cctx, tctx)
 	if err == nil {
-		p.res.Cookies, err = p.cookies(tctx)
+		err = p.wait(tctx)
+	}
+	stopGate()
+	p.settle(cctx)
+	if err == nil {
+		rctx, rcancel := context.WithTimeout(cctx, 5*time.Second)
+		p.res.Cookies, err = p.cookies(rctx)
+		rcancel()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.res, err
+}
+
+// settle stops the page before its context closes: a request paused at
+// the gate would be let go when the DevTools session detaches, so the
+// gate fails every request from now on, the page is sent to about:blank
+// (which aborts a pending navigation) and settle waits, briefly, until no
+// request is held at the gate.
+func (p *pageRun) settle(cctx context.Context) {
+	ctx, cancel := context.WithTimeout(cctx, 3*time.Second)
+	defer cancel()
+	_, _ = cdp.Call(ctx, p.c.Target, page.Navigate, page.NavigateParams{URL: "about:blank"})
+	for ctx.Err() == nil {
+		p.mu.Lock()
+		n := p.atGate
+		p.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // pageRun is one solve's page and what it saw.
@@ -127,19 +156,26 @@ type pageRun struct {
 	job Job
 	c   *chromedp.Context
 
+	// gate ends when the solve does: no request passes the gate after.
+	gate context.Context
+
 	mu      sync.Mutex
 	res     Result
+	atGate  int  // requests paused at the gate or being let through
 	pages   int  // page answers seen
 	cleared bool // the last page answer was not the challenge
 }
 
-// start subscribes to the interception events, sets the identity and
-// cookies, and opens the page.
-func (p *pageRun) start(ctx context.Context) error {
-	paused := cdp.Events(ctx, p.c.Target, fetch.RequestPaused)
-	auth := cdp.Events(ctx, p.c.Target, fetch.AuthRequired)
-	go p.intercept(ctx, paused)
-	go p.answerAuth(ctx, auth)
+// start subscribes to the interception events for the context's life
+// (cctx), sets the identity and cookies, and opens the page.
+func (p *pageRun) start(cctx, ctx context.Context) error {
+	paused := cdp.Events(cctx, p.c.Target, fetch.RequestPaused)
+	auth := cdp.Events(cctx, p.c.Target, fetch.AuthRequired)
+	p.mu.Lock()
+	p.atGate++ // until the loop runs
+	p.mu.Unlock()
+	go p.intercept(cctx, paused)
+	go p.answerAuth(cctx, auth)
 	t := p.c.Target
 	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
 		UserAgent: p.job.UserAgent, AcceptLanguage: p.job.AcceptLanguage}); err != nil {
@@ -166,25 +202,29 @@ func (p *pageRun) start(ctx context.Context) error {
 	return nil
 }
 
-// setCookies loads the session's cookies into the browser context.
+// setCookies loads the session's cookies into the browser context, one
+// by one: a cookie the browser refuses (a __Secure- cookie on an http
+// page) is left out, as the browser would have refused it from the site.
 func (p *pageRun) setCookies(ctx context.Context) error {
-	if len(p.job.Cookies) == 0 {
-		return nil
-	}
-	params := make([]*network.CookieParam, 0, len(p.job.Cookies))
-	for _, c := range p.job.Cookies {
-		params = append(params, &network.CookieParam{Name: c.Name, Value: c.Value, URL: p.job.URL, Path: "/"})
-	}
-	_, err := cdp.Call(ctx, p.c.Browser, storage.SetCookies, storage.SetCookiesParams{Cookies: params, BrowserContextID: p.c.BrowserContextID})
+	u, err := url.Parse(p.job.URL)
 	if err != nil {
 		return fmt.Errorf("load cookies: %w", err)
 	}
-	return nil
+	origin := u.Scheme + "://" + u.Host + "/"
+	for _, c := range p.job.Cookies {
+		secure := strings.HasPrefix(c.Name, "__Secure-") || strings.HasPrefix(c.Name, "__Host-")
+		_, _ = cdp.Call(ctx, p.c.Target, network.SetCookies, network.SetCookiesParams{Cookies: []*network.CookieParam{
+			{Name: c.Name, Value: c.Value, URL: origin, Secure: secure}}})
+	}
+	return ctx.Err()
 }
 
 // intercept lets page and XHR requests through the session's gate, one
 // at a time, and blocks every other request; it judges page answers.
 func (p *pageRun) intercept(ctx context.Context, events iter.Seq2[fetch.EventRequestPaused, error]) {
+	p.mu.Lock()
+	p.atGate--
+	p.mu.Unlock()
 	for ev, err := range events {
 		if err != nil {
 			return
@@ -198,13 +238,27 @@ func (p *pageRun) intercept(ctx context.Context, events iter.Seq2[fetch.EventReq
 			_, _ = cdp.Call(ctx, p.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
 			continue
 		}
-		if err := p.job.Gate(ctx); err != nil {
-			_, _ = cdp.Call(ctx, p.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonAborted})
-			continue
-		}
-		p.count(func(r *Result) { r.Requests++ })
-		_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		p.pass(ctx, ev.RequestID)
 	}
+}
+
+// pass lets a request through once the session's gate opens, or fails it
+// when the solve has ended.
+func (p *pageRun) pass(ctx context.Context, id fetch.RequestID) {
+	p.mu.Lock()
+	p.atGate++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.atGate--
+		p.mu.Unlock()
+	}()
+	if p.gate.Err() != nil || p.job.Gate(p.gate) != nil {
+		_, _ = cdp.Call(ctx, p.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonAborted})
+		return
+	}
+	p.count(func(r *Result) { r.Requests++ })
+	_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
 }
 
 // wanted says which requests go to the network: pages and XHRs.
@@ -219,13 +273,18 @@ func (p *pageRun) answered(ctx context.Context, ev fetch.EventRequestPaused) {
 	}
 	if ev.ResourceType == network.ResourceTypeDocument {
 		cleared := true
+		var body []byte
 		if p.job.Cleared != nil {
-			body, err := cdp.Call(ctx, p.c.Target, fetch.GetResponseBody, fetch.GetResponseBodyParams{RequestID: ev.RequestID})
-			cleared = err == nil && p.job.Cleared(int(ev.ResponseStatusCode), body.Body)
+			got, err := cdp.Call(ctx, p.c.Target, fetch.GetResponseBody, fetch.GetResponseBodyParams{RequestID: ev.RequestID})
+			body = got.Body
+			cleared = err == nil && p.job.Cleared(int(ev.ResponseStatusCode), body)
 		}
 		p.mu.Lock()
 		p.pages++
-		p.cleared, p.res.Status = cleared, int(ev.ResponseStatusCode)
+		p.cleared, p.res.Status, p.res.Body = cleared, int(ev.ResponseStatusCode), body
+		if ev.Request != nil {
+			p.res.URL = ev.Request.URL
+		}
 		p.mu.Unlock()
 	}
 	_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})

@@ -1,0 +1,141 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"go.uber.org/zap"
+
+	"crawlq/detect"
+	"crawlq/fetcher"
+	"crawlq/fetcher/browser"
+	"crawlq/sessions"
+	"crawlq/tasks/site"
+)
+
+// Solver clears JavaScript challenges in a real browser; *browser.Browser
+// is one.
+type Solver interface {
+	Solve(ctx context.Context, job browser.Job) (browser.Result, error)
+}
+
+var _ Solver = (*browser.Browser)(nil)
+
+// BrowserProfile is the profile of the browser tier's Chromium (156 on
+// Linux): a session that meets a challenge becomes this browser, in the
+// browser and over HTTP alike, since the clearance is bound to it (I8).
+const BrowserProfile = "chromium-156-linux"
+
+// maxSolves bounds the browser visits of one attempt: a page still
+// challenged after them fails the attempt (it is retried, nobody banned).
+const maxSolves = 2
+
+// challengeRetry is how soon an attempt that could not clear a challenge
+// is retried.
+const challengeRetry = 10 * time.Second
+
+// ChallengeStats is one browser visit, for metrics.
+type ChallengeStats struct {
+	Site     string
+	Solved   bool
+	Took     time.Duration
+	Requests int
+}
+
+// challenge clears a Challenge answer in the browser, through the
+// session's proxy, then asks the page again over HTTP. Without a browser
+// (or with fetch: http) the attempt fails with the reason, the session is
+// kept and the proxy released unpunished.
+func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.Verdict) (bool, error) {
+	s, _ := r.h.cfg.Sites.Get(r.job.Site)
+	why := ""
+	switch {
+	case r.h.cfg.Browser == nil:
+		why = "this worker has no browser (--browsers 0, or no chromium found)"
+	case s != nil && s.FetchPolicy() == site.FetchHTTP:
+		why = "the site's fetch policy is http"
+	case r.solves >= maxSolves:
+		why = fmt.Sprintf("it was still there after %d browser visits", r.solves)
+	}
+	if why != "" {
+		r.pause(ctx)
+		return false, retryAfter(challengeRetry, fmt.Errorf("site %s: %s is behind a JavaScript challenge (%s) and %s: %w",
+			r.job.Site, pageURL, v.Rule, why, detect.ErrChallenge))
+	}
+	if _, err := r.solve(ctx, s, pageURL, false); err != nil {
+		r.pause(ctx)
+		return false, retryAfter(challengeRetry, err)
+	}
+	return r.page(ctx, page) // over HTTP, with the cookies
+}
+
+// solve runs the browser on the session's challenge page (the page
+// itself when render is set) and puts its cookies in the session.
+func (r *run) solve(ctx context.Context, s *site.Site, pageURL string, render bool) (browser.Result, error) {
+	r.solves++
+	sess := r.sess
+	r.becomeBrowser(sess)
+	target, cookie := pageURL, ""
+	if s != nil && !render {
+		target, cookie = s.ChallengeURL(pageURL), s.Challenge.Cookie
+	}
+	p := sess.Profile()
+	res, err := r.h.cfg.Browser.Solve(ctx, browser.Job{URL: target, Proxy: sess.Proxy(), UserAgent: p.UserAgent,
+		AcceptLanguage: p.AcceptLanguage, Cookies: sess.CookiesFor(target), Gate: sess.Gate, Done: sess.Answered,
+		Clearance: cookie, Cleared: r.cleared})
+	r.sum.BrowserRequests += res.Requests
+	if !render {
+		r.sum.Challenges++
+	}
+	r.noteSolve(err == nil, res)
+	if err != nil {
+		r.log.Warn("challenge not cleared", zap.String("proxy", r.sum.ProxyID), zap.String("url", target), zap.Error(err))
+		return res, fmt.Errorf("site %s: the browser did not clear the challenge at %s through proxy %s: %w", r.job.Site, target, r.sum.Proxy, err)
+	}
+	if !render {
+		r.sum.ChallengesSolved++
+	}
+	if u, perr := url.Parse(target); perr == nil {
+		sess.AddBrowserCookies(u.Scheme, res.Cookies)
+	}
+	r.log.Debug("challenge cleared", zap.String("proxy", r.sum.ProxyID), zap.Duration("took", res.Took), zap.Int("requests", res.Requests))
+	return res, nil
+}
+
+// becomeBrowser gives the session the browser's profile if it claims
+// another browser.
+func (r *run) becomeBrowser(sess *sessions.Session) {
+	p, ok := fetcher.ProfileByName(BrowserProfile)
+	if ok && sess.Profile().Name != p.Name {
+		sess.AdoptProfile(p)
+	}
+}
+
+// cleared judges a page the browser got: anything but the challenge.
+func (r *run) cleared(status int, body []byte) bool {
+	v := r.det.Judge(r.job.Site, "challenge", &detect.Response{Status: status, Body: body})
+	return v.Kind != detect.Challenge
+}
+
+// noteSolve reports a browser visit to the worker's metrics.
+func (r *run) noteSolve(ok bool, res browser.Result) {
+	if f := r.h.cfg.OnChallenge; f != nil {
+		f(ChallengeStats{Site: r.job.Site, Solved: ok, Took: res.Took, Requests: res.Requests})
+	}
+}
+
+// rendered fetches a page in the browser (fetch: browser): its last
+// document is judged and recorded as the session's answer.
+func (r *run) rendered(ctx context.Context, s *site.Site, pageURL string, page int) (sessions.Step, error) {
+	res, err := r.solve(ctx, s, pageURL, true)
+	if err != nil && !errors.Is(err, browser.ErrNotCleared) {
+		return sessions.Step{}, err
+	}
+	resp := &fetcher.Response{Status: res.Status, FinalURL: res.URL, Body: res.Body, Latency: res.Took}
+	v := r.det.Judge(r.job.Site, r.detectKind(), &detect.Response{Status: res.Status, FinalURL: res.URL, Body: res.Body, Page: page})
+	act, err := r.sess.Record(ctx, v, res.Took)
+	return sessions.Step{Response: resp, Verdict: v, Action: act}, err
+}
