@@ -45,7 +45,6 @@ const (
 // ClearanceCookie is the token cookie the current APIs want.
 const ClearanceCookie = "x_wbaas_token"
 
-
 // DefaultMinInterval is the default politeness interval per proxy.
 const DefaultMinInterval = time.Second
 
