@@ -65,11 +65,56 @@ func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.
 		return false, retryAfter(challengeRetry, fmt.Errorf("site %s: %s is behind a JavaScript challenge (%s) and %s: %w",
 			r.job.Site, pageURL, v.Rule, why, detect.ErrChallenge))
 	}
-	if _, err := r.solve(ctx, s, pageURL, false); err != nil {
+	if r.reuseClearance(ctx) {
+		return r.page(ctx, page)
+	}
+	res, err := r.solve(ctx, s, pageURL, false)
+	if err != nil {
 		r.pause(ctx)
 		return false, retryAfter(challengeRetry, err)
 	}
+	if err := r.sess.SaveClearance(ctx, clearanceTTL(s, res)); err != nil {
+		r.log.Warn("keep clearance", zap.Error(err))
+	}
 	return r.page(ctx, page) // over HTTP, with the cookies
+}
+
+// reuseClearance gives the session, once per attempt, the clearance
+// another session of its proxy got for the site: the clearance is bound
+// to the IP and browser, not to a session.
+func (r *run) reuseClearance(ctx context.Context) bool {
+	if r.reused {
+		return false
+	}
+	r.reused = true
+	ok, err := r.sess.LoadClearance(ctx)
+	if err != nil {
+		r.log.Warn("load clearance", zap.Error(err))
+	}
+	if ok {
+		r.sum.ClearancesReused++
+	}
+	return ok
+}
+
+// Bounds of a kept clearance's life.
+const (
+	defaultClearanceTTL = 10 * time.Minute
+	maxClearanceTTL     = 24 * time.Hour
+)
+
+// clearanceTTL is how long a clearance is kept: until its clearance
+// cookie expires (a minute early), else defaultClearanceTTL.
+func clearanceTTL(s *site.Site, res browser.Result) time.Duration {
+	if s == nil || s.Challenge.Cookie == "" {
+		return defaultClearanceTTL
+	}
+	for _, c := range res.Cookies {
+		if c.Name == s.Challenge.Cookie && !c.Expires.IsZero() {
+			return min(max(time.Until(c.Expires)-time.Minute, time.Second), maxClearanceTTL)
+		}
+	}
+	return defaultClearanceTTL
 }
 
 // solve runs the browser on the session's challenge page (the page

@@ -150,3 +150,33 @@ func manyPages(t *testing.T, c *testbed.Catalog, name string) string {
 	t.Fatalf("%s: no query with more than 3 pages", name)
 	return ""
 }
+
+// TestClearanceReusedByTheNextSession: the clearance a browser got for a
+// proxy is kept; the next job's session on that proxy reuses it (no
+// browser visit), since it is bound to the IP and browser, not the
+// session.
+func TestClearanceReusedByTheNextSession(t *testing.T) {
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 1, Seed: 5, Challenge: true})
+	b, err := browser.New(browser.Config{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
+	}
+	t.Cleanup(b.Close)
+	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
+		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	var sums []tasks.Summary
+	for range 2 {
+		_, infos := enqueueAndWait(t, rdb, reg, []tasks.Job{{Site: testbed.SiteWildberries, Kind: "product", Request: site.Request{ID: tb.Catalog.Products(testbed.SiteWildberries)[len(sums)].ID}}})
+		var s tasks.Summary
+		if err := json.Unmarshal(infos[0].Result, &s); err != nil {
+			t.Fatal(err)
+		}
+		sums = append(sums, s)
+	}
+	if sums[0].ChallengesSolved != 1 || sums[1].Challenges != 0 || sums[1].ClearancesReused != 1 || sums[1].Items != 1 {
+		t.Errorf("summaries %+v, %+v: want the first job's solve, the second reusing it", sums[0], sums[1])
+	}
+	if got := tb.Log.Challenges(); got.Solved != 1 || got.Misused != 0 {
+		t.Errorf("site challenges %+v: want one solve, no misuse", got)
+	}
+}

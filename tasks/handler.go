@@ -176,8 +176,10 @@ type run struct {
 	latency time.Duration
 	sum     Summary
 	log     *zap.Logger
-	// solves counts the attempt's browser visits (bounded by maxSolves).
+	// solves counts the attempt's browser visits (bounded by maxSolves);
+	// reused says a kept clearance was tried.
 	solves int
+	reused bool
 }
 
 func (r *run) crawl(ctx context.Context) error {

@@ -45,6 +45,9 @@ type Summary struct {
 	Challenges       int `json:"challenges,omitempty"`
 	ChallengesSolved int `json:"challenges_solved,omitempty"`
 	BrowserRequests  int `json:"browser_requests,omitempty"`
+	// ClearancesReused counts challenges met with the clearance another
+	// session of the same proxy got (no browser visit).
+	ClearancesReused int `json:"clearances_reused,omitempty"`
 }
 
 func (s *Summary) count(v detect.Verdict) {
