@@ -39,8 +39,10 @@ const challengeRetry = 10 * time.Second
 
 // ChallengeStats is one browser visit, for metrics.
 type ChallengeStats struct {
-	Site     string
-	Solved   bool
+	Site   string
+	Solved bool
+	// Reused: no browser visit; a kept clearance was reused.
+	Reused   bool
 	Took     time.Duration
 	Requests int
 }
@@ -93,8 +95,26 @@ func (r *run) reuseClearance(ctx context.Context) bool {
 	}
 	if ok {
 		r.sum.ClearancesReused++
+		if f := r.h.cfg.OnChallenge; f != nil {
+			f(ChallengeStats{Site: r.job.Site, Reused: true})
+		}
 	}
 	return ok
+}
+
+// loadClearance starts a new session with the clearance kept for its
+// proxy on the site, if the worker clears challenges and there is one:
+// its first request then needs no challenge.
+func (r *run) loadClearance(ctx context.Context) {
+	if r.h.cfg.Browser == nil || r.sess.Resumed() {
+		return
+	}
+	if s, err := r.h.cfg.Sites.Get(r.job.Site); err == nil && s.FetchPolicy() == site.FetchHTTP {
+		return
+	}
+	if _, err := r.sess.LoadClearance(ctx); err != nil {
+		r.log.Warn("load clearance", zap.Error(err))
+	}
 }
 
 // Bounds of a kept clearance's life.

@@ -264,6 +264,7 @@ func (r *run) session(ctx context.Context) error {
 		return err
 	}
 	r.sess = s
+	r.loadClearance(ctx)
 	p := s.Lease().Proxy
 	r.sum.ProxyID, r.sum.Proxy, r.sum.Resumed = p.ID, p.Masked(), s.Resumed()
 	return nil

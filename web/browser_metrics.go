@@ -24,7 +24,7 @@ type BrowserMetrics struct {
 // each scrape) and the counter crawlq_worker_challenges_total{site,result}.
 func NewBrowserMetrics(reg prometheus.Registerer, b BrowserGauges) *BrowserMetrics {
 	m := &BrowserMetrics{visits: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "crawlq_worker_challenges_total", Help: "JavaScript challenges the browser tier was sent to clear, per site and result (solved, failed).",
+		Name: "crawlq_worker_challenges_total", Help: "JavaScript challenges met, per site and result: solved or failed by the browser, reused (a kept clearance of the proxy).",
 	}, []string{"site", "result"})}
 	rss := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_worker_browser_rss_bytes",
 		Help: "Resident memory of the worker's browser processes (PSS, shared pages counted once); 0 while no browser runs."},
@@ -36,14 +36,11 @@ func NewBrowserMetrics(reg prometheus.Registerer, b BrowserGauges) *BrowserMetri
 	return m
 }
 
-// ObserveChallenge counts one browser visit of site.
-func (m *BrowserMetrics) ObserveChallenge(site string, solved bool) {
+// ObserveChallenge counts one challenge of site by result: solved or
+// failed (a browser visit), reused (a kept clearance, no visit).
+func (m *BrowserMetrics) ObserveChallenge(site, result string) {
 	if m == nil {
 		return
-	}
-	result := "failed"
-	if solved {
-		result = "solved"
 	}
 	m.visits.WithLabelValues(site, result).Inc()
 }

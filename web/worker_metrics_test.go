@@ -86,10 +86,10 @@ func (fakeBrowser) Live() int  { return 2 }
 func TestBrowserMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewBrowserMetrics(reg, fakeBrowser{})
-	m.ObserveChallenge("ozon", true)
-	m.ObserveChallenge("ozon", false)
+	m.ObserveChallenge("ozon", "solved")
+	m.ObserveChallenge("ozon", "failed")
 	var nilM *BrowserMetrics
-	nilM.ObserveChallenge("ozon", true)
+	nilM.ObserveChallenge("ozon", "solved")
 	got := map[string]float64{}
 	mfs, err := reg.Gather()
 	if err != nil {

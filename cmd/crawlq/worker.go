@@ -163,7 +163,16 @@ type workerBrowser struct {
 	metrics *web.BrowserMetrics
 }
 
-func (b workerBrowser) observe(s tasks.ChallengeStats) { b.metrics.ObserveChallenge(s.Site, s.Solved) }
+func (b workerBrowser) observe(s tasks.ChallengeStats) {
+	switch {
+	case s.Reused:
+		b.metrics.ObserveChallenge(s.Site, "reused")
+	case s.Solved:
+		b.metrics.ObserveChallenge(s.Site, "solved")
+	default:
+		b.metrics.ObserveChallenge(s.Site, "failed")
+	}
+}
 
 // startBrowser sets up the browser tier of --browsers and --chrome; a
 // worker without Chromium says so once and runs without it.

@@ -53,6 +53,12 @@ type Config struct {
 	// with the summary first. No effect without a dashboard or once ctx
 	// ended.
 	KeepServing bool
+	// NoChallenge runs the sites without their JavaScript challenge. By
+	// default the challenge is on when a Chromium is found (Chrome, or on
+	// PATH); without one the demo says so and runs without it.
+	NoChallenge bool
+	// Chrome is the Chromium binary; default: found on PATH.
+	Chrome string
 	// Done, if set, gets the summary as soon as the run ends, before the
 	// dashboard keeps serving (KeepServing).
 	Done func(*Summary) error
