@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -12,6 +13,7 @@ import (
 	"crawlq/detect"
 	"crawlq/fetcher"
 	"crawlq/fetcher/browser"
+	"crawlq/proxies"
 	"crawlq/sessions"
 	"crawlq/tasks/site"
 )
@@ -35,16 +37,20 @@ const maxSolves = 2
 
 // challengeRetry is how soon an attempt that could not clear a challenge
 // is retried.
-const challengeRetry = 10 * time.Second
+const challengeRetry = 3 * time.Second
 
 // ChallengeStats is one browser visit, for metrics.
 type ChallengeStats struct {
 	Site   string
 	Solved bool
 	// Reused: no browser visit; a kept clearance was reused.
-	Reused   bool
-	Took     time.Duration
-	Requests int
+	Reused bool
+	// ProxyFailed: the visit failed because the proxy dropped the
+	// connection (the page never loaded): a proxy failure, not a
+	// challenge left unsolved.
+	ProxyFailed bool
+	Took        time.Duration
+	Requests    int
 }
 
 // challenge clears a Challenge answer in the browser, through the
@@ -72,14 +78,28 @@ func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.
 	}
 	res, err := r.solve(ctx, s, pageURL, false)
 	if err != nil {
-		r.pause(ctx)
-		return false, retryAfter(challengeRetry, err)
+		return false, r.solveFailed(ctx, err)
 	}
 	if err := r.sess.SaveClearance(ctx, clearanceTTL(s, res)); err != nil {
 		r.log.Warn("keep clearance", zap.Error(err))
 	}
 	return r.page(ctx, page) // over HTTP, with the cookies
 }
+
+// solveFailed ends an attempt whose browser visit failed: a connection
+// the proxy dropped is the proxy's failure (penalty, a new proxy next
+// time), anything else keeps the session for the retry. Never a ban.
+func (r *run) solveFailed(ctx context.Context, err error) error {
+	if proxyDropped(err) {
+		r.close(ctx, proxies.Failed("browser: "+err.Error()))
+		return retryAfter(time.Second, err)
+	}
+	r.pause(ctx)
+	return retryAfter(challengeRetry, err)
+}
+
+// proxyDropped says a browser visit failed in transport (net::ERR_…).
+func proxyDropped(err error) bool { return err != nil && strings.Contains(err.Error(), "net::ERR_") }
 
 // reuseClearance gives the session, once per attempt, the clearance
 // another session of its proxy got for the site: the clearance is bound
@@ -155,7 +175,7 @@ func (r *run) solve(ctx context.Context, s *site.Site, pageURL string, render bo
 	if !render {
 		r.sum.Challenges++
 	}
-	r.noteSolve(err == nil, res)
+	r.noteSolve(err, res)
 	if err != nil {
 		r.log.Warn("challenge not cleared", zap.String("proxy", r.sum.ProxyID), zap.String("url", target), zap.Error(err))
 		return res, fmt.Errorf("site %s: the browser did not clear the challenge at %s through proxy %s: %w", r.job.Site, target, r.sum.Proxy, err)
@@ -186,9 +206,9 @@ func (r *run) cleared(status int, body []byte) bool {
 }
 
 // noteSolve reports a browser visit to the worker's metrics.
-func (r *run) noteSolve(ok bool, res browser.Result) {
+func (r *run) noteSolve(err error, res browser.Result) {
 	if f := r.h.cfg.OnChallenge; f != nil {
-		f(ChallengeStats{Site: r.job.Site, Solved: ok, Took: res.Took, Requests: res.Requests})
+		f(ChallengeStats{Site: r.job.Site, Solved: err == nil, ProxyFailed: proxyDropped(err), Took: res.Took, Requests: res.Requests})
 	}
 }
 

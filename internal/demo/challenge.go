@@ -19,6 +19,10 @@ type ChallengeSummary struct {
 	// clear; ChallengesSolved those it cleared. Goal: equal, > 0.
 	Challenges       int `json:"challenges"`
 	ChallengesSolved int `json:"challenges_solved"`
+	// BrowserProxyFailures are browser visits whose proxy dropped the
+	// connection before the page loaded (flaky proxies): counted as proxy
+	// failures, not as challenges.
+	BrowserProxyFailures int `json:"browser_proxy_failures"`
 	// ClearancesReused are challenges met with a clearance another session
 	// of the same proxy got (no browser visit).
 	ClearancesReused int `json:"clearances_reused"`
@@ -42,9 +46,9 @@ type ChallengeSummary struct {
 // challengeCounter sums the workers' browser visits. Safe for concurrent
 // use.
 type challengeCounter struct {
-	mu                              sync.Mutex
-	visits, solved, reused, browser int
-	peakRSS                         int64
+	mu                                       sync.Mutex
+	visits, solved, reused, browser, dropped int
+	peakRSS                                  int64
 }
 
 // add counts one browser visit or reuse (tasks.WorkerConfig.OnChallenge).
@@ -55,8 +59,12 @@ func (c *challengeCounter) add(s tasks.ChallengeStats) {
 		c.reused++
 		return
 	}
-	c.visits++
 	c.browser += s.Requests
+	if s.ProxyFailed {
+		c.dropped++
+		return
+	}
+	c.visits++
 	if s.Solved {
 		c.solved++
 	}
@@ -77,7 +85,7 @@ func (c *challengeCounter) fill(sum *ChallengeSummary, log *testbed.Log, request
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sum.Challenges, sum.ChallengesSolved, sum.ClearancesReused = c.visits, c.solved, c.reused
-	sum.BrowserRequests = c.browser
+	sum.BrowserRequests, sum.BrowserProxyFailures = c.browser, c.dropped
 	sum.BrowserRSSMB = float64(c.peakRSS>>10) / 1024
 	cc := log.Challenges()
 	sum.ChallengePages, sum.SiteSolves, sum.CookiesMisused = cc.Served, cc.Solved, cc.Misused

@@ -218,6 +218,6 @@ func (s *Summary) writeChallenges(w io.Writer) {
 	}
 	fmt.Fprintf(w, "challenges: %d cleared by the browser of %d (%d more met with a kept clearance); %d challenge answers served, %d cookies misused\n",
 		s.ChallengesSolved, s.Challenges, s.ClearancesReused, s.ChallengePages, s.CookiesMisused)
-	fmt.Fprintf(w, "browser: %d requests through the sessions' proxies, %.1f%% of all requests over HTTP; largest browser %.0f MB\n",
-		s.BrowserRequests, s.HTTPShare*100, s.BrowserRSSMB)
+	fmt.Fprintf(w, "browser: %d requests through the sessions' proxies, %.1f%% of all requests over HTTP; largest browser %.0f MB; %d visits lost to a dropped proxy connection (retried elsewhere)\n",
+		s.BrowserRequests, s.HTTPShare*100, s.BrowserRSSMB, s.BrowserProxyFailures)
 }
