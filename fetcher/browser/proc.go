@@ -96,3 +96,12 @@ func rss(pid int) int64 {
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
 }
+
+// DescendantsRSS is the proportional resident memory of every process pid
+// started (not pid itself), in bytes: a worker's browser processes.
+func DescendantsRSS(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	return treeRSS(pid) - rss(pid)
+}

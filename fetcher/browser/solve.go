@@ -119,8 +119,8 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 	if err == nil {
 		err = p.wait(tctx)
 	}
-	stopGate()
 	p.settle(cctx)
+	stopGate()
 	if err == nil {
 		rctx, rcancel := context.WithTimeout(cctx, 5*time.Second)
 		p.res.Cookies, err = p.cookies(rctx)
@@ -132,12 +132,13 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 }
 
 // settle stops the page before its context closes: a request paused at
-// the gate would be let go when the DevTools session detaches, so the
-// gate fails every request from now on, the page is sent to about:blank
-// (which aborts a pending navigation) and settle waits, briefly, until no
-// request is held at the gate.
+// the interception would be let go, unpaced, when the DevTools session
+// detaches. The page is sent to about:blank (which aborts a pending
+// navigation), and settle waits until no request is held at the gate: a
+// request already there passes it paced, as every other (the gate stays
+// open until then, bounded).
 func (p *pageRun) settle(cctx context.Context) {
-	ctx, cancel := context.WithTimeout(cctx, 3*time.Second)
+	ctx, cancel := context.WithTimeout(cctx, 10*time.Second)
 	defer cancel()
 	_, _ = cdp.Call(ctx, p.c.Target, page.Navigate, page.NavigateParams{URL: "about:blank"})
 	for ctx.Err() == nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crawlq/fetcher/browser"
 	"errors"
 	"fmt"
 	"os"
@@ -79,7 +80,7 @@ func (r *crawlRun) runChild(ctx context.Context, env *phaseEnv, cfg string) (int
 	defer cancel()
 	cmd := r.o.WorkerCommand(cctx, []string{"worker", "--config", cfg, "--queues", env.queue + "=1",
 		"--concurrency", strconv.Itoa(r.o.RSSConcurrency), "--server-id", "bench-rss",
-		"--shutdown-timeout", "2s", "--log-level", "error"})
+		"--shutdown-timeout", "2s", "--log-level", "error", "--browsers", "1", "--chrome", r.o.Chrome})
 	cmd.Env = append(cmd.Environ(), "CRAWLQ_REDIS="+r.t.URL)
 	stderr := &capped{max: 4096}
 	cmd.Stdout, cmd.Stderr = nil, stderr
@@ -93,6 +94,11 @@ func (r *crawlRun) runChild(ctx context.Context, env *phaseEnv, cfg string) (int
 	var feeding sync.WaitGroup
 	feeding.Go(func() { _ = env.feed.keepAbove(cctx, r.rssLowWater()) })
 	kb, err := watchRSS(ctx, cmd.Process.Pid, r.o.RSSDuration, exited, firstRequest(env.tb.Log.Len))
+	if r.o.Challenge && err == nil { // the worker's browser is part of the worker
+		b := browser.DescendantsRSS(cmd.Process.Pid) >> 10
+		r.browserRSS = float64(b) / 1024
+		kb += b
+	}
 	cancel()
 	feeding.Wait()
 	if werr := <-exited; err == nil && !stoppedAsAsked(werr) {
