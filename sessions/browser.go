@@ -15,11 +15,18 @@ import (
 // the next request of the session, browser's or HTTP's, starts at least
 // the site's min_interval later (I2). The browser runs under the
 // session's lease (I1).
+//
+// A request past Gate is in flight until Answered (or Settled): where it
+// starts at the site is not known before, so no other request of the
+// session is let through meanwhile.
 func (s *Session) Gate(ctx context.Context) error {
 	if err := s.Pace(ctx); err != nil {
 		return err
 	}
-	s.Answered()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inflight++
+	s.lastDone = time.Now()
 	return nil
 }
 
@@ -28,6 +35,16 @@ func (s *Session) Gate(ctx context.Context) error {
 func (s *Session) Answered() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.inflight = max(s.inflight-1, 0)
+	s.lastDone = time.Now()
+}
+
+// Settled marks the browser's end (its context closed): no request of
+// it is in flight any more; the next request waits min_interval from now.
+func (s *Session) Settled() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inflight = 0
 	s.lastDone = time.Now()
 }
 

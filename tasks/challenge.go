@@ -169,7 +169,7 @@ func (r *run) solve(ctx context.Context, s *site.Site, pageURL string, render bo
 	}
 	p := sess.Profile()
 	res, err := r.h.cfg.Browser.Solve(ctx, browser.Job{URL: target, Proxy: sess.Proxy(), UserAgent: p.UserAgent,
-		AcceptLanguage: p.AcceptLanguage, Cookies: sess.CookiesFor(target), Gate: sess.Gate, Done: sess.Answered,
+		AcceptLanguage: p.AcceptLanguage, Cookies: sess.CookiesFor(target), Gate: sess.Gate, Done: sess.Answered, Settled: sess.Settled,
 		Clearance: cookie, Cleared: r.cleared})
 	r.sum.BrowserRequests += res.Requests
 	if !render {

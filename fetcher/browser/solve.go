@@ -42,8 +42,12 @@ type Job struct {
 	// waits until the session may send (I2) and marks the request sent.
 	// Required.
 	Gate func(ctx context.Context) error
-	// Done, if set, is called when a page or XHR answer arrives.
+	// Done, if set, is called when a page or XHR answer (or failure)
+	// arrives.
 	Done func()
+	// Settled, if set, is called once the browser context has closed: no
+	// request of the solve is in flight any more.
+	Settled func()
 	// Clearance is the clearance cookie's name; when set, the challenge
 	// has cleared only once the cookie is there.
 	Clearance string
@@ -91,6 +95,9 @@ func (b *Browser) Solve(ctx context.Context, job Job) (Result, error) {
 	defer b.addLive(-1)
 	start := time.Now()
 	res, err := b.solve(ctx, root, job)
+	if job.Settled != nil {
+		job.Settled()
+	}
 	res.Took = time.Since(start)
 	if err != nil && ctx.Err() == nil {
 		b.checkAlive(root)
@@ -131,24 +138,34 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 	return p.res, err
 }
 
-// settle stops the page before its context closes: a request paused at
-// the interception would be let go, unpaced, when the DevTools session
-// detaches. The page is sent to about:blank (which aborts a pending
-// navigation), and settle waits until no request is held at the gate: a
-// request already there passes it paced, as every other (the gate stays
-// open until then, bounded).
+// settle stops the page before its context closes. A request held at
+// the interception is let go, unpaced, when the page navigates away or the
+// DevTools session detaches; so settle first lets every request held at
+// the gate pass it, paced as every other (the gate stays open until then,
+// bounded), then sends the page to about:blank, so no script of it asks
+// for more, and waits for the gate once more.
 func (p *pageRun) settle(cctx context.Context) {
 	ctx, cancel := context.WithTimeout(cctx, 10*time.Second)
 	defer cancel()
+	p.gateIdle(ctx)
 	_, _ = cdp.Call(ctx, p.c.Target, page.Navigate, page.NavigateParams{URL: "about:blank"})
-	for ctx.Err() == nil {
+	p.gateIdle(ctx)
+}
+
+// gateIdle waits until no request is held at the gate and no
+// interception event arrived for a moment.
+func (p *pageRun) gateIdle(ctx context.Context) {
+	quiet := 0
+	for ctx.Err() == nil && quiet < 5 {
 		p.mu.Lock()
 		n := p.atGate
 		p.mu.Unlock()
 		if n == 0 {
-			return
+			quiet++
+		} else {
+			quiet = 0
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
