@@ -2,9 +2,11 @@ package browser_test
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,4 +94,44 @@ func TestSolveThroughTheProxy(t *testing.T) {
 		t.Errorf("live contexts %d (want 0), browser RSS %d (want > 0)", b.Live(), b.RSS())
 	}
 	t.Logf("solved in %v: %+v; browser RSS %d MB", res.Took, got, b.RSS()>>20)
+}
+
+// TestHungPageClosedAndDeadBrowserRestarted: a page that never clears is
+// closed at the timeout (ErrNotCleared, no context left open); a browser
+// killed from outside is started again by the next solve, which clears
+// its challenge.
+func TestHungPageClosedAndDeadBrowserRestarted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 1, Challenge: true, Farm: testbed.FarmConfig{Auth: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	b, err := browser.New(browser.Config{Timeout: 3 * time.Second})
+	if err != nil {
+		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
+	}
+	defer b.Close()
+	fp, _ := tb.Farm.Proxy(0)
+	proxy, _ := url.Parse(fp.URL)
+	p := &pacer{gap: tb.Rules()[testbed.SiteAvito].MinInterval + 50*time.Millisecond}
+	job := browser.Job{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate,
+		Clearance: "never-set"}
+	if _, err := b.Solve(ctx, job); !errors.Is(err, browser.ErrNotCleared) || b.Live() != 0 {
+		t.Fatalf("hung page: %v, %d contexts open; want ErrNotCleared, none", err, b.Live())
+	}
+	pid := b.PID()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	job.Clearance = testbed.ChallengeCookie[testbed.SiteAvito]
+	job.Cleared = func(status int, body []byte) bool { return !strings.Contains(string(body), "js-challenge-form") }
+	res, err := b.Solve(ctx, job)
+	if err != nil || b.Starts() != 2 || b.PID() == pid {
+		t.Fatalf("after the kill: %v (result %+v), %d starts, pid %d (was %d); want a new browser that clears it", err, res, b.Starts(), b.PID(), pid)
+	}
+	if rep := tb.Check(); !rep.OK() {
+		t.Errorf("politeness: %+v", rep)
+	}
 }

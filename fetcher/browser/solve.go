@@ -113,18 +113,25 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 		p.ProxyServer, p.ProxyBypassList = proxy.String(), "<-loopback>"
 	}))
 	defer closeCtx()
-	stop := context.AfterFunc(ctx, closeCtx) // the job's end ends the page
-	defer stop()
 	if err := chromedp.Do(cctx); err != nil {
 		return Result{}, fmt.Errorf("open browser context: %w", err)
 	}
+	// The wait ends at the timeout or with the job; the gate stays open
+	// until the page has settled, so a request held there still passes it
+	// paced rather than being let go unpaced when the context closes.
 	tctx, cancel := context.WithTimeout(cctx, b.cfg.Timeout)
 	defer cancel()
-	gctx, stopGate := context.WithCancel(tctx)
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	gctx, stopGate := context.WithCancel(cctx)
+	defer stopGate()
 	p := &pageRun{job: job, c: chromedp.FromContext(cctx), gate: gctx}
 	err := p.start(cctx, tctx)
 	if err == nil {
 		err = p.wait(tctx)
+	}
+	if ctx.Err() != nil && err != nil {
+		err = fmt.Errorf("%w (%w)", err, ctx.Err())
 	}
 	p.settle(cctx)
 	stopGate()

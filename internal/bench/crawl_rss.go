@@ -78,9 +78,13 @@ func (r *crawlRun) writeWorkerConfig(dir string, env *phaseEnv) (string, error) 
 func (r *crawlRun) runChild(ctx context.Context, env *phaseEnv, cfg string) (int64, string, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := r.o.WorkerCommand(cctx, []string{"worker", "--config", cfg, "--queues", env.queue + "=1",
+	args := []string{"worker", "--config", cfg, "--queues", env.queue + "=1",
 		"--concurrency", strconv.Itoa(r.o.RSSConcurrency), "--server-id", "bench-rss",
-		"--shutdown-timeout", "2s", "--log-level", "error", "--browsers", "1", "--chrome", r.o.Chrome})
+		"--shutdown-timeout", "2s", "--log-level", "error"}
+	if r.o.Challenge {
+		args = append(args, "--browsers", "1", "--chrome", r.o.Chrome)
+	}
+	cmd := r.o.WorkerCommand(cctx, args)
 	cmd.Env = append(cmd.Environ(), "CRAWLQ_REDIS="+r.t.URL)
 	stderr := &capped{max: 4096}
 	cmd.Stdout, cmd.Stderr = nil, stderr
