@@ -279,7 +279,9 @@ func (p *pageRun) pass(ctx context.Context, id fetch.RequestID) {
 		p.mu.Unlock()
 	}()
 	if p.gate.Err() != nil || p.job.Gate(p.gate) != nil {
-		_, _ = cdp.Call(ctx, p.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonAborted})
+		// Answered here, with an empty 204: a navigation failed with
+		// Fetch.failRequest was seen to reach the network all the same.
+		_, _ = cdp.Call(ctx, p.c.Target, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: id, ResponseCode: 204})
 		return
 	}
 	p.count(func(r *Result) { r.Requests++ })
