@@ -3,7 +3,9 @@ package browser_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -125,6 +127,7 @@ func TestHungPageClosedAndDeadBrowserRestarted(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	waitGone(t, pid)
 	job.Clearance = testbed.ChallengeCookie[testbed.SiteAvito]
 	job.Cleared = func(status int, body []byte) bool { return !strings.Contains(string(body), "js-challenge-form") }
 	res, err := b.Solve(ctx, job)
@@ -134,4 +137,17 @@ func TestHungPageClosedAndDeadBrowserRestarted(t *testing.T) {
 	if rep := tb.Check(); !rep.OK() {
 		t.Errorf("politeness: %+v", rep)
 	}
+}
+
+// waitGone waits (bounded) until process pid has died and been reaped.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("browser %d still there 10s after SIGKILL", pid)
 }
