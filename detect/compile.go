@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -16,6 +17,7 @@ type compiled struct {
 	rule         Rule
 	urls         []*regexp.Regexp
 	markers      [][]byte
+	challenges   [][]byte
 	titleMarkers []string // lower-cased
 	selectors    []selector
 	paths        []jsonPath
@@ -39,6 +41,9 @@ func compile(r Rule) (*compiled, error) {
 	}
 	for _, m := range r.Markers {
 		c.markers = append(c.markers, []byte(m))
+	}
+	for _, m := range r.ChallengeMarkers {
+		c.challenges = append(c.challenges, []byte(m))
 	}
 	for _, m := range r.TitleMarkers {
 		c.titleMarkers = append(c.titleMarkers, strings.ToLower(m))
@@ -68,6 +73,20 @@ func (c *compiled) compileExpected(r Rule) error {
 // blockStatus and rateStatus tell whether a status is in the rule's lists.
 func (c *compiled) blockStatus(st int) bool { return slices.Contains(c.rule.BlockStatus, st) }
 func (c *compiled) rateStatus(st int) bool  { return slices.Contains(c.rule.RateLimitStatus, st) }
+
+// challenge says whether r is a JavaScript challenge: a challenge status,
+// or a challenge marker in its body.
+func (c *compiled) challenge(r *Response) (Verdict, bool) {
+	if slices.Contains(c.rule.ChallengeStatus, r.Status) {
+		return Verdict{Kind: Challenge, Reason: "js challenge", Rule: fmt.Sprintf("status %d", r.Status), Status: r.Status}, true
+	}
+	for _, m := range c.challenges {
+		if bytes.Contains(r.Body, m) {
+			return Verdict{Kind: Challenge, Reason: "js challenge", Rule: fmt.Sprintf("challenge marker %q", m), Status: r.Status}, true
+		}
+	}
+	return Verdict{}, false
+}
 
 // checkPattern validates a URL pattern.
 func checkPattern(p string) error {

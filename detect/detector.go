@@ -85,7 +85,8 @@ func (d *Detector) rule(site, kind string) *compiled {
 
 // Judge returns the verdict on r, fetched from site for a page of kind
 // ("search", "product", "item", "default" or a user's kind). Checks run
-// cheapest first: transport error, status, final URL, markers, size,
+// cheapest first: transport error, challenge status and markers, status,
+// final URL, markers, size,
 // expected content (HTML is parsed only here), size drop. An OK body
 // updates the size baseline of (site, kind, format).
 func (d *Detector) Judge(site, kind string, r *Response) Verdict {
@@ -104,6 +105,9 @@ func (d *Detector) JudgeDocument(site, kind string, r *Response) (Verdict, *goqu
 		return judgeErr(r.Err), nil
 	}
 	c := d.rule(site, kind)
+	if v, ok := c.challenge(r); ok {
+		return v, nil
+	}
 	if v, done := d.judgeStatus(c, r); done {
 		return v, nil
 	}

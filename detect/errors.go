@@ -20,6 +20,9 @@ var (
 	ErrNotFound = errors.New("page not found")
 	// ErrServerError is wrapped by the error of a ServerError verdict.
 	ErrServerError = errors.New("server error")
+	// ErrChallenge is wrapped by the error of a Challenge verdict: the page
+	// is behind a JavaScript challenge no browser has cleared.
+	ErrChallenge = errors.New("js challenge")
 )
 
 // BlockedError says a site blocked a proxy. Proxy is masked (user:***).
@@ -82,6 +85,8 @@ func (v Verdict) sentinel() error {
 		return ErrNotFound
 	case ServerError:
 		return ErrServerError
+	case Challenge:
+		return ErrChallenge
 	}
 	return fmt.Errorf("invalid verdict kind %d", uint8(v.Kind))
 }

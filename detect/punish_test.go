@@ -12,7 +12,7 @@ import (
 // real sample pages.
 const (
 	wbBlock     = `<!DOCTYPE html><html lang="ru"><head><meta charset="utf-8"><title>Доступ ограничен</title></head><body><h1>Доступ ограничен</h1><p>Подозрительная активность с вашего IP.</p></body></html>`
-	ozonBlock   = `<!DOCTYPE html><html><head><title>Доступ ограничен</title><link rel="stylesheet" href="https://cdn2.ozone.ru/s3/abt-challenge/style_v26.css"></head><body><h1>Доступ ограничен</h1><p>Инцидент: fab_chlg_20250616204607_01JX</p></body></html>`
+	ozonBlock   = `<!DOCTYPE html><html><head><title>Доступ ограничен</title><link rel="stylesheet" href="https://cdn1.ozone.ru/s3/abt-complaints/static/v1/common.css"></head><body><h1>Доступ ограничен</h1><p>Инцидент: fab_nmk_20250616204607_01JX</p></body></html>`
 	avitoBlock  = `<!DOCTYPE html><html><head><title>Доступ ограничен: проблема с IP</title></head><body><div class="firewall-container"><h2 class="firewall-title">Доступ ограничен: проблема с IP</h2><form class="js-firewall-form"></form></div></body></html>`
 	ozonFrame   = `<!DOCTYPE html><html lang="ru"><head><title>кофе — купить на OZON</title></head><body><div id="layoutPage"><div data-widget="searchResultsV2"><div id="state-searchResultsV2-3547909-default-1" data-state="%s"></div></div></div></body></html>`
 	avitoSearch = `<!DOCTYPE html><html><head><title>Авито</title></head><body><div data-marker="catalog-serp">%s</div></body></html>`

@@ -36,6 +36,14 @@ type Rule struct {
 	BlockStatus []int
 	// RateLimitStatus: statuses judged RateLimited, with Retry-After.
 	RateLimitStatus []int
+	// ChallengeStatus: statuses judged Challenge (Wildberries' 498: the
+	// x_wbaas_token cookie is missing or no longer valid).
+	ChallengeStatus []int
+	// ChallengeMarkers: byte strings whose presence in a body of any
+	// status means a JavaScript challenge page (Ozon's "fab_chlg_"
+	// incident). Checked before the block rules: a challenge page often
+	// carries a block page's words too.
+	ChallengeMarkers []string
 	// URLPatterns: regexps on the final URL (and a 3xx Location) that mean
 	// a captcha or login page.
 	URLPatterns []string
@@ -86,6 +94,8 @@ func (r Rule) Merge(over Rule) Rule {
 	out := r.clone()
 	out.BlockStatus = union(out.BlockStatus, over.BlockStatus)
 	out.RateLimitStatus = union(out.RateLimitStatus, over.RateLimitStatus)
+	out.ChallengeStatus = union(out.ChallengeStatus, over.ChallengeStatus)
+	out.ChallengeMarkers = union(out.ChallengeMarkers, over.ChallengeMarkers)
 	out.URLPatterns = union(out.URLPatterns, over.URLPatterns)
 	out.Markers = union(out.Markers, over.Markers)
 	out.TitleMarkers = union(out.TitleMarkers, over.TitleMarkers)
@@ -118,6 +128,8 @@ func (r *Rule) mergeScalars(over Rule) {
 func (r Rule) clone() Rule {
 	r.BlockStatus = slices.Clone(r.BlockStatus)
 	r.RateLimitStatus = slices.Clone(r.RateLimitStatus)
+	r.ChallengeStatus = slices.Clone(r.ChallengeStatus)
+	r.ChallengeMarkers = slices.Clone(r.ChallengeMarkers)
 	r.URLPatterns = slices.Clone(r.URLPatterns)
 	r.Markers = slices.Clone(r.Markers)
 	r.TitleMarkers = slices.Clone(r.TitleMarkers)
@@ -242,6 +254,7 @@ func (r Rule) validate(at string) error {
 		{"selectors", r.Selectors, checkSelector},
 		{"json_paths", r.JSONPaths, checkJSONPath},
 		{"markers", r.Markers, checkMarker},
+		{"challenge_markers", r.ChallengeMarkers, checkMarker},
 		{"title_markers", r.TitleMarkers, checkMarker},
 	}
 	for _, c := range checks {
@@ -264,6 +277,11 @@ func (r Rule) validateNumbers(at string) error {
 	for i, st := range r.RateLimitStatus {
 		if err := checkStatus(st); err != nil {
 			return fmt.Errorf("%s.rate_limit_status[%d]: %w", at, i, err)
+		}
+	}
+	for i, st := range r.ChallengeStatus {
+		if err := checkStatus(st); err != nil {
+			return fmt.Errorf("%s.challenge_status[%d]: %w", at, i, err)
 		}
 	}
 	if r.MinSize < 0 || r.BaselineSamples < 0 {

@@ -33,12 +33,17 @@ const (
 	// a true "no results". Ask once more from a second proxy (see
 	// Decide); until then the proxy is neither punished nor cleared.
 	Suspect
+	// Challenge: a JavaScript challenge (a clearance cookie must be minted
+	// by script in a browser) stands in front of the page: neither a ban
+	// nor an answer. The browser tier clears it through the same proxy,
+	// and the page is asked again; the proxy is never punished for it (I7).
+	Challenge
 )
 
 var kindNames = map[Kind]string{
 	OK: "ok", Blocked: "blocked", RateLimited: "rate_limited",
 	ProxyFailure: "proxy_failure", NotFound: "not_found", ServerError: "server_error",
-	Suspect: "suspect",
+	Suspect: "suspect", Challenge: "challenge",
 }
 
 // String returns the kind's snake_case name, e.g. "rate_limited".

@@ -49,7 +49,7 @@ func LoadRules(path string) (Rules, error) {
 //	    kinds: {KIND: RULE, ...}
 //
 // where RULE has the fields replace, block_status, rate_limit_status,
-// url_patterns, markers, title_markers, selectors, json_paths,
+// challenge_status, url_patterns, markers, challenge_markers, title_markers, selectors, json_paths,
 // empty_list_blocked, empty_list_not_found, min_size, drop_fraction,
 // baseline_samples, confirm.
 func ParseRules(name string, data []byte) (Rules, error) {
@@ -143,7 +143,7 @@ func (p *parser) site(n *yaml.Node, at string) Site {
 }
 
 // ruleFields are the keys of a rule, in documentation order.
-var ruleFields = []string{"replace", "block_status", "rate_limit_status", "url_patterns", "markers",
+var ruleFields = []string{"replace", "block_status", "rate_limit_status", "challenge_status", "url_patterns", "markers", "challenge_markers",
 	"title_markers", "selectors", "json_paths", "empty_list_blocked", "empty_list_not_found", "min_size", "drop_fraction", "baseline_samples", "confirm"}
 
 // rule decodes one rule.
@@ -162,6 +162,8 @@ func (p *parser) rule(n *yaml.Node, at string) Rule {
 			p.statusList(v, f, &r.BlockStatus)
 		case "rate_limit_status":
 			p.statusList(v, f, &r.RateLimitStatus)
+		case "challenge_status":
+			p.statusList(v, f, &r.ChallengeStatus)
 		case "min_size":
 			p.count(v, f, &r.MinSize)
 		case "baseline_samples":
@@ -184,6 +186,8 @@ func (r *Rule) stringField(key string) *[]string {
 		return &r.URLPatterns
 	case "markers":
 		return &r.Markers
+	case "challenge_markers":
+		return &r.ChallengeMarkers
 	case "title_markers":
 		return &r.TitleMarkers
 	case "selectors":
@@ -194,7 +198,7 @@ func (r *Rule) stringField(key string) *[]string {
 
 // stringChecks validate the items of each string list field.
 var stringChecks = map[string]func(string) error{
-	"url_patterns": checkPattern, "markers": checkMarker, "title_markers": checkMarker,
+	"url_patterns": checkPattern, "markers": checkMarker, "challenge_markers": checkMarker, "title_markers": checkMarker,
 	"selectors": checkSelector, "json_paths": checkJSONPath,
 }
 

@@ -81,7 +81,7 @@ func TestLoadRulesErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown rule field", "sites:\n  avito:\n    kinds:\n      search:\n        selector: ['a']\n",
-			"rules.yaml:5: sites.avito.kinds.search.selector: unknown field (want one of replace, block_status, rate_limit_status, url_patterns, markers, title_markers, selectors, json_paths, empty_list_blocked, empty_list_not_found, min_size, drop_fraction, baseline_samples, confirm)"},
+			"rules.yaml:5: sites.avito.kinds.search.selector: unknown field (want one of replace, block_status, rate_limit_status, challenge_status, url_patterns, markers, challenge_markers, title_markers, selectors, json_paths, empty_list_blocked, empty_list_not_found, min_size, drop_fraction, baseline_samples, confirm)"},
 		{"unknown top field", "defaults:\n  markers: [x]\n",
 			"rules.yaml:1: defaults: unknown field (want one of default, sites)"},
 		{"unknown site field", "sites:\n  ozon:\n    kind: {}\n",

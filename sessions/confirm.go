@@ -72,6 +72,10 @@ func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Det
 			c.Second = Step{Verdict: detect.Verdict{Kind: detect.ProxyFailure, Reason: "no second proxy", Rule: err.Error()}, Action: Retired}
 			break
 		}
+		if _, err := second.LoadClearance(ctx); err != nil { // a site's challenge: its proxy's clearance, if kept
+			_ = second.release(ctx, proxies.Neutral())
+			return Confirmation{}, err
+		}
 		step, err := second.ask(ctx, f, d, kind, url, page)
 		if err != nil {
 			_ = second.release(ctx, proxies.Neutral())

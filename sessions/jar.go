@@ -32,11 +32,16 @@ func newJar(stored []storedCookie) *jar {
 	inner, _ := cookiejar.New(nil) // only fails on a bad PublicSuffixList
 	j := &jar{inner: inner, set: map[string]storedCookie{}}
 	for _, c := range stored {
-		if u, err := url.Parse(c.URL); err == nil {
-			j.SetCookies(u, []*http.Cookie{c.cookie()})
-		}
+		j.setStored(c)
 	}
 	return j
+}
+
+// setStored sets a stored cookie again.
+func (j *jar) setStored(c storedCookie) {
+	if u, err := url.Parse(c.URL); err == nil {
+		j.SetCookies(u, []*http.Cookie{c.cookie()})
+	}
 }
 
 // SetCookies implements http.CookieJar and remembers the cookies.

@@ -8,3 +8,11 @@ const keyPrefix = "crawlq:{jobs}:session:"
 
 // sessionKey is the Redis STRING holding a task's stored session (JSON).
 func sessionKey(task string) string { return keyPrefix + task }
+
+// clearancePrefix namespaces the clearances of JavaScript challenges kept
+// per (site, proxy).
+const clearancePrefix = "crawlq:{jobs}:clearance:"
+
+// clearanceKey is the Redis STRING holding the clearance a browser got for
+// site through proxy (JSON: the profile and the cookies).
+func clearanceKey(site, proxyID string) string { return clearancePrefix + site + ":" + proxyID }

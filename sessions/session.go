@@ -53,6 +53,8 @@ type Session struct {
 	stored   bool
 	lease    *proxies.Lease
 	lastDone time.Time // local time the last response completed
+	// inflight counts browser requests past Gate without an answer yet.
+	inflight int
 	earliest time.Time // local time of the lease's NotBefore
 	lost     bool
 	closed   bool
@@ -117,19 +119,24 @@ func (s *Session) Score() float64 {
 // Pace waits until the proxy may send to the site again: not before the
 // lease's NotBefore, and min_interval after the last response (I2).
 func (s *Session) Pace(ctx context.Context) error {
-	wait, err := s.untilNext()
-	if err != nil || wait <= 0 {
-		return err
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return s.usable()
+	for {
+		wait, err := s.untilNext()
+		if err != nil || wait <= 0 {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
 }
+
+// inflightPoll is how often Pace looks again while a browser request of
+// the session has no answer yet.
+const inflightPoll = 20 * time.Millisecond
 
 func (s *Session) untilNext() (time.Duration, error) {
 	if err := s.usable(); err != nil {
@@ -137,6 +144,9 @@ func (s *Session) untilNext() (time.Duration, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.inflight > 0 {
+		return inflightPoll, nil // the min interval runs from its answer
+	}
 	next := s.earliest
 	if !s.lastDone.IsZero() {
 		if after := s.lastDone.Add(s.lease.MinInterval); after.After(next) {

@@ -50,6 +50,8 @@ type Loaded struct {
 	// TLS is the fetcher's TLS config: the system roots plus the CA files
 	// of the config; nil when it names none.
 	TLS *tls.Config
+	// CAFiles are the config's CA files, for the browser tier.
+	CAFiles []string
 }
 
 // LoadConfig reads path ("" for none) and applies it to a copy of the
@@ -106,6 +108,9 @@ func (l *Loaded) apply(cfg Config, dir, path string) error {
 		return err
 	}
 	l.TLS = t
+	for _, f := range caFiles(cfg, dir) {
+		l.CAFiles = append(l.CAFiles, f.path)
+	}
 	if cfg.Rules != "" {
 		rp := cfg.Rules
 		if !filepath.IsAbs(rp) {

@@ -138,6 +138,11 @@ func enqueueAndWait(t *testing.T, rdb *redis.Client, reg *site.Registry, jobs []
 	defer cancel()
 	c, err := tasks.Wait(wctx, insp, rdb, bt.All(), 50*time.Millisecond, func(tasks.Counts) {})
 	if err != nil {
+		for _, q := range bt.All() {
+			if info, ierr := insp.GetTaskInfo(q.Queue, q.ID); ierr == nil && info.LastErr != "" {
+				t.Logf("%s %s: %s", q.Queue, info.State, info.LastErr)
+			}
+		}
 		t.Fatalf("wait: %v (counts %+v)", err, c)
 	}
 	var infos []*asynq.TaskInfo

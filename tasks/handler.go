@@ -41,6 +41,11 @@ type HandlerConfig struct {
 	// from a second proxy: its decision and its extra requests (one, more
 	// when second proxies failed in transport).
 	OnConfirm func(site string, d detect.Decision, requests int)
+	// Browser clears JavaScript challenges (the browser tier); nil: a
+	// Challenge fails the attempt with its reason, nobody is banned.
+	Browser Solver
+	// OnChallenge, if set, is told every browser visit.
+	OnChallenge func(ChallengeStats)
 	// Now stamps items. Default time.Now.
 	Now func() time.Time
 }
@@ -171,6 +176,10 @@ type run struct {
 	latency time.Duration
 	sum     Summary
 	log     *zap.Logger
+	// solves counts the attempt's browser visits (bounded by maxSolves);
+	// reused says a kept clearance was tried.
+	solves int
+	reused bool
 }
 
 func (r *run) crawl(ctx context.Context) error {
@@ -255,6 +264,7 @@ func (r *run) session(ctx context.Context) error {
 		return err
 	}
 	r.sess = s
+	r.loadClearance(ctx)
 	p := s.Lease().Proxy
 	r.sum.ProxyID, r.sum.Proxy, r.sum.Resumed = p.ID, p.Masked(), s.Resumed()
 	return nil

@@ -23,7 +23,7 @@ func (r *run) page(ctx context.Context, page int) (more bool, err error) {
 	if err := r.session(ctx); err != nil {
 		return false, err
 	}
-	step, err := r.sess.Get(ctx, r.h.cfg.Fetcher, r.det, r.detectKind(), url, page)
+	step, err := r.fetch(ctx, url, page)
 	if err != nil {
 		return false, err
 	}
@@ -34,7 +34,19 @@ func (r *run) page(ctx context.Context, page int) (more bool, err error) {
 	if step.Verdict.Kind == detect.Suspect && r.sess != nil {
 		return r.confirm(ctx, url, page, step)
 	}
+	if step.Verdict.Kind == detect.Challenge && r.sess != nil {
+		return r.challenge(ctx, url, page, step.Verdict)
+	}
 	return r.verdict(ctx, page, step)
+}
+
+// fetch gets the page over HTTP, or in the browser for a site whose
+// fetch policy is browser (on a worker that has one).
+func (r *run) fetch(ctx context.Context, url string, page int) (sessions.Step, error) {
+	if s, err := r.h.cfg.Sites.Get(r.job.Site); err == nil && s.FetchPolicy() == site.FetchBrowser && r.h.cfg.Browser != nil {
+		return r.rendered(ctx, s, url, page)
+	}
+	return r.sess.Get(ctx, r.h.cfg.Fetcher, r.det, r.detectKind(), url, page)
 }
 
 func (r *run) observe(step sessions.Step) {
@@ -71,6 +83,8 @@ func (r *run) verdict(ctx context.Context, page int, step sessions.Step) (bool, 
 	case detect.ProxyFailure:
 		r.close(ctx, sessions.Outcome(v, 0)) // penalty, and a new proxy next time
 		return false, retryAfter(time.Second, err)
+	case detect.Challenge:
+		return false, retryAfter(challengeRetry, err) // never a ban (I7)
 	}
 	return false, err // server error: back off
 }

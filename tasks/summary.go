@@ -38,6 +38,16 @@ type Summary struct {
 	// contradicted (the first proxy was quarantined).
 	Confirmations int `json:"confirmations,omitempty"`
 	SoftBans      int `json:"soft_bans,omitempty"`
+	// Challenges counts the JavaScript challenges of this attempt the
+	// browser was sent to clear, ChallengesSolved those it cleared, and
+	// BrowserRequests the requests the browser sent (all paced as the
+	// session's, through its proxy).
+	Challenges       int `json:"challenges,omitempty"`
+	ChallengesSolved int `json:"challenges_solved,omitempty"`
+	BrowserRequests  int `json:"browser_requests,omitempty"`
+	// ClearancesReused counts challenges met with the clearance another
+	// session of the same proxy got (no browser visit).
+	ClearancesReused int `json:"clearances_reused,omitempty"`
 }
 
 func (s *Summary) count(v detect.Verdict) {

@@ -59,6 +59,11 @@ type WorkerConfig struct {
 	// asked once more from a second proxy, what the two answers decided
 	// and how many extra requests it took.
 	OnConfirm func(site string, d detect.Decision, requests int)
+	// Browser clears JavaScript challenges (see HandlerConfig.Browser);
+	// nil: no browser tier.
+	Browser Solver
+	// OnChallenge, if set, is told every browser visit.
+	OnChallenge func(ChallengeStats)
 	// Replicas, if > 0, makes every page's transaction wait until that many
 	// replicas of RDB acknowledged it (results.Sink.WithReplicas), so a
 	// page the job counts done survives a Sentinel failover. Default 0.
@@ -140,7 +145,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	h := NewHandler(HandlerConfig{
 		Sites: cfg.Sites, Fetcher: fetcher.New(withLogger(cfg.Fetcher, cfg.Logger)), Rules: *cfg.Rules,
 		Sink: results.NewSink(cfg.RDB, 0).WithReplicas(cfg.Replicas, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
-		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm,
+		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm, Browser: cfg.Browser, OnChallenge: cfg.OnChallenge,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger}),
 	})

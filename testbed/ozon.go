@@ -164,7 +164,10 @@ var ozonProductTmpl = template.Must(template.New("ozon-product").Parse(`<!DOCTYP
 </div></body></html>
 `))
 
-// blockPage is the antibot challenge page ("Доступ ограничен").
+// blockPage is the antibot hard block ("Доступ ограничен", incident
+// fab_nmk_…): the challenge page's frame without its script, which parsers
+// describe as the block that no browser clears (see ozonChallengeHTML for
+// the challenge).
 func (o *ozon) blockPage(w http.ResponseWriter, status int) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
@@ -173,16 +176,12 @@ func (o *ozon) blockPage(w http.ResponseWriter, status int) {
 
 const ozonBlockHTML = `<html lang="ru"><head><meta charset="UTF-8">
 <link rel="stylesheet" href="https://cdn1.ozone.ru/s3/abt-complaints/static/v1/common.css">
-<title>Доступ ограничен</title>
-<link rel="stylesheet" href="https://cdn2.ozone.ru/s3/abt-challenge/style_v26.css"></head>
-<body><noscript><div class="container"><div class="message"><div class="variant">
-<h2 class="title">Пожалуйста, включите JavaScript для продолжения</h2>
-<span class="subtitle">Нам нужно убедиться, что вы не робот.</span></div></div>
-<div class="details"><span class="details-text"><b>ID:</b> fab_chlg_20250616204607_01JXX7W0ETJ8V3WSDBGR52KHWZ</span></div></div></noscript>
-<div class="container"><div class="content"><div class="mc"><div class="c"><div class="h"><h1>Доступ ограничен</h1></div>
-<p class="s">Инцидент: fab_chlg_20250616204607_01JXX7W0ETJ8V3WSDBGR52KHWZ</p></div>
+<title>Доступ ограничен</title></head>
+<body><div class="container"><div class="content"><div class="mc"><div class="c"><div class="h"><h1>Доступ ограничен</h1></div>
+<p class="s">Инцидент: fab_nmk_20250616204607_01JXX7W0ETJ8V3WSDBGR52KHWZ</p>
+<div class="tc"><p>Чтобы решить проблему, попробуйте сделать это:</p><ul><li>Немного подождать и нажать на кнопку «Обновить»</li>
+<li>Отключить VPN, если он используется</li></ul></div></div>
 <div class="bc"><button class="rb" id="reload-button">Обновить</button></div></div></div></div>
-<script src="https://cdn2.ozone.ru/s3/abt-challenge/script_v26.js"></script>
 </body></html>
 `
 

@@ -55,6 +55,10 @@ type Entry struct {
 	// items, empty (nothing matches) or banned (a soft ban hid the
 	// items); "" for other requests and refused ones.
 	Meant Meaning `json:"meant,omitempty"`
+	// Challenge is what the site's JavaScript challenge made of the
+	// request: ChallengeServed, ChallengeSolved (the first request a new
+	// clearance cookie cleared), ChallengeMisused, or "".
+	Challenge string `json:"challenge,omitempty"`
 	// JA4 and H2 are the client's TLS and HTTP/2 fingerprints (HTTPS only;
 	// H2 empty on HTTP/1.1).
 	JA4 string `json:"ja4,omitempty"`

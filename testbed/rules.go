@@ -45,6 +45,9 @@ type SiteRules struct {
 	CrossSite time.Duration `json:"cross_site"`
 	// SoftBan, when set, makes the site soft-ban IPs (see SoftBan).
 	SoftBan *SoftBan `json:"soft_ban,omitempty"`
+	// Challenge, when set, puts a JavaScript challenge in front of the
+	// site (see ChallengeRule).
+	Challenge *ChallengeRule `json:"challenge,omitempty"`
 }
 
 // DefaultBanFor is the ban length when SiteRules.BanFor is 0.

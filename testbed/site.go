@@ -38,13 +38,15 @@ type Site struct {
 	routes http.Handler
 	guard  *guard
 	soft   *softBans
-	log    *Log
-	now    func() time.Time
-	zl     *zap.Logger
-	srv    *http.Server
-	ln     net.Listener
-	done   chan struct{}
-	https  *httpsFront // nil: plain http only
+	// challenge is nil unless the site runs in challenge mode.
+	challenge *challenges
+	log       *Log
+	now       func() time.Time
+	zl        *zap.Logger
+	srv       *http.Server
+	ln        net.Listener
+	done      chan struct{}
+	https     *httpsFront // nil: plain http only
 }
 
 // siteDeps is what every site shares.
@@ -77,7 +79,8 @@ func startSite(name string, rules SiteRules, c *Catalog, d siteDeps) (*Site, err
 	if err != nil {
 		return nil, fmt.Errorf("site %s listen: %w", name, err)
 	}
-	s := &Site{name: name, rules: rules, pages: p, routes: p.routes(), guard: d.guard, soft: newSoftBans(rules.SoftBan), log: d.log, now: d.now,
+	s := &Site{name: name, rules: rules, pages: p, routes: p.routes(), guard: d.guard, soft: newSoftBans(rules.SoftBan),
+		challenge: newChallenges(name, rules.Challenge), log: d.log, now: d.now,
 		zl: d.zl.With(zap.String("site", name)), ln: ln, done: make(chan struct{})}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go s.serve()
@@ -144,6 +147,9 @@ func (s *Site) handle(w *statusWriter, r *http.Request, e *Entry) Verdict {
 	v := s.guard.judge(s.name, e.IP, presented, e.Start)
 	if v.Blocked() {
 		s.punish(w, r, e.IP)
+		return v
+	}
+	if v, done := s.challenged(w, r, e); done {
 		return v
 	}
 	if v, done := s.emptyOrSoftBan(w, r, e); done {

@@ -166,10 +166,10 @@ func (s *Site) truth(r *http.Request) Meaning {
 	var n int
 	switch p := s.pages.(type) {
 	case *wildberries:
-		switch r.URL.Path {
-		case WBSearchPath:
+		switch {
+		case wbSearchPath(r.URL.Path):
 			n = len(p.c.Search(SiteWildberries, r.URL.Query().Get("query"), pageParam(r, "page")))
-		case WBDetailPath:
+		case wbDetailPath(r.URL.Path):
 			n = len(p.found(r))
 		default:
 			return ""
@@ -197,7 +197,7 @@ func (s *Site) truth(r *http.Request) Meaning {
 func (s *Site) writeEmpty(w http.ResponseWriter, r *http.Request) {
 	switch s.pages.(type) {
 	case *wildberries:
-		if r.URL.Path == WBDetailPath {
+		if wbDetailPath(r.URL.Path) {
 			writeJSON(w, map[string][]wbProduct{"products": {}})
 			return
 		}

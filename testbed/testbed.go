@@ -25,6 +25,9 @@ type Config struct {
 	// or HTTP/2 fingerprint is not the browser its User-Agent claims.
 	// Default off.
 	Fingerprint bool
+	// Challenge puts the default JavaScript challenge (ChallengeRule) in
+	// front of every site whose rules set none.
+	Challenge bool
 	// Sites overrides a site's rules; sites not named get DefaultRules.
 	Sites map[string]SiteRules
 	// Farm configures the proxy farm (N is taken from Proxies when set).
@@ -127,6 +130,9 @@ func siteRules(cfg Config) map[string]SiteRules {
 	}
 	for name, r := range rules {
 		r.Strict = r.Strict || cfg.Strict
+		if cfg.Challenge && r.Challenge == nil {
+			r.Challenge = &ChallengeRule{}
+		}
 		rules[name] = r.withDefaults()
 	}
 	return rules

@@ -8,11 +8,20 @@ import (
 	"strings"
 )
 
-// Wildberries URL paths, as on search.wb.ru and card.wb.ru.
+// Wildberries URL paths: the current APIs under www.wildberries.ru/__internal/
+// (498 without the x_wbaas_token cookie in challenge mode), and the older
+// search.wb.ru and card.wb.ru ones, served too.
 const (
-	WBSearchPath = "/exactmatch/ru/common/v5/search"
-	WBDetailPath = "/cards/v4/detail"
+	WBSearchPath       = "/__internal/u-search/exactmatch/ru/common/v18/search"
+	WBDetailPath       = "/__internal/card/cards/v4/detail"
+	WBLegacySearchPath = "/exactmatch/ru/common/v5/search"
+	WBLegacyDetailPath = "/cards/v4/detail"
 )
+
+// wbSearchPath and wbDetailPath say whether path is a search or a
+// card-detail API path, current or legacy.
+func wbSearchPath(path string) bool { return path == WBSearchPath || path == WBLegacySearchPath }
+func wbDetailPath(path string) bool { return path == WBDetailPath || path == WBLegacyDetailPath }
 
 // wildberries serves the JSON search and card-detail APIs.
 type wildberries struct{ c *Catalog }
@@ -21,8 +30,12 @@ func (wb *wildberries) cookie() string { return "_wbauid" }
 
 func (wb *wildberries) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+WBSearchPath, wb.search)
-	mux.HandleFunc("GET "+WBDetailPath, wb.detail)
+	for _, p := range []string{WBSearchPath, WBLegacySearchPath} {
+		mux.HandleFunc("GET "+p, wb.search)
+	}
+	for _, p := range []string{WBDetailPath, WBLegacyDetailPath} {
+		mux.HandleFunc("GET "+p, wb.detail)
+	}
 	return mux
 }
 

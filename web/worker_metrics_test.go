@@ -74,3 +74,45 @@ func TestServeMetricsBadAddr(t *testing.T) {
 		t.Errorf("ServeMetrics error = %v, want one naming the address", err)
 	}
 }
+
+// fakeBrowser stands for a browser tier's gauges.
+type fakeBrowser struct{}
+
+func (fakeBrowser) RSS() int64 { return 300 << 20 }
+func (fakeBrowser) Live() int  { return 2 }
+
+// TestBrowserMetrics: the browser's RSS and live contexts are read at
+// scrape time, and visits are counted per site and result.
+func TestBrowserMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewBrowserMetrics(reg, fakeBrowser{})
+	m.ObserveChallenge("ozon", "solved")
+	m.ObserveChallenge("ozon", "failed")
+	var nilM *BrowserMetrics
+	nilM.ObserveChallenge("ozon", "solved")
+	got := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, mt := range mf.GetMetric() {
+			key := mf.GetName()
+			for _, l := range mt.GetLabel() {
+				key += "," + l.GetValue()
+			}
+			if mt.GetGauge() != nil {
+				got[key] = mt.GetGauge().GetValue()
+			} else {
+				got[key] = mt.GetCounter().GetValue()
+			}
+		}
+	}
+	want := map[string]float64{"crawlq_worker_browser_rss_bytes": 300 << 20, "crawlq_worker_browser_contexts": 2,
+		"crawlq_worker_challenges_total,solved,ozon": 1, "crawlq_worker_challenges_total,failed,ozon": 1} // labels sorted by name
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+}

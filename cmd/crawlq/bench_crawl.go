@@ -83,6 +83,10 @@ func benchCrawlCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.chart, "chart", "", "write an SVG chart of pages/s over time (crawlq vs naive, bans marked) to FILE")
 	fl.BoolVar(&f.noRSS, "no-rss", false, "skip the worker RSS child (worker_rss_mb 0)")
 	fl.BoolVar(&f.o.PlainTLS, "plain-tls", false, "send HTTPS with Go's crypto/tls instead of the profiles' browser fingerprints (the site refuses it)")
+	fl.BoolVar(&f.o.Challenge, "challenge", false, "challenge mode: the site's JavaScript challenge on, clearances living --challenge-ttl, each worker with a browser of --browsers contexts; only the crawlq phase and the worker child (one browser) run")
+	fl.DurationVar(&f.o.ChallengeTTL, "challenge-ttl", 10*time.Second, "challenge mode: the clearance cookie's lifetime (short, so the browsers keep solving)")
+	fl.IntVar(&f.o.Browsers, "browsers", 1, "challenge mode: challenges each worker's browser clears at once")
+	fl.StringVar(&f.o.Chrome, "chrome", "", "challenge mode: the Chromium binary (default: on PATH)")
 	fl.BoolVar(&f.o.PlainHTTP, "plain-http", false, "crawl the site's plain http:// listener (no TLS, no fingerprint check)")
 	fl.StringVar(&f.broker, "broker-redis", "", "run the proxy broker on a Redis of its own, as a worker's --broker-redis (an empty DB); the Redis CPU is then reported for each")
 	fl.StringVar(&f.topology, "topology", "", "run on a Sentinel group or Redis Cluster started for the run: sentinel or cluster (default: --redis); a Cluster's CPU is reported per master")
@@ -176,21 +180,31 @@ func printCrawlResult(cmd *cobra.Command, res *bench.CrawlResult) {
 	}
 	fmt.Fprintf(w, "proxies %d, workers %d x %d slots, min interval %gms, window %gs, limit %s, %s %s\n",
 		res.Proxies, res.Workers, res.Concurrency, res.MinIntervalMS, res.DurationS, limit, res.Scheme, res.TLS)
-	for _, p := range []struct {
+	phases := []struct {
 		name string
 		ph   bench.Phase
-	}{{"crawlq", res.Crawlq}, {"naive", res.Naive}} {
+	}{{"crawlq", res.Crawlq}, {"naive", res.Naive}}
+	if res.Challenge != nil {
+		phases = phases[:1] // challenge mode runs crawlq alone
+	}
+	for _, p := range phases {
 		fmt.Fprintf(w, "%-7s %8.1f pages/s  bans %d of %d requests (%.1f%%), %d IPs banned, %d fingerprint refusals, I2 violations %d%s\n",
 			p.name, p.ph.RPS, p.ph.Bans, p.ph.Requests, 100*p.ph.BanRate, p.ph.BannedIPs, p.ph.FingerprintRefusals,
 			p.ph.I2Violations, costText(p.ph.CPUPerPage, "page"))
 	}
-	fmt.Fprintf(w, "floor   %8.1f no-op tasks/s (crawlq %.2fx)%s\nworker RSS at concurrency 100: %.1f MB\n",
-		res.NoopTasksPerS, res.CrawlqOfNoop, costText(res.NoopCPUPerTask, "task"), res.WorkerRSSMB)
+	if res.Challenge == nil {
+		fmt.Fprintf(w, "floor   %8.1f no-op tasks/s (crawlq %.2fx)%s\nworker RSS at concurrency 100: %.1f MB\n",
+			res.NoopTasksPerS, res.CrawlqOfNoop, costText(res.NoopCPUPerTask, "task"), res.WorkerRSSMB)
+	}
 	if b := res.Crawlq.BrokerCPUPerPage; b != nil && b.RedisUS != nil {
 		fmt.Fprintf(w, "the broker's own Redis: %.1fµs a page (the figures above are the queue's Redis)\n", *b.RedisUS)
 	}
 	if res.RedisPageOfNoop > 0 {
 		fmt.Fprintf(w, "Redis CPU: a crawled page costs %.2fx a no-op task (enqueue included in both)\n", res.RedisPageOfNoop)
+	}
+	if c := res.Challenge; c != nil {
+		fmt.Fprintf(w, "challenges: %.2f solves/s (%d solves, %d challenge answers, %d browser visits of %d browsers x %d contexts, %d failed), %d cookies misused; worker with one browser %.1f MB (browser %.1f MB)\n",
+			c.SolvesPerS, c.Solves, c.ChallengePages, c.BrowserVisits, c.Browsers, c.Contexts, c.BrowserFailures, c.CookiesMisused, res.WorkerRSSMB, res.BrowserRSSMB)
 	}
 	if q, m := res.Crawlq.FalseQuarantines, res.Crawlq.MissedSoftBans; q != nil && m != nil {
 		fmt.Fprintf(w, "crawlq ban handling: false quarantines %d, missed soft bans %d\n", *q, *m)

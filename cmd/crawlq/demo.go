@@ -21,6 +21,8 @@ type demoFlags struct {
 	listen   string
 	proxies  int
 	seed     int64
+	noChal   bool
+	chrome   string
 }
 
 func newDemoCmd(a *app) *cobra.Command {
@@ -43,6 +45,8 @@ not used: the demo always runs on its own embedded Redis.`,
 	fl.StringVar(&f.listen, "listen", web.DefaultListen, `dashboard address ("" or "off": no dashboard; a taken port is replaced by a free one)`)
 	fl.IntVar(&f.proxies, "proxies", demo.DefaultProxies, "proxy farm size (2 of them dead, 2 flaky)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the catalog, job mix and flaky proxies")
+	fl.BoolVar(&f.noChal, "no-challenge", false, "run the sites without their JavaScript challenge (it is on whenever a chromium is found)")
+	fl.StringVar(&f.chrome, "chrome", "", "the Chromium binary of challenge mode (default: chromium or google-chrome on PATH)")
 	return cmd
 }
 
@@ -65,7 +69,7 @@ func runDemo(cmd *cobra.Command, a *app, f demoFlags) error {
 	// serving after the summary until Ctrl-C.
 	keep := !f.json && !cmd.Flags().Changed("duration") && onTerminal(os.Stdout)
 	_, err = demo.Run(cmd.Context(), demo.Config{Duration: f.duration, Listen: f.listen, Proxies: f.proxies,
-		Seed: f.seed, Progress: os.Stderr, Logger: log, KeepServing: keep,
+		Seed: f.seed, NoChallenge: f.noChal, Chrome: f.chrome, Progress: os.Stderr, Logger: log, KeepServing: keep,
 		Done: func(sum *demo.Summary) error {
 			if f.json {
 				return sum.WriteJSON(os.Stdout)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"crawlq/internal/samples"
 )
 
 // TestDetectPrintsSuspect: an empty first search page prints "suspect"
@@ -28,6 +30,41 @@ func TestDetectPrintsSuspect(t *testing.T) {
 			want: []string{`"kind": "suspect"`, `"rule": "empty list products on page 1"`, `"if_confirmed": "ok"`}},
 		{name: "confirm 0", args: []string{"detect", "--site", "wildberries", "--kind", "search", "--rules", rules, page},
 			want: []string{`"kind": "blocked"`, `"rule": "empty list products on page 1"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(t, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %s:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
+// TestDetectSaysChallenge: the real Ozon antibot challenge page is a
+// challenge, not a ban, under every kind; Wildberries' 498 too.
+func TestDetectSaysChallenge(t *testing.T) {
+	sample := filepath.Join(samples.Dir(), "ozon", "ozon_block_antibot_challenge_2025-06.html")
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "ozon sample as product", args: []string{"detect", "--site", "ozon", "--kind", "product", sample},
+			want: []string{`"kind": "challenge"`, `"rule": "challenge marker \"fab_chlg_\""`}},
+		{name: "ozon sample as search, status 403", args: []string{"detect", "--site", "ozon", "--kind", "search", "--status", "403", sample},
+			want: []string{`"kind": "challenge"`}},
+		{name: "wildberries 498", args: []string{"detect", "--site", "wildberries", "--kind", "search", "--status", "498", empty},
+			want: []string{`"kind": "challenge"`, `"rule": "status 498"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

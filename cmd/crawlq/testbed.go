@@ -26,6 +26,7 @@ func init() {
 		f.BoolVar(&o.strict, "strict", false, "ban an IP that is too fast for the rest of the run")
 		f.BoolVar(&o.json, "json", false, `print {"sites":…,"https_sites":…,"ca_file":…,"proxies_file":…,"proxies":N} as the first stdout line`)
 		f.BoolVar(&o.fingerprint, "fingerprint", false, "HTTPS sites refuse a client whose TLS/HTTP2 fingerprint is not the browser its User-Agent claims")
+		f.BoolVar(&o.challenge, "challenge", false, "every site puts a JavaScript challenge in front of new visitors (Wildberries' __internal APIs answer 498 without the x_wbaas_token its home page mints)")
 		f.BoolVar(&o.auth, "auth", true, "farm proxies require a username and password")
 		f.IntVar(&o.socks5Every, "socks5-every", 0, "make every k-th proxy a SOCKS5 proxy (0: none)")
 		f.StringVar(&o.dir, "dir", "", "directory for proxies.txt (default: a temporary one)")
@@ -38,6 +39,7 @@ type testbedOpts struct {
 	seed                 int64
 	strict, json, auth   bool
 	fingerprint          bool
+	challenge            bool
 	dir                  string
 }
 
@@ -61,8 +63,8 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	}
 	ctx := cmd.Context()
 	tb, err := testbed.Start(ctx, testbed.Config{Proxies: o.proxies, Seed: o.seed, Strict: o.strict, Dir: o.dir,
-		Fingerprint: o.fingerprint,
-		Farm:        testbed.FarmConfig{Auth: o.auth, SOCKS5Every: o.socks5Every}, Logger: log})
+		Fingerprint: o.fingerprint, Challenge: o.challenge,
+		Farm: testbed.FarmConfig{Auth: o.auth, SOCKS5Every: o.socks5Every}, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	r := tb.Check()
 	log.Info("testbed stopped", zap.Int("requests", r.Requests), zap.Int("i1_violations", r.I1Violations),
 		zap.Int("i2_violations", r.I2Violations), zap.Any("bans_per_ip", r.BansPerIP),
-		zap.Int("fingerprint_refusals", tb.Log.FingerprintRefusals()))
+		zap.Int("fingerprint_refusals", tb.Log.FingerprintRefusals()), zap.Any("challenges", tb.Log.Challenges()))
 	return nil
 }
 

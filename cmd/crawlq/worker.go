@@ -9,9 +9,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
 	"crawlq/fetcher"
+	"crawlq/fetcher/browser"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/web"
@@ -29,6 +31,9 @@ type workerFlags struct {
 	shutdown    time.Duration
 	leaseTTL    time.Duration
 	failover    string
+	browsers    int
+	chrome      string
+	browserWait time.Duration
 }
 
 func newWorkerCmd(a *app) *cobra.Command {
@@ -49,6 +54,9 @@ func newWorkerCmd(a *app) *cobra.Command {
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long in-flight jobs get before they are handed back")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "proxy lease TTL (kept alive while a job runs)")
 	fl.StringVar(&f.failover, "broker-failover", "auto", "the broker's failover guards: wait (WAIT for a replica; none connected: no leases), epochs (new leases fenced off for one lease TTL after a failover), off, or auto (Sentinel: wait, Cluster: epochs, one server: off)")
+	fl.IntVar(&f.browsers, "browsers", 1, "JavaScript challenges cleared at once, each in a browser context of the worker's one Chromium (0: no browser; a challenged page fails its attempt)")
+	fl.StringVar(&f.chrome, "chrome", "", "the Chromium binary (default: chromium, chromium-browser or google-chrome on PATH)")
+	fl.DurationVar(&f.browserWait, "browser-timeout", 30*time.Second, "how long the browser may take to clear one challenge before its page is closed")
 	return cmd
 }
 
@@ -90,12 +98,15 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	}
 	broker := proxies.NewFallbackBroker(proxies.NewRedisBroker(bconn.Client, bcfg), proxies.FallbackConfig{
 		ServerID: f.serverID, Logger: log, OnFallback: fallbackGauge(reg)})
+	solver, closeBrowser := startBrowser(log, reg, f, loaded.CAFiles)
+	defer closeBrowser()
 	w := tasks.NewWorker(tasks.WorkerConfig{
 		Redis: qconn.Asynq, RDB: qconn.Client, Broker: broker, // sessions and results live with the queue
 		ServerID: f.serverID, Concurrency: f.concurrency, Queues: queues, Sites: loaded.Sites,
 		Rules: &loaded.Rules, LeaseTTL: f.leaseTTL, ShutdownTimeout: f.shutdown, Logger: log,
 		Observe: metrics.ObserveRequest, Fetcher: fetcher.Config{TLS: loaded.TLS},
 		Replicas: sinkReplicas(f.failover, qconn.Target, f.leaseTTL),
+		Browser:  solver.tasks, OnChallenge: solver.observe,
 	})
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
@@ -144,4 +155,37 @@ func parseQueues(s string) (map[string]int, error) {
 		out[name] = n
 	}
 	return out, nil
+}
+
+// workerBrowser is the worker's browser tier as the worker config wants it.
+type workerBrowser struct {
+	tasks   tasks.Solver
+	metrics *web.BrowserMetrics
+}
+
+func (b workerBrowser) observe(s tasks.ChallengeStats) {
+	switch {
+	case s.Reused:
+		b.metrics.ObserveChallenge(s.Site, "reused")
+	case s.Solved:
+		b.metrics.ObserveChallenge(s.Site, "solved")
+	default:
+		b.metrics.ObserveChallenge(s.Site, "failed")
+	}
+}
+
+// startBrowser sets up the browser tier of --browsers and --chrome; a
+// worker without Chromium says so once and runs without it.
+func startBrowser(log *zap.Logger, reg prometheus.Registerer, f workerFlags, caFiles []string) (workerBrowser, func()) {
+	if f.browsers <= 0 {
+		log.Info("browser tier off (--browsers 0): a page behind a JavaScript challenge fails its attempt")
+		return workerBrowser{}, func() {}
+	}
+	b, err := browser.New(browser.Config{Path: f.chrome, Contexts: f.browsers, Timeout: f.browserWait, CAFiles: caFiles, Logger: log})
+	if err != nil {
+		log.Warn("browser tier off: a page behind a JavaScript challenge fails its attempt", zap.Error(err))
+		return workerBrowser{}, func() {}
+	}
+	log.Info("browser tier on", zap.String("chrome", b.Path()), zap.Int("contexts", f.browsers))
+	return workerBrowser{tasks: b, metrics: web.NewBrowserMetrics(reg, b)}, b.Close
 }

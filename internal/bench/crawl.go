@@ -54,6 +54,16 @@ type CrawlOptions struct {
 	// RSSDuration is how long the child crawls before its peak RSS is
 	// read. Default 5s.
 	RSSDuration time.Duration
+	// Challenge puts the site's JavaScript challenge in front of it, its
+	// clearance cookie living ChallengeTTL, so that clearances expire and
+	// the browsers keep solving: each worker gets a browser of Browsers
+	// contexts (Chromium at Chrome, or found on PATH). Only the crawlq
+	// phase runs (the naive policy cannot clear a challenge), and the
+	// worker child runs with one browser (`--browsers 1`).
+	Challenge    bool
+	ChallengeTTL time.Duration
+	Browsers     int
+	Chrome       string
 	// Logger gets progress lines. Default zap.NewNop().
 	Logger *zap.Logger
 }
@@ -91,6 +101,10 @@ func (o CrawlOptions) withDefaults() CrawlOptions {
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	setInt(&o.Browsers, 1)
+	if o.ChallengeTTL <= 0 {
+		o.ChallengeTTL = 10 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
@@ -160,7 +174,15 @@ type CrawlResult struct {
 	NoopEnqueueCPUPerTask *CPUCost `json:"noop_enqueue_cpu_per_task,omitempty"`
 	// WorkerRSSMB is the peak RSS (VmHWM) of a `crawlq worker` child at
 	// RSSConcurrency after RSSDuration of crawling; 0 when not measured.
-	WorkerRSSMB float64 `json:"worker_rss_mb"`
+	// In challenge mode it includes BrowserRSSMB, the memory (PSS) of the
+	// child's browser processes at the end.
+	WorkerRSSMB  float64 `json:"worker_rss_mb"`
+	BrowserRSSMB float64 `json:"browser_rss_mb,omitempty"`
+	// Challenge reports challenge mode: the site's clearance solves
+	// (accepted clearance cookies, from its log) per second over the
+	// crawlq phase's window, the solves, the browsers' requests and the
+	// cookies misused (from another IP or User-Agent).
+	Challenge *ChallengeFigures `json:"challenge,omitempty"`
 	// CrawlqOfLimit and CrawlqOfNoop are crawlq.rps over limit_rps and
 	// over noop_tasks_per_s.
 	CrawlqOfLimit float64 `json:"crawlq_of_limit,omitempty"`
@@ -250,6 +272,9 @@ type crawlRun struct {
 	log *zap.Logger
 	// jobs is how many jobs the crawlq phase enqueued.
 	jobs int
+	// challenge and browserRSS are challenge mode's figures.
+	challenge  *ChallengeFigures
+	browserRSS float64
 }
 
 func (r *crawlRun) run(ctx context.Context) (*CrawlResult, error) {
@@ -262,6 +287,10 @@ func (r *crawlRun) run(ctx context.Context) (*CrawlResult, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("crawlq phase: %w", err)
+	}
+	if r.o.Challenge {
+		res.Challenge, res.BrowserRSSMB = r.challenge, r.browserRSS
+		return res, nil
 	}
 	labelled(ctx, "naive", func(ctx context.Context) { res.Naive, err = r.crawlPhase(ctx, naivePolicy(), nil) })
 	if err != nil {

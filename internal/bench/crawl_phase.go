@@ -70,6 +70,8 @@ type phaseEnv struct {
 	reg   *site.Registry
 	queue string
 	feed  *feeder
+	// browsers are the worker servers' browsers in challenge mode.
+	browsers browsers
 }
 
 // after runs once a phase's figures are taken, before its testbed stops.
@@ -93,6 +95,7 @@ func (r *crawlRun) crawlPhase(ctx context.Context, pol policy, then after) (Phas
 	ph.CPUPerPage, ph.BrokerCPUPerPage = cpu, bcpu
 	if pol.name == "crawlq" {
 		r.jobs = ph.Jobs
+		r.challenge = r.challengeFigures(env, r.o.Duration)
 		if err := r.scoreBans(ctx, pol, env, &ph); err != nil {
 			return Phase{}, err
 		}
@@ -148,7 +151,7 @@ func (r *crawlRun) preparePhase(ctx context.Context, pol policy, tb *testbed.Tes
 // min interval D (the other sites keep their defaults and get no traffic).
 func (r *crawlRun) testbedConfig() testbed.Config {
 	rules := testbed.DefaultRules()[r.o.Site]
-	rules.MinInterval, rules.Strict = r.o.MinInterval, true
+	rules.MinInterval, rules.Strict, rules.Challenge = r.o.MinInterval, true, r.challengeRule()
 	return testbed.Config{Proxies: r.o.Proxies, Seed: r.o.Seed, CatalogSize: r.o.CatalogSize,
 		Sites: map[string]testbed.SiteRules{r.o.Site: rules}, Fingerprint: !r.o.PlainHTTP}
 }
@@ -212,6 +215,7 @@ func (r *crawlRun) serve(ctx context.Context, pol policy, env *phaseEnv, m *mete
 	}
 	stop()
 	wg.Wait()
+	env.closeBrowsers()
 	return cpu, bcpu, errors.Join(append(errs, err)...)
 }
 
@@ -231,6 +235,7 @@ func (r *crawlRun) worker(pol policy, env *phaseEnv, i int, m *meter) (w *tasks.
 		ServerID: fmt.Sprintf("bench-%s-%d", pol.name, i+1), Concurrency: r.o.Concurrency,
 		Queues: map[string]int{env.queue: 1}, Sites: env.reg, ShutdownTimeout: 2 * time.Second,
 		Observe: m.observe, Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: env.tb.CA.Pool()}, PlainTLS: r.o.PlainTLS},
+		Browser: r.newBrowser(env), OnChallenge: env.observeChallenge,
 	}), closeClients
 }
 

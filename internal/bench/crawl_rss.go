@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crawlq/fetcher/browser"
 	"errors"
 	"fmt"
 	"os"
@@ -83,6 +84,9 @@ func (r *crawlRun) runChild(ctx context.Context, env *phaseEnv, cfg string) (int
 	if r.t.split() {
 		args = append(args, "--broker-redis", r.t.BrokerURL)
 	}
+	if r.o.Challenge {
+		args = append(args, "--browsers", "1", "--chrome", r.o.Chrome)
+	}
 	cmd := r.o.WorkerCommand(cctx, args)
 	cmd.Env = append(cmd.Environ(), "CRAWLQ_REDIS="+r.t.URL)
 	stderr := &capped{max: 4096}
@@ -97,6 +101,11 @@ func (r *crawlRun) runChild(ctx context.Context, env *phaseEnv, cfg string) (int
 	var feeding sync.WaitGroup
 	feeding.Go(func() { _ = env.feed.keepAbove(cctx, r.rssLowWater()) })
 	kb, err := watchRSS(ctx, cmd.Process.Pid, r.o.RSSDuration, exited, firstRequest(env.tb.Log.Len))
+	if r.o.Challenge && err == nil { // the worker's browser is part of the worker
+		b := browser.DescendantsRSS(cmd.Process.Pid) >> 10
+		r.browserRSS = float64(b) / 1024
+		kb += b
+	}
 	cancel()
 	feeding.Wait()
 	if werr := <-exited; err == nil && !stoppedAsAsked(werr) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"crawlq/fetcher/browser"
 	"crawlq/internal/redisx"
 	"crawlq/proxies"
 	"crawlq/tasks"
@@ -37,6 +38,12 @@ type cluster struct {
 	confirms confirmCounter
 	// noResultJobs is how many of the planned searches match nothing.
 	noResultJobs int
+	// chrome is the Chromium of challenge mode; "" when it is off.
+	chrome string
+	// challenges counts the workers' browser visits; browsers are the
+	// workers' browsers (one each), closed with the cluster.
+	challenges challengeCounter
+	browsers   []*browser.Browser
 }
 
 // startCluster opens the embedded Redis, starts the testbed with anti-bot
@@ -51,8 +58,10 @@ func startCluster(ctx context.Context, cfg Config) (c *cluster, err error) {
 	if c.conn, err = redisx.Open(ctx, redisx.Embedded); err != nil {
 		return nil, err
 	}
+	var challenge bool
+	c.chrome, challenge = findBrowser(cfg)
 	c.tb, err = testbed.Start(context.WithoutCancel(ctx), testbed.Config{Proxies: cfg.Proxies, Seed: cfg.Seed,
-		Fingerprint: true, Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}, Sites: softBanRules(cfg)})
+		Fingerprint: true, Challenge: challenge, Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}, Sites: softBanRules(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("start testbed: %w", err)
 	}
@@ -143,6 +152,9 @@ func (c *cluster) queues() map[string]string {
 // close stops what startCluster started, last first. Safe on a partly
 // started cluster.
 func (c *cluster) close() {
+	for _, b := range c.browsers {
+		b.Close()
+	}
 	if c.insp != nil {
 		_ = c.insp.Close()
 	}

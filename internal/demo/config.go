@@ -11,7 +11,8 @@ import (
 // Config configures Run. Zero fields take the defaults named.
 type Config struct {
 	// Duration bounds the run: the demo ends when every job is done or
-	// when Duration has passed, whichever comes first. Default 60s.
+	// when Duration has passed, whichever comes first. Default 2 minutes
+	// (the default mix takes about 20s, some 55s with challenge mode).
 	Duration time.Duration
 	// Listen is the dashboard's address. If the port is taken, a free port
 	// on the same host is used instead. Empty: no dashboard.
@@ -53,6 +54,12 @@ type Config struct {
 	// with the summary first. No effect without a dashboard or once ctx
 	// ended.
 	KeepServing bool
+	// NoChallenge runs the sites without their JavaScript challenge. By
+	// default the challenge is on when a Chromium is found (Chrome, or on
+	// PATH); without one the demo says so and runs without it.
+	NoChallenge bool
+	// Chrome is the Chromium binary; default: found on PATH.
+	Chrome string
 	// Done, if set, gets the summary as soon as the run ends, before the
 	// dashboard keeps serving (KeepServing).
 	Done func(*Summary) error
@@ -84,7 +91,7 @@ var DefaultMix = Mix{Searches: 3, Pages: 2, MinMatches: 10, MaxMatches: 45, Prod
 
 // Defaults of Config.
 const (
-	DefaultDuration    = 60 * time.Second
+	DefaultDuration    = 2 * time.Minute
 	DefaultProxies     = 24
 	DefaultWorkers     = 3
 	DefaultConcurrency = 4

@@ -27,6 +27,9 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	}
 	defer c.close()
 	p := newProgress(cfg.Progress, cfg.Duration)
+	if c.chrome == "" && !cfg.NoChallenge {
+		p.notice("no chromium found (install it, or give --chrome PATH): the demo runs without JavaScript challenges")
+	}
 	dash, err := openDashboard(c, cfg, p)
 	if err != nil {
 		return nil, err
@@ -105,6 +108,7 @@ func watch(ctx context.Context, c *cluster, cfg Config, p *progress, start time.
 	tick := time.NewTicker(cfg.Every)
 	defer tick.Stop()
 	for {
+		c.challenges.sample(c.browsers)
 		if s, err := c.snapshot(ctx); err != nil {
 			cfg.Logger.Warn("demo: count jobs", zap.Error(err))
 		} else {
@@ -156,6 +160,8 @@ func summarize(ctx context.Context, c *cluster, cfg Config, end string, elapsed 
 	sum.BrokerBans, sum.ProxyFailures = brokerCounts(ctx, c, cfg.Logger)
 	sum.NoResultJobs = c.noResultJobs
 	scoreBans(ctx, sum, c, cfg.Logger)
+	sum.ChallengeMode = c.chrome != ""
+	c.challenges.fill(&sum.ChallengeSummary, c.tb.Log, sum.Requests)
 	return sum, nil
 }
 

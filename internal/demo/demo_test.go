@@ -23,7 +23,7 @@ var testMix = Mix{Searches: 1, Pages: 1, MinMatches: 3, MaxMatches: 6, Products:
 func TestRunCrawlsEverySite(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var out strings.Builder
-	sum, err := Run(context.Background(), Config{Duration: 25 * time.Second, Mix: testMix, Proxies: 12, Progress: &out})
+	sum, err := Run(context.Background(), Config{Duration: 25 * time.Second, Mix: testMix, Proxies: 12, Progress: &out, NoChallenge: true})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -43,6 +43,32 @@ func TestRunCrawlsEverySite(t *testing.T) {
 		t.Errorf("fingerprint refusals %d, https requests %d of %d, completed %d of %d jobs; want 0, all, all",
 			sum.FingerprintRefusals, sum.HTTPSRequests, sum.Requests, sum.Completed, sum.Jobs)
 	}
+	t.Logf("summary: %+v\nprogress:\n%s", sum, out.String())
+}
+
+// TestRunWithChallenges runs the demo with the sites' JavaScript
+// challenges on (Chromium from PATH, as .ci/run installs it): every job
+// completes, every browser visit clears its challenge through the
+// session's own proxy, no clearance cookie is used from another IP or
+// User-Agent, I1/I2 hold and no proxy is quarantined for a challenge.
+func TestRunWithChallenges(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var out strings.Builder
+	sum, err := Run(context.Background(), Config{Duration: 2 * time.Minute, Mix: testMix, Proxies: 12, Progress: &out})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !sum.ChallengeMode {
+		t.Fatalf("no challenge mode: chromium is needed (.ci/run installs it)\n%s", out.String())
+	}
+	if sum.Completed != sum.Jobs || sum.Challenges == 0 || sum.ChallengesSolved != sum.Challenges || sum.CookiesMisused != 0 {
+		t.Errorf("completed %d of %d, challenges solved %d of %d, cookies misused %d; want all, all (> 0), 0",
+			sum.Completed, sum.Jobs, sum.ChallengesSolved, sum.Challenges, sum.CookiesMisused)
+	}
+	if sum.SiteSolves < sum.ChallengesSolved || sum.I1Violations != 0 || sum.I2Violations != 0 || sum.Bans != 0 {
+		t.Errorf("site solves %d, I1 %d, I2 %d, bans %d; want ≥ the workers' solves, 0, 0, 0", sum.SiteSolves, sum.I1Violations, sum.I2Violations, sum.Bans)
+	}
+	checkBanHandling(t, sum)
 	t.Logf("summary: %+v\nprogress:\n%s", sum, out.String())
 }
 
@@ -70,7 +96,9 @@ func TestRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := &cancelOnProgress{cancel: cancel}
-	sum, err := Run(ctx, Config{Duration: time.Minute, Mix: testMix, Proxies: 8, Listen: "127.0.0.1:0", Progress: w})
+	// Without challenges: an interrupt in the middle of a browser visit
+	// can let one held request go unpaced (see the README's open goals).
+	sum, err := Run(ctx, Config{Duration: time.Minute, Mix: testMix, Proxies: 8, Listen: "127.0.0.1:0", Progress: w, NoChallenge: true})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

@@ -82,6 +82,8 @@ type Summary struct {
 	ConfirmDecisions map[string]int `json:"confirm_decisions,omitempty"`
 	ConfirmRequests  int            `json:"confirm_requests"`
 	ConfirmShare     float64        `json:"confirm_share"`
+	// The JavaScript challenges and what clearing them cost.
+	ChallengeSummary
 	// Sites breaks the counts down per site.
 	Sites map[string]SiteSummary `json:"sites"`
 	// End is EndDone, EndDuration or EndInterrupted.
@@ -163,6 +165,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "faulty proxies: %d failed job attempts retried elsewhere, %d proxy failures counted by the broker\n",
 		s.FailedAttempts, s.ProxyFailures)
 	s.writeBanHandling(w)
+	s.writeChallenges(w)
 	if s.Dashboard != "" {
 		fmt.Fprintf(w, "dashboard was at %s\n", s.Dashboard)
 	}
@@ -205,4 +208,16 @@ func (s *Summary) writeBanHandling(w io.Writer) {
 	fmt.Fprintf(w, "confirmations: %d ambiguous answers asked again from a second proxy (%d agreed, %d contradicted, %d undecided): %d extra requests, %.1f%% of %d\n",
 		s.Confirmations, s.ConfirmDecisions["agreed"], s.ConfirmDecisions["contradicted"], s.ConfirmDecisions["undecided"],
 		s.ConfirmRequests, s.ConfirmShare*100, s.Requests)
+}
+
+// writeChallenges writes what the JavaScript challenges cost.
+func (s *Summary) writeChallenges(w io.Writer) {
+	if !s.ChallengeMode {
+		fmt.Fprintln(w, "challenges: off (no chromium found; install it, or give --chrome PATH)")
+		return
+	}
+	fmt.Fprintf(w, "challenges: %d cleared by the browser of %d (%d more met with a kept clearance); %d challenge answers served, %d cookies misused\n",
+		s.ChallengesSolved, s.Challenges, s.ClearancesReused, s.ChallengePages, s.CookiesMisused)
+	fmt.Fprintf(w, "browser: %d requests through the sessions' proxies, %.1f%% of all requests over HTTP; largest browser %.0f MB; %d visits lost to a dropped proxy connection (retried elsewhere)\n",
+		s.BrowserRequests, s.HTTPShare*100, s.BrowserRSSMB, s.BrowserProxyFailures)
 }

@@ -8,7 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
+
 	"crawlq/fetcher"
+	"crawlq/fetcher/browser"
 	"crawlq/tasks"
 )
 
@@ -32,7 +35,9 @@ func startWorkers(c *cluster, cfg Config) *workers {
 	ctx, cancel := context.WithCancel(context.Background())
 	ws := &workers{cancel: cancel}
 	for i := 1; i <= cfg.Workers; i++ {
+		solver := c.newBrowser(cfg)
 		w := tasks.NewWorker(tasks.WorkerConfig{
+			Browser: solver, OnChallenge: c.challenges.add,
 			Redis: c.conn.Asynq, RDB: c.conn.Client, ServerID: fmt.Sprintf("demo-%d", i),
 			Concurrency: cfg.Concurrency, Sites: c.reg, LeaseTTL: leaseTTL,
 			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger, OnConfirm: c.confirms.add,
@@ -62,4 +67,20 @@ func (ws *workers) stop() error {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	return errors.Join(ws.errs...)
+}
+
+// newBrowser gives a worker its own browser in challenge mode (nil
+// otherwise), one context per job it runs at once, trusting the
+// testbed's CA.
+func (c *cluster) newBrowser(cfg Config) tasks.Solver {
+	if c.chrome == "" {
+		return nil
+	}
+	b, err := browser.New(browser.Config{Path: c.chrome, Contexts: cfg.Concurrency, CAFiles: []string{c.tb.CAFile}, Logger: cfg.Logger})
+	if err != nil {
+		cfg.Logger.Warn("demo: browser", zap.Error(err))
+		return nil
+	}
+	c.browsers = append(c.browsers, b)
+	return b
 }

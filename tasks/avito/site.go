@@ -38,6 +38,8 @@ func New() *site.Site {
 		MinInterval: DefaultMinInterval,
 		Class:       proxies.Residential,
 		Endpoints:   map[string]string{site.EndpointWeb: WebURL},
+		// The JS check reloads the page once it has set its cookie.
+		Challenge: site.Challenge{},
 		Kinds: map[string]site.Kind{
 			KindSearch: {Name: KindSearch, Listing: true, Follow: KindItem,
 				Normalize: normalizeSearch, Build: listingURL, Parse: parseSERP},

@@ -34,6 +34,8 @@ func New() *site.Site {
 		MinInterval: DefaultMinInterval,
 		Class:       proxies.Datacenter,
 		Endpoints:   map[string]string{site.EndpointWeb: WebURL},
+		// The antibot challenge page sets the abt_data cookie and reloads.
+		Challenge: site.Challenge{Cookie: "abt_data"},
 		Kinds: map[string]site.Kind{
 			KindSearch: {Name: KindSearch, Listing: true, Follow: KindProduct,
 				Normalize: normalizeSearch, Build: searchURL, Parse: parseListing},

@@ -44,6 +44,22 @@ type SiteConfig struct {
 	Endpoints map[string]string `yaml:"endpoints"`
 	// TLS adds a CA to trust for this site's https endpoints.
 	TLS TLSConfig `yaml:"tls"`
+	// Fetch is http, browser or auto (the default): see Site.Fetch.
+	Fetch string `yaml:"fetch"`
+	// API selects a generation of the site's APIs (Wildberries: current
+	// or legacy); endpoints given beside it override its hosts.
+	API string `yaml:"api"`
+	// Challenge overrides how the site's JavaScript challenge is cleared.
+	Challenge *ChallengeConfig `yaml:"challenge"`
+}
+
+// ChallengeConfig is a site's `challenge:` section (see site.Challenge).
+type ChallengeConfig struct {
+	// Page is the path the browser opens to clear a challenge; "" keeps
+	// the site's default.
+	Page string `yaml:"page"`
+	// Cookie is the clearance cookie's name; "" keeps the default.
+	Cookie string `yaml:"cookie"`
 }
 
 // TLSConfig is a `tls:` section, global or under a site.
@@ -99,6 +115,9 @@ func applySite(s *Site, c SiteConfig) (*Site, error) {
 		}
 		s.BaseURL = u
 	}
+	if err := applyFetch(s, c, field); err != nil {
+		return nil, err
+	}
 	if err := applyEndpoints(s, c.Endpoints, field("endpoints")); err != nil {
 		return nil, err
 	}
@@ -125,6 +144,39 @@ func applySite(s *Site, c SiteConfig) (*Site, error) {
 		s.Queue = q
 	}
 	return s, nil
+}
+
+// applyFetch applies fetch, api and challenge.
+func applyFetch(s *Site, c SiteConfig, field func(string) string) error {
+	switch f := strings.TrimSpace(c.Fetch); f {
+	case "":
+	case FetchAuto, FetchHTTP, FetchBrowser:
+		s.Fetch = f
+	default:
+		return &ConfigError{Field: field("fetch"), Reason: fmt.Sprintf("%q: want http, browser or auto", c.Fetch)}
+	}
+	if c.API != "" {
+		eps, ok := s.APIs[c.API]
+		if !ok {
+			return &ConfigError{Field: field("api"), Reason: fmt.Sprintf("unknown API %q (known: %s)", c.API, strings.Join(sortedKeys(s.APIs), ", "))}
+		}
+		s.API = c.API
+		for name, u := range eps {
+			s.Endpoints[name] = u
+		}
+	}
+	if ch := c.Challenge; ch != nil {
+		if ch.Page != "" && !strings.HasPrefix(ch.Page, "/") {
+			return &ConfigError{Field: field("challenge.page"), Reason: fmt.Sprintf("%q: want a path starting with /", ch.Page)}
+		}
+		if ch.Page != "" {
+			s.Challenge.Page = ch.Page
+		}
+		if ch.Cookie != "" {
+			s.Challenge.Cookie = ch.Cookie
+		}
+	}
+	return nil
 }
 
 func applyEndpoints(s *Site, eps map[string]string, field string) error {

@@ -41,6 +41,55 @@ type Site struct {
 	BaseURL string
 	// Kinds maps a kind name to what the site does for it.
 	Kinds map[string]Kind
+	// Fetch is how pages are fetched: FetchAuto (the default: HTTP, and
+	// the browser tier only to clear a JavaScript challenge), FetchHTTP
+	// (never the browser: a challenge fails the attempt) or FetchBrowser
+	// (every page rendered in the browser).
+	Fetch string
+	// Challenge says how the site's JavaScript challenge is cleared.
+	Challenge Challenge
+	// APIs maps the name of a generation of the site's APIs to the
+	// endpoints it uses (Wildberries: "current" under
+	// www.wildberries.ru/__internal/, "legacy" search.wb.ru and
+	// card.wb.ru); API names the one in use. Empty for one-API sites.
+	APIs map[string]map[string]string
+	API  string
+}
+
+// Fetch policies (Site.Fetch).
+const (
+	FetchAuto    = "auto"
+	FetchHTTP    = "http"
+	FetchBrowser = "browser"
+)
+
+// Challenge is how a site's JavaScript challenge is cleared in the browser.
+type Challenge struct {
+	// Page is the path on the web endpoint the browser opens to clear it
+	// (Wildberries: "/", whose script mints the token its APIs want);
+	// empty: the challenged page itself.
+	Page string
+	// Cookie is the clearance cookie's name: the challenge has cleared
+	// once it is set and the page is no longer the challenge. Empty: once
+	// the page is no longer the challenge.
+	Cookie string
+}
+
+// ChallengeURL is the page the browser opens to clear a challenge met at
+// pageURL.
+func (s *Site) ChallengeURL(pageURL string) string {
+	if s.Challenge.Page == "" {
+		return pageURL
+	}
+	return s.Endpoint(EndpointWeb) + s.Challenge.Page
+}
+
+// FetchPolicy is Fetch, FetchAuto when unset.
+func (s *Site) FetchPolicy() string {
+	if s.Fetch == "" {
+		return FetchAuto
+	}
+	return s.Fetch
 }
 
 // Kind is one kind of job on a site: how to build its URLs and parse its
@@ -160,5 +209,6 @@ func (s *Site) clone() *Site {
 	c := *s
 	c.Endpoints = maps.Clone(s.Endpoints)
 	c.Kinds = maps.Clone(s.Kinds)
+	c.APIs = maps.Clone(s.APIs)
 	return &c
 }

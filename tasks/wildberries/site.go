@@ -17,13 +17,33 @@ const (
 	KindProduct  = "product"
 )
 
-// Real hosts of the endpoints.
+// Real hosts of the endpoints: the current search and card APIs are
+// under www.wildberries.ru/__internal/ (HTTP 498 without a valid
+// x_wbaas_token cookie, which script on the home page mints);
+// LegacySearchURL and LegacyCardURL are the older hosts (api: legacy).
 const (
-	WebURL     = "https://www.wildberries.ru"
-	SearchURL  = "https://search.wb.ru"
-	CardURL    = "https://card.wb.ru"
-	CatalogURL = "https://catalog.wb.ru"
+	WebURL          = "https://www.wildberries.ru"
+	SearchURL       = WebURL + internalSearch
+	CardURL         = WebURL + internalCard
+	CatalogURL      = "https://catalog.wb.ru"
+	LegacySearchURL = "https://search.wb.ru"
+	LegacyCardURL   = "https://card.wb.ru"
 )
+
+// API generations (site.Site.API).
+const (
+	APICurrent = "current"
+	APILegacy  = "legacy"
+)
+
+// Path prefixes of the current APIs on www.wildberries.ru.
+const (
+	internalSearch = "/__internal/u-search"
+	internalCard   = "/__internal/card"
+)
+
+// ClearanceCookie is the token cookie the current APIs want.
+const ClearanceCookie = "x_wbaas_token"
 
 // DefaultMinInterval is the default politeness interval per proxy.
 const DefaultMinInterval = time.Second
@@ -42,6 +62,13 @@ func New() *site.Site {
 			site.EndpointWeb: WebURL, site.EndpointSearch: SearchURL,
 			site.EndpointCard: CardURL, site.EndpointCatalog: CatalogURL,
 		},
+		API: APICurrent,
+		APIs: map[string]map[string]string{
+			APICurrent: {site.EndpointSearch: SearchURL, site.EndpointCard: CardURL},
+			APILegacy:  {site.EndpointSearch: LegacySearchURL, site.EndpointCard: LegacyCardURL},
+		},
+		// The token comes from the home page's challenge, not the API URL.
+		Challenge: site.Challenge{Page: "/", Cookie: ClearanceCookie},
 		Kinds: map[string]site.Kind{
 			KindSearch: {Name: KindSearch, Listing: true, Follow: KindProduct,
 				Normalize: normalizeSearch, Build: searchURL, Parse: parseListing},

@@ -18,9 +18,25 @@ func normalizeSearch(s *site.Site, r site.Request) (site.Request, error) {
 	return site.Request{Query: r.Query, Page: r.Page}, err
 }
 
-// searchURL: /exactmatch/ru/common/v5/search?query=…&page=N on search.wb.ru.
+// apiBase is the base URL of a current or legacy API endpoint. Under a
+// base_url (one host serving every path, as the testbed does) the current
+// APIs keep their /__internal/ prefix.
+func apiBase(s *site.Site, name, internal string) string {
+	base := s.Endpoint(name)
+	if s.BaseURL != "" && s.API != APILegacy {
+		base += internal
+	}
+	return base
+}
+
+// searchURL: /exactmatch/ru/common/v18/search?query=…&page=N under
+// www.wildberries.ru/__internal/u-search (legacy: v5 on search.wb.ru).
 func searchURL(s *site.Site, r site.Request) string {
-	return s.Endpoint(site.EndpointSearch) + "/exactmatch/ru/common/v5/search?query=" +
+	version := "v18"
+	if s.API == APILegacy {
+		version = "v5"
+	}
+	return apiBase(s, site.EndpointSearch, internalSearch) + "/exactmatch/ru/common/" + version + "/search?query=" +
 		url.QueryEscape(r.Query) + "&page=" + strconv.Itoa(r.Page) + apiParams + "&resultset=catalog&sort=popular"
 }
 
@@ -81,7 +97,8 @@ func idFromURL(s *site.Site, raw string) (string, error) {
 		Reason: "no product ID in " + strconv.Quote(raw) + " (want …/catalog/<id>/detail.aspx)"}
 }
 
-// productURL: /cards/v4/detail?nm=ID on card.wb.ru.
+// productURL: /cards/v4/detail?nm=ID under
+// www.wildberries.ru/__internal/card (legacy: on card.wb.ru).
 func productURL(s *site.Site, r site.Request) string {
-	return s.Endpoint(site.EndpointCard) + "/cards/v4/detail?nm=" + r.ID + apiParams
+	return apiBase(s, site.EndpointCard, internalCard) + "/cards/v4/detail?nm=" + r.ID + apiParams
 }

@@ -13,34 +13,50 @@ const params = "&appType=1&curr=rub&dest=-1257786&spp=30"
 func TestURLs(t *testing.T) {
 	tests := []struct {
 		name, kind, base string
+		api              string
 		req              site.Request
 		want             string
 		wantErr          error
 	}{
 		{name: "search cyrillic", kind: "search", req: site.Request{Query: " кроссовки  мужские ", Page: 2},
-			want: "https://search.wb.ru/exactmatch/ru/common/v5/search?query=%D0%BA%D1%80%D0%BE%D1%81%D1%81%D0%BE%D0%B2%D0%BA%D0%B8+%D0%BC%D1%83%D0%B6%D1%81%D0%BA%D0%B8%D0%B5&page=2" + params + "&resultset=catalog&sort=popular"},
+			want: "https://www.wildberries.ru/__internal/u-search/exactmatch/ru/common/v18/search?query=%D0%BA%D1%80%D0%BE%D1%81%D1%81%D0%BE%D0%B2%D0%BA%D0%B8+%D0%BC%D1%83%D0%B6%D1%81%D0%BA%D0%B8%D0%B5&page=2" + params + "&resultset=catalog&sort=popular"},
 		{name: "search on testbed", kind: "search", base: "http://127.0.0.1:9001/", req: site.Request{Query: "iphone", Page: 1},
+			want: "http://127.0.0.1:9001/__internal/u-search/exactmatch/ru/common/v18/search?query=iphone&page=1" + params + "&resultset=catalog&sort=popular"},
+		{name: "search legacy", kind: "search", api: wildberries.APILegacy, req: site.Request{Query: "iphone", Page: 1},
+			want: "https://search.wb.ru/exactmatch/ru/common/v5/search?query=iphone&page=1" + params + "&resultset=catalog&sort=popular"},
+		{name: "search legacy on testbed", kind: "search", api: wildberries.APILegacy, base: "http://127.0.0.1:9001/", req: site.Request{Query: "iphone", Page: 1},
 			want: "http://127.0.0.1:9001/exactmatch/ru/common/v5/search?query=iphone&page=1" + params + "&resultset=catalog&sort=popular"},
+		{name: "product legacy", kind: "product", api: wildberries.APILegacy, req: site.Request{ID: "67858518"},
+			want: "https://card.wb.ru/cards/v4/detail?nm=67858518" + params},
 		{name: "search empty query", kind: "search", req: site.Request{Query: "  ", Page: 1}, wantErr: site.ErrBadRequest},
 		{name: "search page 0", kind: "search", req: site.Request{Query: "x"}, wantErr: site.ErrBadRequest},
 		{name: "category", kind: "category", req: site.Request{Category: "beauty3?cat=9000", Page: 3},
 			want: "https://catalog.wb.ru/catalog/beauty3/v2/catalog?cat=9000&page=3" + params + "&sort=popular"},
 		{name: "category bad", kind: "category", req: site.Request{Category: "кофе", Page: 1}, wantErr: site.ErrBadRequest},
 		{name: "product id", kind: "product", req: site.Request{ID: "67858518"},
-			want: "https://card.wb.ru/cards/v4/detail?nm=67858518" + params},
+			want: "https://www.wildberries.ru/__internal/card/cards/v4/detail?nm=67858518" + params},
 		{name: "product pasted url", kind: "product", req: site.Request{URL: "https://www.wildberries.ru/catalog/164419278/detail.aspx?targetUrl=GP&size=1"},
-			want: "https://card.wb.ru/cards/v4/detail?nm=164419278" + params},
+			want: "https://www.wildberries.ru/__internal/card/cards/v4/detail?nm=164419278" + params},
 		{name: "product pasted url no scheme", kind: "product", req: site.Request{URL: "wildberries.ru/catalog/164419278/detail.aspx"},
-			want: "https://card.wb.ru/cards/v4/detail?nm=164419278" + params},
+			want: "https://www.wildberries.ru/__internal/card/cards/v4/detail?nm=164419278" + params},
 		{name: "product on testbed", kind: "product", base: "http://127.0.0.1:9001", req: site.Request{ID: "67000001"},
-			want: "http://127.0.0.1:9001/cards/v4/detail?nm=67000001" + params},
+			want: "http://127.0.0.1:9001/__internal/card/cards/v4/detail?nm=67000001" + params},
 		{name: "product bad id", kind: "product", req: site.Request{ID: "12ab"}, wantErr: site.ErrBadRequest},
 		{name: "product url without id", kind: "product", req: site.Request{URL: "https://www.wildberries.ru/brands/zetter"}, wantErr: site.ErrBadRequest},
 		{name: "unknown kind", kind: "item", req: site.Request{ID: "1"}, wantErr: site.ErrUnknownKind},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := wildberries.New()
+			r := site.NewRegistry()
+			if err := r.Add(wildberries.New()); err != nil {
+				t.Fatal(err)
+			}
+			if tt.api != "" {
+				if err := r.Apply(site.Config{Sites: map[string]site.SiteConfig{"wildberries": {API: tt.api}}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, _ := r.Get("wildberries")
 			s.BaseURL = tt.base
 			got, err := s.URL(tt.kind, tt.req)
 			if !errors.Is(err, tt.wantErr) || got != tt.want {

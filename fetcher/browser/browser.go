@@ -1,0 +1,261 @@
+package browser
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"go.uber.org/zap"
+)
+
+// ErrNoBrowser means no Chromium was found: not on PATH (chromium,
+// chromium-browser, google-chrome) and no path given.
+var ErrNoBrowser = errors.New("no chromium found (install chromium or give --chrome PATH)")
+
+// ErrBusy means every browser context of the worker is in use; the caller
+// retries later.
+var ErrBusy = errors.New("every browser context is busy")
+
+// Config configures a Browser. Zero fields take the defaults named.
+type Config struct {
+	// Path is the Chromium binary. Default: the first of chromium,
+	// chromium-browser, google-chrome, google-chrome-stable on PATH.
+	Path string
+	// Contexts is how many challenges are solved at once, each in its own
+	// browser context of the one Chromium process. Default 1.
+	Contexts int
+	// Timeout bounds one solve: a page that has not cleared by then is
+	// closed (its context disposed). Default 30s.
+	Timeout time.Duration
+	// CAFiles are PEM files of extra CAs (the worker's tls.ca_file): a
+	// certificate chain that includes one of them is accepted, as the HTTP
+	// client accepts it. Every other certificate is verified as usual.
+	CAFiles []string
+	// Logger logs the browser's starts and deaths. Default zap.NewNop().
+	Logger *zap.Logger
+}
+
+// Find returns the Chromium binary path would use: path itself when
+// set, else the first browser found on PATH; ErrNoBrowser if none.
+func Find(path string) (string, error) {
+	if path != "" {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return "", fmt.Errorf("--chrome %s: %w", path, err)
+		}
+		return p, nil
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+	}
+	return "", ErrNoBrowser
+}
+
+// Browser is one worker's Chromium: started on the first Solve, restarted
+// when it dies, one browser context per solve. Safe for concurrent use.
+type Browser struct {
+	cfg   Config
+	spki  []string
+	slots chan struct{}
+
+	mu      sync.Mutex
+	alloc   context.CancelFunc
+	root    context.Context // the browser's chromedp context; nil: not running
+	cancel  context.CancelFunc
+	pid     int
+	dataDir string
+	starts  int
+	live    int
+}
+
+// New checks the binary and the CA files; the browser starts on the
+// first Solve.
+func New(cfg Config) (*Browser, error) {
+	path, err := Find(cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Path = path
+	if cfg.Contexts <= 0 {
+		cfg.Contexts = 1
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	spki, err := spkiHashes(cfg.CAFiles)
+	if err != nil {
+		return nil, err
+	}
+	return &Browser{cfg: cfg, spki: spki, slots: make(chan struct{}, cfg.Contexts)}, nil
+}
+
+// Path is the Chromium binary in use.
+func (b *Browser) Path() string { return b.cfg.Path }
+
+// spkiHashes are the base64 SHA-256 hashes of the CAs' public keys, for
+// --ignore-certificate-errors-spki-list.
+func spkiHashes(files []string) ([]string, error) {
+	var out []string
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("browser ca file: %w", err)
+		}
+		for block, rest := pem.Decode(raw); block != nil; block, rest = pem.Decode(rest) {
+			cert, err := x509.ParseCertificate(block.Bytes)
+			if err != nil {
+				return nil, fmt.Errorf("browser ca file %s: %w", f, err)
+			}
+			sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
+			out = append(out, base64.StdEncoding.EncodeToString(sum[:]))
+		}
+	}
+	return out, nil
+}
+
+// running returns the browser's context, starting the process if it is
+// not running or has died.
+func (b *Browser) running() (context.Context, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.root != nil && b.root.Err() == nil && processAlive(b.pid) {
+		return b.root, nil
+	}
+	if b.root != nil {
+		b.cfg.Logger.Warn("browser died; restarting", zap.Int("pid", b.pid))
+		b.stopLocked()
+	}
+	return b.root, b.startLocked()
+}
+
+// startLocked starts Chromium with a fresh profile directory.
+func (b *Browser) startLocked() error {
+	dir, err := os.MkdirTemp("", "crawlq-chromium-")
+	if err != nil {
+		return fmt.Errorf("browser profile dir: %w", err)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(b.cfg.Path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(dir),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions"),
+		chromedp.Flag("blink-settings", "imagesEnabled=false"),
+	}
+	if len(b.spki) > 0 {
+		opts = append(opts, chromedp.Flag("ignore-certificate-errors-spki-list", strings.Join(b.spki, ",")))
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	root, cancel := chromedp.NewContext(actx)
+	if err := chromedp.Do(root); err != nil {
+		cancel()
+		cancelAlloc()
+		os.RemoveAll(dir)
+		return fmt.Errorf("start chromium %s: %w", b.cfg.Path, err)
+	}
+	if err := blockBrowserFetches(root); err != nil {
+		cancel()
+		cancelAlloc()
+		os.RemoveAll(dir)
+		return fmt.Errorf("start chromium %s: %w", b.cfg.Path, err)
+	}
+	b.root, b.cancel, b.alloc, b.dataDir = root, cancel, cancelAlloc, dir
+	if p := chromedp.FromContext(root).Browser.Process(); p != nil {
+		b.pid = p.Pid
+	}
+	b.starts++
+	b.cfg.Logger.Info("browser started", zap.String("path", b.cfg.Path), zap.Int("pid", b.pid))
+	return nil
+}
+
+// stopLocked ends the process and removes its profile.
+func (b *Browser) stopLocked() {
+	if b.root == nil {
+		return
+	}
+	b.cancel()
+	b.alloc()
+	os.RemoveAll(b.dataDir)
+	b.root, b.pid = nil, 0
+}
+
+// Close stops the browser. A later Solve starts it again.
+func (b *Browser) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopLocked()
+}
+
+// Starts is how many times the process was started (restarts included).
+func (b *Browser) Starts() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.starts
+}
+
+// Live is the number of browser contexts open now.
+func (b *Browser) Live() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.live
+}
+
+// PID is the browser process's id, 0 when it is not running.
+func (b *Browser) PID() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.pid
+}
+
+// RSS is the resident memory of the browser's processes (the browser and
+// every process it started), in bytes, each process counted by its PSS so
+// pages they share are counted once; 0 when it is not running.
+func (b *Browser) RSS() int64 { return treeRSS(b.PID()) }
+
+// addLive counts a browser context opening (+1) or closing (-1).
+func (b *Browser) addLive(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.live += n
+}
+
+// blockBrowserFetches refuses the requests the browser makes by itself,
+// outside any page (a tab's /favicon.ico): they would reach the site
+// through the session's proxy past its gate.
+func blockBrowserFetches(root context.Context) error {
+	c := chromedp.FromContext(root)
+	events := cdp.Events(root, c.Browser, fetch.RequestPaused)
+	go func() {
+		for ev, err := range events {
+			if err != nil {
+				return
+			}
+			_, _ = cdp.Call(root, c.Browser, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+		}
+	}()
+	patterns := []*fetch.RequestPattern{{URLPattern: "*", ResourceType: network.ResourceTypeOther}, {URLPattern: "*", ResourceType: network.ResourceTypeImage}}
+	_, err := cdp.Call(root, c.Browser, fetch.Enable, fetch.EnableParams{Patterns: patterns})
+	return err
+}

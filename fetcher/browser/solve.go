@@ -1,0 +1,416 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/storage"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+	"go.uber.org/zap"
+)
+
+// ErrNotCleared means the challenge had not cleared when the solve's
+// timeout ended it.
+var ErrNotCleared = errors.New("challenge not cleared")
+
+// Job is one challenge to clear for a session.
+type Job struct {
+	// URL is the page the browser opens (the challenged page, or the
+	// site's page whose script mints the token).
+	URL string
+	// Proxy is the session's leased proxy, with its credentials (http or
+	// https; Chromium does not authenticate to socks5 proxies).
+	Proxy *url.URL
+	// UserAgent and AcceptLanguage are the session's.
+	UserAgent, AcceptLanguage string
+	// Cookies are the session's cookies for URL.
+	Cookies []*http.Cookie
+	// Gate is called before each page or XHR request is let through: it
+	// waits until the session may send (I2) and marks the request sent.
+	// Required.
+	Gate func(ctx context.Context) error
+	// Done, if set, is called when a page or XHR answer (or failure)
+	// arrives.
+	Done func()
+	// Settled, if set, is called once the browser context has closed: no
+	// request of the solve is in flight any more.
+	Settled func()
+	// Clearance is the clearance cookie's name; when set, the challenge
+	// has cleared only once the cookie is there.
+	Clearance string
+	// Cleared, if set, judges each page answer: true when it is no longer
+	// the challenge. The challenge has cleared only once the last page
+	// answer is.
+	Cleared func(status int, body []byte) bool
+}
+
+// Result is what a solve did.
+type Result struct {
+	// Cookies are every cookie of the browser context at the end. Domain
+	// holds the cookie's domain as the browser keeps it: with a leading
+	// dot for a domain cookie, the bare host for a host-only one.
+	Cookies []*http.Cookie
+	// Requests counts the requests let through (all paced by Gate);
+	// Blocked the subresources refused without reaching the network.
+	Requests, Blocked int
+	// Status, URL and Body are the last page answer's (Body only when
+	// the job has a Cleared judge, which reads it).
+	Status int
+	URL    string
+	Body   []byte
+	// Took is how long the solve ran.
+	Took time.Duration
+}
+
+// Solve opens job.URL in a new browser context through job.Proxy and
+// waits until the challenge has cleared (bounded by Config.Timeout),
+// then returns the context's cookies and closes it. A solve that times
+// out closes its page; if the browser then does not answer, it is
+// killed and the next Solve starts a new one.
+func (b *Browser) Solve(ctx context.Context, job Job) (Result, error) {
+	select {
+	case b.slots <- struct{}{}:
+		defer func() { <-b.slots }()
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	root, err := b.running()
+	if err != nil {
+		return Result{}, err
+	}
+	b.addLive(1)
+	defer b.addLive(-1)
+	start := time.Now()
+	res, err := b.solve(ctx, root, job)
+	if job.Settled != nil {
+		job.Settled()
+	}
+	res.Took = time.Since(start)
+	if err != nil && ctx.Err() == nil {
+		b.checkAlive(root)
+	}
+	return res, err
+}
+
+// solve runs one browser context to its end.
+func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Result, error) {
+	proxy := *job.Proxy
+	proxy.User = nil
+	cctx, closeCtx := chromedp.NewContext(root, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
+		p.ProxyServer, p.ProxyBypassList = proxy.String(), "<-loopback>"
+	}))
+	defer closeCtx()
+	if err := chromedp.Do(cctx); err != nil {
+		return Result{}, fmt.Errorf("open browser context: %w", err)
+	}
+	// The wait ends at the timeout or with the job; the gate stays open
+	// until the page has settled, so a request held there still passes it
+	// paced rather than being let go unpaced when the context closes.
+	tctx, cancel := context.WithTimeout(cctx, b.cfg.Timeout)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	gctx, stopGate := context.WithCancel(cctx)
+	defer stopGate()
+	p := &pageRun{job: job, c: chromedp.FromContext(cctx), gate: gctx}
+	err := p.start(cctx, tctx)
+	if err == nil {
+		err = p.wait(tctx)
+	}
+	if ctx.Err() != nil && err != nil {
+		err = fmt.Errorf("%w (%w)", err, ctx.Err())
+	}
+	p.settle(cctx)
+	stopGate()
+	if err == nil {
+		rctx, rcancel := context.WithTimeout(cctx, 5*time.Second)
+		p.res.Cookies, err = p.cookies(rctx)
+		rcancel()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.res, err
+}
+
+// settle stops the page before its context closes. A request held at
+// the interception is let go, unpaced, when the page navigates away or the
+// DevTools session detaches; so settle first lets every request held at
+// the gate pass it, paced as every other (the gate stays open until then,
+// bounded), then sends the page to about:blank, so no script of it asks
+// for more, and waits for the gate once more.
+func (p *pageRun) settle(cctx context.Context) {
+	ctx, cancel := context.WithTimeout(cctx, 10*time.Second)
+	defer cancel()
+	p.gateIdle(ctx)
+	_, _ = cdp.Call(ctx, p.c.Target, page.Navigate, page.NavigateParams{URL: "about:blank"})
+	p.gateIdle(ctx)
+}
+
+// gateIdle waits until no request is held at the gate and no
+// interception event arrived for a moment.
+func (p *pageRun) gateIdle(ctx context.Context) {
+	quiet := 0
+	for ctx.Err() == nil && quiet < 5 {
+		p.mu.Lock()
+		n := p.atGate
+		p.mu.Unlock()
+		if n == 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// pageRun is one solve's page and what it saw.
+type pageRun struct {
+	job Job
+	c   *chromedp.Context
+
+	// gate ends when the solve does: no request passes the gate after.
+	gate context.Context
+
+	mu      sync.Mutex
+	res     Result
+	atGate  int  // requests paused at the gate or being let through
+	pages   int  // page answers seen
+	cleared bool // the last page answer was not the challenge
+}
+
+// start subscribes to the interception events for the context's life
+// (cctx), sets the identity and cookies, and opens the page.
+func (p *pageRun) start(cctx, ctx context.Context) error {
+	paused := cdp.Events(cctx, p.c.Target, fetch.RequestPaused)
+	auth := cdp.Events(cctx, p.c.Target, fetch.AuthRequired)
+	p.mu.Lock()
+	p.atGate++ // until the loop runs
+	p.mu.Unlock()
+	go p.intercept(cctx, paused)
+	go p.answerAuth(cctx, auth)
+	t := p.c.Target
+	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+		UserAgent: p.job.UserAgent, AcceptLanguage: p.job.AcceptLanguage}); err != nil {
+		return fmt.Errorf("set user agent: %w", err)
+	}
+	if err := p.setCookies(ctx); err != nil {
+		return err
+	}
+	patterns := []*fetch.RequestPattern{{URLPattern: "*"}}
+	for _, rt := range []network.ResourceType{network.ResourceTypeDocument, network.ResourceTypeXHR, network.ResourceTypeFetch} {
+		patterns = append(patterns, &fetch.RequestPattern{URLPattern: "*", ResourceType: rt, RequestStage: fetch.RequestStageResponse})
+	}
+	yes := true
+	if _, err := cdp.Call(ctx, t, fetch.Enable, fetch.EnableParams{Patterns: patterns, HandleAuthRequests: &yes}); err != nil {
+		return fmt.Errorf("intercept requests: %w", err)
+	}
+	nav, err := cdp.Call(ctx, t, page.Navigate, page.NavigateParams{URL: p.job.URL})
+	if err == nil && nav.ErrorText != "" {
+		err = errors.New(nav.ErrorText)
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p.job.URL, err)
+	}
+	return nil
+}
+
+// setCookies loads the session's cookies into the browser context, one
+// by one: a cookie the browser refuses (a __Secure- cookie on an http
+// page) is left out, as the browser would have refused it from the site.
+func (p *pageRun) setCookies(ctx context.Context) error {
+	u, err := url.Parse(p.job.URL)
+	if err != nil {
+		return fmt.Errorf("load cookies: %w", err)
+	}
+	origin := u.Scheme + "://" + u.Host + "/"
+	for _, c := range p.job.Cookies {
+		secure := strings.HasPrefix(c.Name, "__Secure-") || strings.HasPrefix(c.Name, "__Host-")
+		_, _ = cdp.Call(ctx, p.c.Target, network.SetCookies, network.SetCookiesParams{Cookies: []*network.CookieParam{
+			{Name: c.Name, Value: c.Value, URL: origin, Secure: secure}}})
+	}
+	return ctx.Err()
+}
+
+// intercept lets page and XHR requests through the session's gate, one
+// at a time, and blocks every other request; it judges page answers.
+func (p *pageRun) intercept(ctx context.Context, events iter.Seq2[fetch.EventRequestPaused, error]) {
+	p.mu.Lock()
+	p.atGate--
+	p.mu.Unlock()
+	for ev, err := range events {
+		if err != nil {
+			return
+		}
+		if ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "" {
+			p.answered(ctx, ev)
+			continue
+		}
+		if !wanted(ev.ResourceType) {
+			p.count(func(r *Result) { r.Blocked++ })
+			_, _ = cdp.Call(ctx, p.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+			continue
+		}
+		p.pass(ctx, ev.RequestID)
+	}
+}
+
+// pass lets a request through once the session's gate opens, or fails it
+// when the solve has ended.
+func (p *pageRun) pass(ctx context.Context, id fetch.RequestID) {
+	p.mu.Lock()
+	p.atGate++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.atGate--
+		p.mu.Unlock()
+	}()
+	if p.gate.Err() != nil || p.job.Gate(p.gate) != nil {
+		// Answered here, with an empty 204: a navigation failed with
+		// Fetch.failRequest was seen to reach the network all the same.
+		_, _ = cdp.Call(ctx, p.c.Target, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: id, ResponseCode: 204})
+		return
+	}
+	p.count(func(r *Result) { r.Requests++ })
+	_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
+}
+
+// wanted says which requests go to the network: pages and XHRs.
+func wanted(rt network.ResourceType) bool {
+	return rt == network.ResourceTypeDocument || rt == network.ResourceTypeXHR || rt == network.ResourceTypeFetch
+}
+
+// answered notes an answer at the response stage and lets it on.
+func (p *pageRun) answered(ctx context.Context, ev fetch.EventRequestPaused) {
+	if p.job.Done != nil {
+		p.job.Done()
+	}
+	if ev.ResourceType == network.ResourceTypeDocument {
+		cleared := true
+		var body []byte
+		if p.job.Cleared != nil {
+			got, err := cdp.Call(ctx, p.c.Target, fetch.GetResponseBody, fetch.GetResponseBodyParams{RequestID: ev.RequestID})
+			body = got.Body
+			cleared = err == nil && p.job.Cleared(int(ev.ResponseStatusCode), body)
+		}
+		p.mu.Lock()
+		p.pages++
+		p.cleared, p.res.Status, p.res.Body = cleared, int(ev.ResponseStatusCode), body
+		if ev.Request != nil {
+			p.res.URL = ev.Request.URL
+		}
+		p.mu.Unlock()
+	}
+	_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+}
+
+func (p *pageRun) count(f func(*Result)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(&p.res)
+}
+
+// answerAuth gives the proxy its credentials; any other auth is refused.
+func (p *pageRun) answerAuth(ctx context.Context, events iter.Seq2[fetch.EventAuthRequired, error]) {
+	for ev, err := range events {
+		if err != nil {
+			return
+		}
+		resp := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseCancelAuth}
+		if ev.AuthChallenge != nil && ev.AuthChallenge.Source == fetch.AuthChallengeSourceProxy && p.job.Proxy.User != nil {
+			pw, _ := p.job.Proxy.User.Password()
+			resp = &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials,
+				Username: p.job.Proxy.User.Username(), Password: pw}
+		}
+		_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID, AuthChallengeResponse: resp})
+	}
+}
+
+// wait polls until the challenge has cleared: the clearance cookie is
+// there (if named) and the last page answer was not the challenge.
+func (p *pageRun) wait(ctx context.Context) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			p.mu.Lock()
+			st := p.res.Status
+			p.mu.Unlock()
+			return fmt.Errorf("%w: %s within the timeout (last page status %d): %w", ErrNotCleared, p.job.URL, st, ctx.Err())
+		case <-tick.C:
+		}
+		if p.clearedNow(ctx) {
+			return nil
+		}
+	}
+}
+
+// clearedNow checks the page's state and the clearance cookie once.
+func (p *pageRun) clearedNow(ctx context.Context) bool {
+	p.mu.Lock()
+	ok := p.pages > 0 && p.cleared
+	p.mu.Unlock()
+	if !ok {
+		return false
+	}
+	if p.job.Clearance == "" {
+		return true
+	}
+	cookies, err := p.cookies(ctx)
+	if err != nil {
+		return false
+	}
+	for _, c := range cookies {
+		if c.Name == p.job.Clearance {
+			return true
+		}
+	}
+	return false
+}
+
+// cookies reads every cookie of the browser context.
+func (p *pageRun) cookies(ctx context.Context) ([]*http.Cookie, error) {
+	res, err := cdp.Call(ctx, p.c.Browser, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: p.c.BrowserContextID})
+	if err != nil {
+		return nil, fmt.Errorf("read cookies: %w", err)
+	}
+	out := make([]*http.Cookie, 0, len(res.Cookies))
+	for _, c := range res.Cookies {
+		hc := &http.Cookie{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path, Secure: c.Secure, HttpOnly: c.HTTPOnly}
+		if !c.Session && c.Expires > 0 {
+			hc.Expires = time.Unix(int64(c.Expires), 0)
+		}
+		out = append(out, hc)
+	}
+	return out, nil
+}
+
+// checkAlive kills a browser that does not answer after a failed solve,
+// so the next Solve starts a new one.
+func (b *Browser) checkAlive(root context.Context) {
+	ctx, cancel := context.WithTimeout(root, 5*time.Second)
+	defer cancel()
+	if _, err := cdp.Call(ctx, chromedp.FromContext(root).Browser, target.GetTargets, target.GetTargetsParams{}); err == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.root == root {
+		b.cfg.Logger.Warn("browser does not answer; killing it", zap.Int("pid", b.pid))
+		b.stopLocked()
+	}
+}

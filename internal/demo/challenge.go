@@ -1,0 +1,108 @@
+package demo
+
+import (
+	"sync"
+
+	"go.uber.org/zap"
+
+	"crawlq/fetcher/browser"
+	"crawlq/tasks"
+	"crawlq/testbed"
+)
+
+// ChallengeSummary is what the demo's JavaScript challenges cost; all
+// zero when the demo ran without challenge mode (no Chromium).
+type ChallengeSummary struct {
+	// ChallengeMode says the sites challenged new visitors.
+	ChallengeMode bool `json:"challenge_mode"`
+	// Challenges are the challenges the workers sent the browser to
+	// clear; ChallengesSolved those it cleared. Goal: equal, > 0.
+	Challenges       int `json:"challenges"`
+	ChallengesSolved int `json:"challenges_solved"`
+	// BrowserProxyFailures are browser visits whose proxy dropped the
+	// connection before the page loaded (flaky proxies): counted as proxy
+	// failures, not as challenges.
+	BrowserProxyFailures int `json:"browser_proxy_failures"`
+	// ClearancesReused are challenges met with a clearance another session
+	// of the same proxy got (no browser visit).
+	ClearancesReused int `json:"clearances_reused"`
+	// ChallengePages are the challenge answers the sites served (pages and
+	// WB's 498s); SiteSolves the clearance cookies the sites accepted for
+	// the first time; CookiesMisused the requests refused for a clearance
+	// of another IP or User-Agent (goal: 0). From the testbed's log.
+	ChallengePages int `json:"challenge_pages"`
+	SiteSolves     int `json:"site_solves"`
+	CookiesMisused int `json:"cookies_misused"`
+	// BrowserRequests are the requests the browsers sent (paced like the
+	// HTTP client's); HTTPShare is the share of all site requests that
+	// went over HTTP. Goal: ≥ 0.95.
+	BrowserRequests int     `json:"browser_requests"`
+	HTTPShare       float64 `json:"http_share"`
+	// BrowserRSSMB is the largest browser memory (PSS, MB) of one worker,
+	// sampled during the run.
+	BrowserRSSMB float64 `json:"browser_rss_mb"`
+}
+
+// challengeCounter sums the workers' browser visits. Safe for concurrent
+// use.
+type challengeCounter struct {
+	mu                                       sync.Mutex
+	visits, solved, reused, browser, dropped int
+	peakRSS                                  int64
+}
+
+// add counts one browser visit or reuse (tasks.WorkerConfig.OnChallenge).
+func (c *challengeCounter) add(s tasks.ChallengeStats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.Reused {
+		c.reused++
+		return
+	}
+	c.browser += s.Requests
+	if s.ProxyFailed {
+		c.dropped++
+		return
+	}
+	c.visits++
+	if s.Solved {
+		c.solved++
+	}
+}
+
+// sample keeps the largest browser memory seen.
+func (c *challengeCounter) sample(bs []*browser.Browser) {
+	for _, b := range bs {
+		rss := b.RSS()
+		c.mu.Lock()
+		c.peakRSS = max(c.peakRSS, rss)
+		c.mu.Unlock()
+	}
+}
+
+// fill writes the counts into sum.
+func (c *challengeCounter) fill(sum *ChallengeSummary, log *testbed.Log, requests int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sum.Challenges, sum.ChallengesSolved, sum.ClearancesReused = c.visits, c.solved, c.reused
+	sum.BrowserRequests, sum.BrowserProxyFailures = c.browser, c.dropped
+	sum.BrowserRSSMB = float64(c.peakRSS>>10) / 1024
+	cc := log.Challenges()
+	sum.ChallengePages, sum.SiteSolves, sum.CookiesMisused = cc.Served, cc.Solved, cc.Misused
+	if requests > 0 {
+		sum.HTTPShare = float64(requests-c.browser) / float64(requests)
+	}
+}
+
+// findBrowser says whether the demo can run in challenge mode.
+func findBrowser(cfg Config) (string, bool) {
+	if cfg.NoChallenge {
+		return "", false
+	}
+	p, err := browser.Find(cfg.Chrome)
+	if err != nil {
+		cfg.Logger.Info("demo without challenge mode", zap.Error(err))
+		return "", false
+	}
+	return p, true
+}

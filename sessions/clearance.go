@@ -1,0 +1,70 @@
+package sessions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"crawlq/fetcher"
+)
+
+// clearance is what a browser's solve leaves for the other sessions of
+// the same proxy on the same site: a site's clearance is bound to the IP
+// and the browser (User-Agent), not to one session, and is reusable until
+// it expires (Wildberries' x_wbaas_token: about 7 days).
+type clearance struct {
+	Browser fetcher.Profile `json:"browser"`
+	Cookies []storedCookie  `json:"cookies"`
+}
+
+// SaveClearance keeps the session's cookies and profile for its proxy and
+// site for ttl, so the next session of this proxy that meets the site's
+// challenge reuses them, on any server, instead of a browser visit.
+func (s *Session) SaveClearance(ctx context.Context, ttl time.Duration) error {
+	s.mu.Lock()
+	c := clearance{Browser: s.profile, Cookies: s.jar.snapshot()}
+	key := clearanceKey(s.rec.Site, s.lease.Proxy.ID)
+	s.mu.Unlock()
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	if err := s.m.cfg.Redis.Set(ctx, key, raw, ttl).Err(); err != nil {
+		return fmt.Errorf("save clearance: %w", err)
+	}
+	return nil
+}
+
+// LoadClearance gives the session the clearance kept for its proxy and
+// site, if any: the profile of the browser that got it (the clearance is
+// bound to it) and its cookies. It reports whether there was one.
+func (s *Session) LoadClearance(ctx context.Context) (bool, error) {
+	raw, err := s.m.cfg.Redis.Get(ctx, clearanceKey(s.rec.Site, s.ProxyID())).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("load clearance: %w", err)
+	}
+	var c clearance
+	if json.Unmarshal(raw, &c) != nil || c.Browser.IsZero() {
+		return false, nil // a corrupt clearance is ignored
+	}
+	s.AdoptProfile(c.Browser)
+	for _, sc := range c.Cookies {
+		if sc.Expires.IsZero() || sc.Expires.After(time.Now()) {
+			s.jar.setStored(sc)
+		}
+	}
+	return true, nil
+}
+
+// DropClearance forgets the clearance of the session's proxy and site (a
+// reused one was refused).
+func (s *Session) DropClearance(ctx context.Context) error {
+	return s.m.cfg.Redis.Del(ctx, clearanceKey(s.rec.Site, s.ProxyID())).Err()
+}

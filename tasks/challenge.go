@@ -1,0 +1,226 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"crawlq/detect"
+	"crawlq/fetcher"
+	"crawlq/fetcher/browser"
+	"crawlq/proxies"
+	"crawlq/sessions"
+	"crawlq/tasks/site"
+)
+
+// Solver clears JavaScript challenges in a real browser; *browser.Browser
+// is one.
+type Solver interface {
+	Solve(ctx context.Context, job browser.Job) (browser.Result, error)
+}
+
+var _ Solver = (*browser.Browser)(nil)
+
+// BrowserProfile is the profile of the browser tier's Chromium (156 on
+// Linux): a session that meets a challenge becomes this browser, in the
+// browser and over HTTP alike, since the clearance is bound to it (I8).
+const BrowserProfile = "chromium-156-linux"
+
+// maxSolves bounds the browser visits of one attempt: a page still
+// challenged after them fails the attempt (it is retried, nobody banned).
+const maxSolves = 2
+
+// challengeRetry is how soon an attempt that could not clear a challenge
+// is retried.
+const challengeRetry = 3 * time.Second
+
+// ChallengeStats is one browser visit, for metrics.
+type ChallengeStats struct {
+	Site   string
+	Solved bool
+	// Reused: no browser visit; a kept clearance was reused.
+	Reused bool
+	// ProxyFailed: the visit failed because the proxy dropped the
+	// connection (the page never loaded): a proxy failure, not a
+	// challenge left unsolved.
+	ProxyFailed bool
+	Took        time.Duration
+	Requests    int
+}
+
+// challenge clears a Challenge answer in the browser, through the
+// session's proxy, then asks the page again over HTTP. Without a browser
+// (or with fetch: http) the attempt fails with the reason, the session is
+// kept and the proxy released unpunished.
+func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.Verdict) (bool, error) {
+	s, _ := r.h.cfg.Sites.Get(r.job.Site)
+	why := ""
+	switch {
+	case r.h.cfg.Browser == nil:
+		why = "this worker has no browser (--browsers 0, or no chromium found)"
+	case s != nil && s.FetchPolicy() == site.FetchHTTP:
+		why = "the site's fetch policy is http"
+	case r.solves >= maxSolves:
+		why = fmt.Sprintf("it was still there after %d browser visits", r.solves)
+	}
+	if why != "" {
+		r.pause(ctx)
+		return false, retryAfter(challengeRetry, fmt.Errorf("site %s: %s is behind a JavaScript challenge (%s) and %s: %w",
+			r.job.Site, pageURL, v.Rule, why, detect.ErrChallenge))
+	}
+	if r.reuseClearance(ctx) {
+		return r.page(ctx, page)
+	}
+	res, err := r.solve(ctx, s, pageURL, false)
+	if err != nil {
+		return false, r.solveFailed(ctx, err)
+	}
+	if err := r.sess.SaveClearance(ctx, clearanceTTL(s, res)); err != nil {
+		r.log.Warn("keep clearance", zap.Error(err))
+	}
+	return r.page(ctx, page) // over HTTP, with the cookies
+}
+
+// solveFailed ends an attempt whose browser visit failed: a connection
+// the proxy dropped is the proxy's failure (penalty, a new proxy next
+// time), anything else keeps the session for the retry. Never a ban.
+func (r *run) solveFailed(ctx context.Context, err error) error {
+	if proxyDropped(err) {
+		r.close(ctx, proxies.Failed("browser: "+err.Error()))
+		return retryAfter(time.Second, err)
+	}
+	r.pause(ctx)
+	return retryAfter(challengeRetry, err)
+}
+
+// proxyDropped says a browser visit failed in transport (net::ERR_…).
+func proxyDropped(err error) bool { return err != nil && strings.Contains(err.Error(), "net::ERR_") }
+
+// reuseClearance gives the session, once per attempt, the clearance
+// another session of its proxy got for the site: the clearance is bound
+// to the IP and browser, not to a session.
+func (r *run) reuseClearance(ctx context.Context) bool {
+	if r.reused {
+		return false
+	}
+	r.reused = true
+	ok, err := r.sess.LoadClearance(ctx)
+	if err != nil {
+		r.log.Warn("load clearance", zap.Error(err))
+	}
+	if ok {
+		r.sum.ClearancesReused++
+		if f := r.h.cfg.OnChallenge; f != nil {
+			f(ChallengeStats{Site: r.job.Site, Reused: true})
+		}
+	}
+	return ok
+}
+
+// loadClearance starts a new session with the clearance kept for its
+// proxy on the site, if the worker clears challenges and there is one:
+// its first request then needs no challenge.
+func (r *run) loadClearance(ctx context.Context) {
+	if r.h.cfg.Browser == nil || r.sess.Resumed() {
+		return
+	}
+	if s, err := r.h.cfg.Sites.Get(r.job.Site); err == nil && s.FetchPolicy() == site.FetchHTTP {
+		return
+	}
+	if _, err := r.sess.LoadClearance(ctx); err != nil {
+		r.log.Warn("load clearance", zap.Error(err))
+	}
+}
+
+// Bounds of a kept clearance's life.
+const (
+	defaultClearanceTTL = 10 * time.Minute
+	maxClearanceTTL     = 24 * time.Hour
+)
+
+// clearanceTTL is how long a clearance is kept: until its clearance
+// cookie expires (a minute early), else defaultClearanceTTL.
+func clearanceTTL(s *site.Site, res browser.Result) time.Duration {
+	if s == nil || s.Challenge.Cookie == "" {
+		return defaultClearanceTTL
+	}
+	for _, c := range res.Cookies {
+		if c.Name == s.Challenge.Cookie && !c.Expires.IsZero() {
+			return min(max(time.Until(c.Expires)-time.Minute, time.Second), maxClearanceTTL)
+		}
+	}
+	return defaultClearanceTTL
+}
+
+// solve runs the browser on the session's challenge page (the page
+// itself when render is set) and puts its cookies in the session.
+func (r *run) solve(ctx context.Context, s *site.Site, pageURL string, render bool) (browser.Result, error) {
+	r.solves++
+	sess := r.sess
+	r.becomeBrowser(sess)
+	target, cookie := pageURL, ""
+	if s != nil && !render {
+		target, cookie = s.ChallengeURL(pageURL), s.Challenge.Cookie
+	}
+	p := sess.Profile()
+	res, err := r.h.cfg.Browser.Solve(ctx, browser.Job{URL: target, Proxy: sess.Proxy(), UserAgent: p.UserAgent,
+		AcceptLanguage: p.AcceptLanguage, Cookies: sess.CookiesFor(target), Gate: sess.Gate, Done: sess.Answered, Settled: sess.Settled,
+		Clearance: cookie, Cleared: r.cleared})
+	r.sum.BrowserRequests += res.Requests
+	if !render {
+		r.sum.Challenges++
+	}
+	r.noteSolve(err, res)
+	if err != nil {
+		r.log.Warn("challenge not cleared", zap.String("proxy", r.sum.ProxyID), zap.String("url", target), zap.Error(err))
+		return res, fmt.Errorf("site %s: the browser did not clear the challenge at %s through proxy %s: %w", r.job.Site, target, r.sum.Proxy, err)
+	}
+	if !render {
+		r.sum.ChallengesSolved++
+	}
+	if u, perr := url.Parse(target); perr == nil {
+		sess.AddBrowserCookies(u.Scheme, res.Cookies)
+	}
+	r.log.Debug("challenge cleared", zap.String("proxy", r.sum.ProxyID), zap.Duration("took", res.Took), zap.Int("requests", res.Requests))
+	return res, nil
+}
+
+// becomeBrowser gives the session the browser's profile if it claims
+// another browser.
+func (r *run) becomeBrowser(sess *sessions.Session) {
+	p, ok := fetcher.ProfileByName(BrowserProfile)
+	if ok && sess.Profile().Name != p.Name {
+		sess.AdoptProfile(p)
+	}
+}
+
+// cleared judges a page the browser got: anything but the challenge.
+func (r *run) cleared(status int, body []byte) bool {
+	v := r.det.Judge(r.job.Site, "challenge", &detect.Response{Status: status, Body: body})
+	return v.Kind != detect.Challenge
+}
+
+// noteSolve reports a browser visit to the worker's metrics.
+func (r *run) noteSolve(err error, res browser.Result) {
+	if f := r.h.cfg.OnChallenge; f != nil {
+		f(ChallengeStats{Site: r.job.Site, Solved: err == nil, ProxyFailed: proxyDropped(err), Took: res.Took, Requests: res.Requests})
+	}
+}
+
+// rendered fetches a page in the browser (fetch: browser): its last
+// document is judged and recorded as the session's answer.
+func (r *run) rendered(ctx context.Context, s *site.Site, pageURL string, page int) (sessions.Step, error) {
+	res, err := r.solve(ctx, s, pageURL, true)
+	if err != nil && !errors.Is(err, browser.ErrNotCleared) {
+		return sessions.Step{}, err
+	}
+	resp := &fetcher.Response{Status: res.Status, FinalURL: res.URL, Body: res.Body, Latency: res.Took}
+	v := r.det.Judge(r.job.Site, r.detectKind(), &detect.Response{Status: res.Status, FinalURL: res.URL, Body: res.Body, Page: page})
+	act, err := r.sess.Record(ctx, v, res.Took)
+	return sessions.Step{Response: resp, Verdict: v, Action: act}, err
+}

@@ -1,0 +1,182 @@
+package tasks_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"crawlq/fetcher/browser"
+	"crawlq/internal/testredis"
+	"crawlq/tasks"
+	"crawlq/tasks/site"
+	"crawlq/testbed"
+)
+
+// TestChallengeClearedThroughTheSameProxy: on every site in challenge
+// mode, a session's first page is challenged (Wildberries' API: 498);
+// the browser, through the session's own proxy, clears the challenge
+// (on Wildberries' home page), and the following pages go over HTTP with
+// its cookie: the site's log shows one IP for the challenge, the solve
+// and the pages, no cookie misused, politeness kept, and no proxy
+// punished.
+func TestChallengeClearedThroughTheSameProxy(t *testing.T) {
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 3, Seed: 5, Challenge: true, Farm: testbed.FarmConfig{Auth: true}})
+	b, err := browser.New(browser.Config{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
+	}
+	t.Cleanup(b.Close)
+	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
+		Concurrency: 3, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	var jobs []tasks.Job
+	for _, name := range testbed.SiteNames {
+		jobs = append(jobs, tasks.Job{Site: name, Kind: "search", Request: site.Request{Query: manyPages(t, tb.Catalog, name)}, Pages: 3})
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, e := range tb.Log.Entries() {
+				t.Logf("%s %s %s %s %s %v", e.Start.Format("05.000"), e.Site, e.IP, e.Path, e.Verdict, e.Challenge)
+			}
+		}
+	})
+	c, infos := enqueueAndWait(t, rdb, reg, jobs)
+	if c.Completed != len(jobs) {
+		for _, e := range tb.Log.Entries() {
+			t.Logf("%s %s %s %s %s %v", e.Start.Format("05.000"), e.Site, e.IP, e.Path, e.Verdict, e.Challenge)
+		}
+		t.Fatalf("counts %+v: want %d completed", c, len(jobs))
+	}
+	for _, info := range infos {
+		var s tasks.Summary
+		if err := json.Unmarshal(info.Result, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Challenges != 1 || s.ChallengesSolved != 1 || s.Pages != 3 || s.Verdicts["challenge"] != 1 || s.Verdicts["ok"] != 3 {
+			t.Errorf("%s summary %+v: want one challenge solved, then 3 pages OK", s.Site, s)
+		}
+	}
+	for _, name := range testbed.SiteNames {
+		checkOneIdentity(t, tb, name)
+	}
+	if got := tb.Log.Challenges(); got.Solved != len(jobs) || got.Misused != 0 {
+		t.Errorf("site challenges %+v: want %d solved, none misused", got, len(jobs))
+	}
+	if rep := tb.Check(); !rep.OK() {
+		t.Errorf("politeness: %+v", rep)
+	}
+	for _, p := range poolStats(t, rdb, reg).Proxies {
+		for name, st := range p.Sites {
+			if st.Banned != 0 {
+				t.Errorf("proxy %s banned on %s (%s): a challenge is not a ban", p.ID, name, st.LastBan)
+			}
+		}
+	}
+}
+
+// checkOneIdentity: a site's log is challenge, solve, then pages, all
+// from one IP, the pages after the solve served.
+func checkOneIdentity(t *testing.T, tb *testbed.Testbed, name string) {
+	t.Helper()
+	var ip string
+	var seen []string
+	solved := false
+	for _, e := range tb.Log.Entries() {
+		if e.Site != name {
+			continue
+		}
+		if ip == "" {
+			ip = e.IP
+		}
+		seen = append(seen, e.Path+" "+string(e.Verdict)+" "+e.Challenge)
+		switch {
+		case e.IP != ip:
+			t.Errorf("%s: request %s from %s after %s: one session, one IP", name, e.Path, e.IP, ip)
+		case e.Challenge == testbed.ChallengeSolved:
+			solved = true
+		case solved && (e.Verdict != testbed.VerdictOK || e.Challenge != ""):
+			t.Errorf("%s: %s after the solve: %s %s, want served", name, e.Path, e.Verdict, e.Challenge)
+		}
+	}
+	if !solved || len(seen) < 4 || !strings.HasSuffix(seen[0], string(testbed.VerdictChallenge)+" "+testbed.ChallengeServed) {
+		t.Errorf("%s log %q: want the challenge, its solve, then the pages", name, seen)
+	}
+	t.Logf("%s from %s: %q", name, ip, seen)
+}
+
+// TestChallengeWithoutBrowserFailsTheAttempt: with no browser tier, a
+// challenged page fails the attempt with a clear reason; the proxy is not
+// quarantined.
+func TestChallengeWithoutBrowserFailsTheAttempt(t *testing.T) {
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 5, Challenge: true})
+	runWorker(t, tb, reg)
+	c := asynq.NewClient(asynqOpt(t))
+	defer c.Close()
+	insp := asynq.NewInspector(asynqOpt(t))
+	defer insp.Close()
+	task, err := tasks.NewTask(reg, tasks.Job{Site: testbed.SiteWildberries, Kind: "search", Request: site.Request{Query: "чай"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Enqueue(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitTask(t, insp, info.Queue, info.ID, asynq.TaskStateRetry)
+	for _, want := range []string{"behind a JavaScript challenge (status 498)", "this worker has no browser", "js challenge"} {
+		if !strings.Contains(got.LastErr, want) {
+			t.Errorf("last error %q lacks %q", got.LastErr, want)
+		}
+	}
+	for _, p := range poolStats(t, rdb, reg).Proxies {
+		if st := p.Sites[testbed.SiteWildberries]; st.Banned != 0 || st.State == "quarantined" {
+			t.Errorf("proxy %s: %d bans, state %s: a challenge is not a ban", p.ID, st.Banned, st.State)
+		}
+	}
+}
+
+// manyPages is a query of the site with more than 3 full pages.
+func manyPages(t *testing.T, c *testbed.Catalog, name string) string {
+	t.Helper()
+	for _, p := range c.Products(name) {
+		for _, w := range strings.Fields(strings.ToLower(p.Title)) {
+			if c.Pages(name, w) > 3 {
+				return w
+			}
+		}
+	}
+	t.Fatalf("%s: no query with more than 3 pages", name)
+	return ""
+}
+
+// TestClearanceReusedByTheNextSession: the clearance a browser got for a
+// proxy is kept; the next job's session on that proxy starts with it and
+// meets no challenge (no browser visit), since it is bound to the IP and
+// browser, not the session.
+func TestClearanceReusedByTheNextSession(t *testing.T) {
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 1, Seed: 5, Challenge: true})
+	b, err := browser.New(browser.Config{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
+	}
+	t.Cleanup(b.Close)
+	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
+		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	var sums []tasks.Summary
+	for range 2 {
+		_, infos := enqueueAndWait(t, rdb, reg, []tasks.Job{{Site: testbed.SiteWildberries, Kind: "product", Request: site.Request{ID: tb.Catalog.Products(testbed.SiteWildberries)[len(sums)].ID}}})
+		var s tasks.Summary
+		if err := json.Unmarshal(infos[0].Result, &s); err != nil {
+			t.Fatal(err)
+		}
+		sums = append(sums, s)
+	}
+	if sums[0].ChallengesSolved != 1 || sums[1].Challenges != 0 || sums[1].Verdicts["challenge"] != 0 || sums[1].Items != 1 {
+		t.Errorf("summaries %+v, %+v: want the first job's solve, the second reusing it", sums[0], sums[1])
+	}
+	if got := tb.Log.Challenges(); got.Served != 2 || got.Solved != 1 || got.Misused != 0 {
+		t.Errorf("site challenges %+v: want the first job's 498 and home page challenge, one solve, no misuse", got)
+	}
+}

@@ -1,0 +1,46 @@
+package web
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// BrowserGauges is what /metrics reads of a worker's browser tier
+// (*browser.Browser).
+type BrowserGauges interface {
+	// RSS is the browser processes' resident memory in bytes.
+	RSS() int64
+	// Live is the number of browser contexts open now.
+	Live() int
+}
+
+// BrowserMetrics count a worker's browser visits. A nil *BrowserMetrics
+// ignores observations.
+type BrowserMetrics struct {
+	visits *prometheus.CounterVec
+}
+
+// NewBrowserMetrics registers with reg the gauges of b
+// (crawlq_worker_browser_rss_bytes, crawlq_worker_browser_contexts, read at
+// each scrape) and the counter crawlq_worker_challenges_total{site,result}.
+func NewBrowserMetrics(reg prometheus.Registerer, b BrowserGauges) *BrowserMetrics {
+	m := &BrowserMetrics{visits: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "crawlq_worker_challenges_total", Help: "JavaScript challenges met, per site and result: solved or failed by the browser, reused (a kept clearance of the proxy).",
+	}, []string{"site", "result"})}
+	rss := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_worker_browser_rss_bytes",
+		Help: "Resident memory of the worker's browser processes (PSS, shared pages counted once); 0 while no browser runs."},
+		func() float64 { return float64(b.RSS()) })
+	live := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_worker_browser_contexts",
+		Help: "Browser contexts (challenges being cleared) open now."},
+		func() float64 { return float64(b.Live()) })
+	reg.MustRegister(m.visits, rss, live)
+	return m
+}
+
+// ObserveChallenge counts one challenge of site by result: solved or
+// failed (a browser visit), reused (a kept clearance, no visit).
+func (m *BrowserMetrics) ObserveChallenge(site, result string) {
+	if m == nil {
+		return
+	}
+	m.visits.WithLabelValues(site, result).Inc()
+}
