@@ -47,7 +47,8 @@ type Job struct {
 	// Class is the proxy class; default the site's.
 	Class proxies.Class `json:"class,omitempty"`
 	// Fetch describes a generic page:fetch job.
-	Fetch *PageSpec `json:"fetch,omitempty"`
+	Fetch    *PageSpec `json:"fetch,omitempty"`
+	Schedule string    `json:"schedule,omitempty"`
 }
 
 // Type is the job's Asynq task type.
