@@ -48,6 +48,9 @@ func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config s
 	if err := web.JoinHeartbeats(ctx, conn.Client, st); err != nil {
 		return err
 	}
+	if err := web.JoinResults(ctx, conn.Client, st); err != nil {
+		return err
+	}
 	if !asJSON {
 		return st.WriteTable(out)
 	}

@@ -29,6 +29,7 @@ type workerFlags struct {
 	shutdown    time.Duration
 	leaseTTL    time.Duration
 	failover    string
+	backlog     int64
 }
 
 func newWorkerCmd(a *app) *cobra.Command {
@@ -49,6 +50,7 @@ func newWorkerCmd(a *app) *cobra.Command {
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long in-flight jobs get before they are handed back")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "proxy lease TTL (kept alive while a job runs)")
 	fl.StringVar(&f.failover, "broker-failover", "auto", "the broker's failover guards: wait (WAIT for a replica; none connected: no leases), epochs (new leases fenced off for one lease TTL after a failover), off, or auto (Sentinel: wait, Cluster: epochs, one server: off)")
+	fl.Int64Var(&f.backlog, "results-backlog", tasks.DefaultResultsBacklog, "with a sink, pause taking jobs while this many results entries wait for it (-1: no bound)")
 	return cmd
 }
 
@@ -95,8 +97,9 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		ServerID: f.serverID, Concurrency: f.concurrency, Queues: queues, Sites: loaded.Sites,
 		Rules: &loaded.Rules, LeaseTTL: f.leaseTTL, ShutdownTimeout: f.shutdown, Logger: log,
 		Observe: metrics.ObserveRequest, Fetcher: fetcher.Config{TLS: loaded.TLS},
-		Replicas: sinkReplicas(f.failover, qconn.Target, f.leaseTTL),
+		Replicas: sinkReplicas(f.failover, qconn.Target, f.leaseTTL), ResultsBacklog: f.backlog,
 	})
+	backlogGauges(reg, w.Gate())
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
@@ -144,4 +147,20 @@ func parseQueues(s string) (map[string]int, error) {
 		out[name] = n
 	}
 	return out, nil
+}
+
+// backlogGauges registers crawlq_results_backlog and
+// crawlq_worker_paused, read from the worker's backlog gate.
+func backlogGauges(reg prometheus.Registerer, g *tasks.BacklogGate) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_results_backlog",
+		Help: "Results entries the durable sink has not acknowledged, as this worker last read it."},
+		func() float64 { return float64(g.Backlog()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_worker_paused",
+			Help: "1 while the worker takes no new job because the results backlog is over --results-backlog."},
+			func() float64 {
+				if g.Reason() != "" {
+					return 1
+				}
+				return 0
+			}))
 }
