@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"crawlq/tasks/item"
 	"crawlq/tasks/results"
@@ -26,6 +27,26 @@ func Connect(ctx context.Context, url string) (*pgx.Conn, error) {
 	return conn, nil
 }
 
+// OpenPool opens a pool of connections for reading (the dashboard); it
+// does not migrate.
+func OpenPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("--postgres: %v", redactErr(err))
+	}
+	cfg.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres at %s: %w", Redact(url), err)
+	}
+	return pool, nil
+}
+
+// Querier is a connection or a pool (pgxpool.Pool) to read with.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 // ExportOptions select what Export writes.
 type ExportOptions struct {
 	results.ExportOptions
@@ -35,7 +56,7 @@ type ExportOptions struct {
 
 // Export writes the stored items (latest state per (site, id); with All,
 // every observation) to w in the format asked, and returns how many.
-func Export(ctx context.Context, conn *pgx.Conn, w io.Writer, o ExportOptions) (int, error) {
+func Export(ctx context.Context, conn Querier, w io.Writer, o ExportOptions) (int, error) {
 	q := `SELECT site, id, title, coalesce(price, 0), coalesce(old_price, 0), currency, coalesce(seller, ''),
 	             coalesce(rating, 0), coalesce(reviews, 0), in_stock, url, last_seen
 	      FROM items WHERE ($1 = '' OR site = $1) AND last_seen >= $2 ORDER BY site, id`
@@ -74,7 +95,7 @@ type PricePoint struct {
 }
 
 // Prices is an item's price history, oldest first.
-func Prices(ctx context.Context, conn *pgx.Conn, site, id string) ([]PricePoint, error) {
+func Prices(ctx context.Context, conn Querier, site, id string) ([]PricePoint, error) {
 	rows, err := conn.Query(ctx, `SELECT observed_at, coalesce(price, 0), coalesce(old_price, 0), in_stock,
 	        coalesce(seller, ''), task, coalesce(schedule, '')
 	    FROM observations WHERE site = $1 AND id = $2 ORDER BY observed_at, entry_ms, entry_seq`, site, id)
@@ -105,7 +126,7 @@ type Change struct {
 // first, each against the item's previous known price (which may be older
 // than since); minDrop > 0 keeps only falls of at least that many percent.
 // limit > 0 caps the list.
-func Changes(ctx context.Context, conn *pgx.Conn, since time.Time, minDrop float64, limit int) ([]Change, error) {
+func Changes(ctx context.Context, conn Querier, since time.Time, minDrop float64, limit int) ([]Change, error) {
 	if limit <= 0 {
 		limit = 1 << 30
 	}
