@@ -21,6 +21,7 @@ type demoFlags struct {
 	listen   string
 	proxies  int
 	seed     int64
+	postgres string
 }
 
 func newDemoCmd(a *app) *cobra.Command {
@@ -43,6 +44,7 @@ not used: the demo always runs on its own embedded Redis.`,
 	fl.StringVar(&f.listen, "listen", web.DefaultListen, `dashboard address ("" or "off": no dashboard; a taken port is replaced by a free one)`)
 	fl.IntVar(&f.proxies, "proxies", demo.DefaultProxies, "proxy farm size (2 of them dead, 2 flaky)")
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the catalog, job mix and flaky proxies")
+	fl.StringVar(&f.postgres, "postgres", "", "also run a durable sink into this PostgreSQL and report the rows written (not read from $CRAWLQ_POSTGRES: the demo needs none)")
 	return cmd
 }
 
@@ -65,7 +67,7 @@ func runDemo(cmd *cobra.Command, a *app, f demoFlags) error {
 	// serving after the summary until Ctrl-C.
 	keep := !f.json && !cmd.Flags().Changed("duration") && onTerminal(os.Stdout)
 	_, err = demo.Run(cmd.Context(), demo.Config{Duration: f.duration, Listen: f.listen, Proxies: f.proxies,
-		Seed: f.seed, Progress: os.Stderr, Logger: log, KeepServing: keep,
+		Seed: f.seed, Postgres: f.postgres, Progress: os.Stderr, Logger: log, KeepServing: keep,
 		Done: func(sum *demo.Summary) error {
 			if f.json {
 				return sum.WriteJSON(os.Stdout)

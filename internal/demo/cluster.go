@@ -37,6 +37,8 @@ type cluster struct {
 	confirms confirmCounter
 	// noResultJobs is how many of the planned searches match nothing.
 	noResultJobs int
+	// postgres is the demo sink's database ("" without one).
+	postgres string
 }
 
 // startCluster opens the embedded Redis, starts the testbed with anti-bot
