@@ -68,6 +68,7 @@ testbed's truth. --redis is not used.`,
 	fl.IntVar(&o.NoResultJobs, "no-result-jobs", 12, "searches among the jobs that match nothing")
 	fl.IntVar(&o.SoftBans, "soft-bans", 12, "IPs Wildberries soft-bans during the run")
 	fl.BoolVar(&o.KeepDir, "keep", false, "keep the run directory with the worker and Redis logs")
+	fl.StringVar(&o.Postgres, "postgres", "", "also run a `crawlq sink` into a database created on this PostgreSQL server (postgres:// URL), kill it -9 and kill its connections mid-run, and count the observations there")
 	fl.StringVar(&o.Topology, "topology", "", "run on a Sentinel group (sentinel) or a Redis Cluster (cluster) started for the run, killing its master -9 twice (default: a queue and a broker Redis, one server each)")
 	fl.BoolVar(&asJSON, "json", false, "print the result and the details as two JSON lines")
 	return cmd

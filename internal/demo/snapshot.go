@@ -3,9 +3,9 @@ package demo
 import (
 	"context"
 	"fmt"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5"
 
 	"crawlq/tasks/item"
 	"crawlq/tasks/results"
