@@ -85,6 +85,9 @@ func printChaos(cmd *cobra.Command, rep *chaos.Report, asJSON bool) error {
 	fmt.Fprintf(w, "jobs %d: completed %d, archived %d, lost %d (unfinished %d)\n", r.Jobs, r.Completed, r.Archived, r.Lost, d.Unfinished)
 	fmt.Fprintf(w, "I1 violations %d, I2 violations %d (%d requests, %d bans)\n", r.I1Violations, r.I2Violations, d.Requests, d.Bans)
 	fmt.Fprintf(w, "stuck leases %d, duplicate items %d (%d items, %d missing)\n", r.StuckLeases, r.DuplicateItems, d.Items, d.MissingItems)
+	if r.ObservationsMissing != nil && r.ObservationsDuplicated != nil {
+		fmt.Fprintf(w, "sink: observations missing %d, duplicated %d (counted in PostgreSQL)\n", *r.ObservationsMissing, *r.ObservationsDuplicated)
+	}
 	fmt.Fprintf(w, "false quarantines %d, missed soft bans %d (%d no-result jobs, %d completed empty; %d soft-banned answers)\n",
 		r.FalseQuarantines, r.MissedSoftBans, d.NoResultJobs, d.EmptyJobs, d.SoftBannedAnswers)
 	for _, f := range d.Faults {

@@ -81,18 +81,49 @@ func (c *cluster) dropSinkDB() {
 	c.pgAdmin.Close(ctx)
 }
 
-// killSink kills the sink -9 and starts a new one RestartAfter later.
+// killSink kills the sink -9 mid-batch and starts a new one RestartAfter
+// later. To catch it mid-batch, the observations table is locked first:
+// the sink's next batch then waits inside its transaction, its entries
+// delivered and unacknowledged, and the kill lands there (the lock goes
+// right after).
 func killSink(ctx context.Context, c *cluster) (string, error) {
-	pending, _ := c.queueRDB.XPending(ctx, results.StreamKey, results.SinkGroup).Result()
-	held := int64(0)
-	if pending != nil {
-		held = pending.Count
+	conn, err := pgx.Connect(ctx, c.pgURL)
+	if err != nil {
+		return "", err
 	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
+	if _, err := tx.Exec(ctx, "LOCK TABLE observations IN EXCLUSIVE MODE"); err != nil {
+		return "", fmt.Errorf("lock observations: %w", err)
+	}
+	held := waitPending(ctx, c, 30*time.Second)
 	c.sink.kill9()
+	if err := tx.Rollback(ctx); err != nil {
+		return "", err
+	}
 	if err := sleep(ctx, c.o.RestartAfter); err != nil {
 		return "sink killed, not restarted", err
 	}
-	return fmt.Sprintf("sink killed -9 with %d entries unacknowledged, restarted after %s", held, c.o.RestartAfter), c.sink.start()
+	return fmt.Sprintf("sink killed -9 mid-batch with %d entries unacknowledged, restarted after %s", held, c.o.RestartAfter), c.sink.start()
+}
+
+// waitPending waits (at most d) until the sink group holds delivered,
+// unacknowledged entries, and returns how many.
+func waitPending(ctx context.Context, c *cluster, d time.Duration) int64 {
+	deadline := time.Now().Add(d)
+	for {
+		p, err := c.queueRDB.XPending(ctx, results.StreamKey, results.SinkGroup).Result()
+		if err == nil && p.Count > 0 || time.Now().After(deadline) || sleep(ctx, 50*time.Millisecond) != nil {
+			if p == nil {
+				return 0
+			}
+			return p.Count
+		}
+	}
 }
 
 // killPostgresConns terminates the sink's PostgreSQL connections every
