@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/testpg"
@@ -344,47 +345,75 @@ func cmpID(a, b string) int {
 }
 
 // TestPostgresConnectionsKilled: while pages keep coming, PostgreSQL
-// kills the sink's connections (pg_terminate_backend) again and again,
-// mid-batch; every entry still arrives exactly once.
+// kills the sink's connection (pg_terminate_backend) again and again once
+// it is writing: batches fail on it and are written again on a new
+// connection; every entry still arrives exactly once.
 func TestPostgresConnectionsKilled(t *testing.T) {
 	rdb := testredis.Client(t, testredis.DBSink)
 	url := testpg.DB(t)
 	c := connect(t, url)
-	var killed int
-	_, stop := runSink(t, pgsink.Config{Redis: rdb, Postgres: url, Batch: 200})
-	var keys []string
+	reg := prometheus.NewRegistry()
+	_, stop := runSink(t, pgsink.Config{Redis: rdb, Postgres: url, Batch: 200, Metrics: pgsink.NewMetrics(reg, rdb)})
+	keys := writePages(t, rdb, "job-first", "", 2, 100, 1)
+	waitRows(t, c, len(keys)) // connected, migrated, writing
+	killed := map[int32]bool{}
 	for round := 0; round < 10; round++ {
 		keys = append(keys, writePages(t, rdb, fmt.Sprint("job-", round), "", 5, 100, int64(round+1))...)
-		waitSinkConn(t, c)
-		var n int
-		err := c.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		    WHERE application_name = $1 AND datname = current_database()`, pgsink.AppName).Scan(&n)
-		if err != nil {
+		pid := waitSinkConn(t, c, killed)
+		if _, err := c.Exec(context.Background(), "SELECT pg_terminate_backend($1)", pid); err != nil {
 			t.Fatal(err)
 		}
-		killed += n
+		killed[pid] = true
 	}
+	keys = append(keys, writePages(t, rdb, "job-last", "", 1, 100, 99)...)
 	waitRows(t, c, len(keys))
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	exactlyOnce(t, c, keys)
-	if killed < 10 {
-		t.Fatalf("%d sink connections killed, want one per round", killed)
+	if failed := counterValue(t, reg, "crawlq_sink_batch_failures_total"); failed < 5 {
+		t.Fatalf("%v batches failed on a killed connection, want most of the 10 kills to hit one", failed)
 	}
-	t.Logf("%d sink connections killed", killed)
 }
 
-// waitSinkConn waits (bounded) until the sink has a connection again.
-func waitSinkConn(t *testing.T, c *pgx.Conn) {
+// waitSinkConn waits (bounded) until the sink has a connection that was
+// not killed yet and is writing batches (its last statement a batch's COPY
+// or merge, not its setup), and returns its backend pid.
+func waitSinkConn(t *testing.T, c *pgx.Conn, killed map[int32]bool) int32 {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		var n int
-		err := c.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-		    WHERE application_name = $1 AND datname = current_database()`, pgsink.AppName).Scan(&n)
-		if err == nil && n > 0 {
-			return
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		rows, err := c.Query(context.Background(), `SELECT pid FROM pg_stat_activity
+		    WHERE application_name = $1 AND datname = current_database()
+		      AND (query ILIKE 'copy%' OR query ILIKE '%WITH ins AS%')`, pgsink.AppName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pids {
+			if !killed[p] {
+				return p
+			}
 		}
 	}
-	t.Fatal("the sink did not reconnect within 30s")
+	t.Fatal("the sink did not write on a new connection within 60s")
+	return 0
+}
+
+// counterValue reads a counter from reg.
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }
