@@ -113,3 +113,31 @@ func TestSinkKilledMidBatch(t *testing.T) {
 		t.Fatalf("stream still holds %d entries after they were acknowledged: not trimmed", n)
 	}
 }
+
+// TestSinkFlags: without --postgres (and $CRAWLQ_POSTGRES) the sink says
+// what it needs; --detach removes the group and its mark, so pages trim by
+// MAXLEN again.
+func TestSinkFlags(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBCmd)
+	url := testredis.URL(t, testredis.DBCmd)
+	t.Setenv(postgresEnv, "")
+	_, stderr, err := runMain(t, "--redis", url, "sink")
+	if err == nil || !strings.Contains(stderr, "--postgres: required") {
+		t.Fatalf("sink without --postgres: %v %q", err, stderr)
+	}
+	ctx := context.Background()
+	if err := results.MarkSink(ctx, rdb); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runMain(t, "--redis", url, "sink", "--detach")
+	if err != nil || !strings.Contains(out, "sink group removed") {
+		t.Fatalf("sink --detach: %v %s %s", err, out, stderr)
+	}
+	b, err := results.ReadBacklog(ctx, rdb, 0)
+	if err != nil || b.Sink {
+		t.Fatalf("after --detach: %+v %v; want no sink", b, err)
+	}
+	if groups, _ := rdb.XInfoGroups(ctx, results.StreamKey).Result(); len(groups) != 0 {
+		t.Fatalf("after --detach the stream still has groups %+v", groups)
+	}
+}
