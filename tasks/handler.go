@@ -28,6 +28,9 @@ type HandlerConfig struct {
 	// Rules are the detection rules; generic page jobs add their own.
 	Rules detect.Rules
 	Sink  *results.Sink
+	// Gate, if set, holds a job before it starts while the results
+	// backlog is over its bound (BacklogGate).
+	Gate *BacklogGate
 	// Client enqueues the jobs a search with follow finds.
 	Client *asynq.Client
 	// Holder names this server in logs.
@@ -112,6 +115,9 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) (err error) {
 			err = fmt.Errorf("handler panic: %v", p)
 		}
 	}()
+	if err := h.cfg.Gate.Wait(ctx); err != nil {
+		return err
+	}
 	j, err := DecodeJob(t.Payload())
 	if err == nil {
 		j, err = j.Normalize(h.cfg.Sites)

@@ -33,6 +33,7 @@ func (w *Worker) heartbeatLoop(ctx context.Context, started time.Time) {
 		if rec.AsynqID == "" {
 			rec.AsynqID = w.findAsynqID(ctx, insp, rec)
 		}
+		rec.Paused = w.gate.Reason()
 		if err := heartbeat.Write(ctx, w.cfg.RDB, rec, heartbeatTTL); err != nil && ctx.Err() == nil {
 			w.cfg.Logger.Debug("heartbeat", zap.Error(err))
 		}

@@ -68,6 +68,10 @@ type WorkerConfig struct {
 	// replicas of RDB acknowledged it (results.Sink.WithReplicas), so a
 	// page the job counts done survives a Sentinel failover. Default 0.
 	Replicas int
+	// ResultsBacklog bounds the results entries a durable sink has not
+	// acknowledged: above it the worker takes no new job until the sink
+	// catches up. Default DefaultResultsBacklog; < 0: no bound.
+	ResultsBacklog int64
 }
 
 func (c *WorkerConfig) withDefaults() {
@@ -95,6 +99,9 @@ func (c *WorkerConfig) withDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
+	}
+	if c.ResultsBacklog == 0 {
+		c.ResultsBacklog = DefaultResultsBacklog
 	}
 }
 
@@ -136,20 +143,22 @@ type Worker struct {
 	cfg     WorkerConfig
 	client  *asynq.Client
 	handler *Handler
+	gate    *BacklogGate
 }
 
 // NewWorker builds a Worker; Run starts it.
 func NewWorker(cfg WorkerConfig) *Worker {
 	cfg.withDefaults()
 	client := asynq.NewClient(cfg.Redis)
-	h := NewHandler(HandlerConfig{
+	gate := NewBacklogGate(cfg.RDB, cfg.ResultsBacklog, cfg.Logger)
+	h := NewHandler(HandlerConfig{Gate: gate,
 		Sites: cfg.Sites, Fetcher: fetcher.New(withLogger(cfg.Fetcher, cfg.Logger)), Rules: *cfg.Rules,
 		Sink: results.NewSink(cfg.RDB, 0).WithReplicas(cfg.Replicas, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
 		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm, Browser: cfg.Browser, OnChallenge: cfg.OnChallenge,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger}),
 	})
-	return &Worker{cfg: cfg, client: client, handler: h}
+	return &Worker{cfg: cfg, client: client, handler: h, gate: gate}
 }
 
 func withLogger(c fetcher.Config, log *zap.Logger) fetcher.Config {
@@ -161,6 +170,9 @@ func withLogger(c fetcher.Config, log *zap.Logger) fetcher.Config {
 
 // ServerID is the worker's name in leases and logs.
 func (w *Worker) ServerID() string { return w.cfg.ServerID }
+
+// Gate is the worker's results backlog gate (for its metrics).
+func (w *Worker) Gate() *BacklogGate { return w.gate }
 
 // Run serves jobs until ctx ends, then stops taking work, gives in-flight
 // jobs ShutdownTimeout to finish, cancels the rest (Asynq hands the jobs
@@ -176,9 +188,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("start worker %s: %w", w.cfg.ServerID, err)
 	}
 	hbCtx, stopHeartbeat := context.WithCancel(base)
-	hbDone := make(chan struct{})
-	go func() { defer close(hbDone); w.heartbeatLoop(hbCtx, started) }()
-	defer func() { stopHeartbeat(); <-hbDone }()
+	hbDone := make(chan struct{}, 2)
+	go func() { defer func() { hbDone <- struct{}{} }(); w.heartbeatLoop(hbCtx, started) }()
+	go func() { defer func() { hbDone <- struct{}{} }(); w.gate.Run(hbCtx) }()
+	defer func() { stopHeartbeat(); <-hbDone; <-hbDone }()
 	w.cfg.Logger.Info("worker started", zap.String("server", w.cfg.ServerID),
 		zap.Int("concurrency", w.cfg.Concurrency), zap.Any("queues", w.cfg.Queues))
 	<-ctx.Done()

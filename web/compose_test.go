@@ -35,7 +35,7 @@ func loadCompose(t *testing.T) *types.Project {
 
 func TestComposeServices(t *testing.T) {
 	p := loadCompose(t)
-	if d := cmp.Diff([]string{"grafana", "prometheus", "redis", "scheduler", "web", "worker"}, p.ServiceNames()); d != "" {
+	if d := cmp.Diff([]string{"grafana", "postgres", "prometheus", "redis", "scheduler", "sink", "web", "worker"}, p.ServiceNames()); d != "" {
 		t.Errorf("services (-want +got):\n%s", d)
 	}
 	tests := []struct {
@@ -46,6 +46,7 @@ func TestComposeServices(t *testing.T) {
 		{name: "redis keeps an append-only file", service: "redis", command: []string{"redis-server", "--appendonly", "yes"}},
 		{name: "worker serves metrics", service: "worker", command: []string{"crawlq", "worker", "--metrics-addr", ":9100"}},
 		{name: "scheduler runs the schedules", service: "scheduler", command: []string{"crawlq", "scheduler"}},
+		{name: "sink drains results into postgres", service: "sink", command: []string{"crawlq", "sink", "--metrics-addr", ":9101"}},
 		{name: "web listens for the cluster", service: "web",
 			command: []string{"crawlq", "web", "--listen", "0.0.0.0:8080", "--prometheus", "http://prometheus:9090"}},
 	}
@@ -94,8 +95,8 @@ func TestComposeWorkerReplicasAndRedis(t *testing.T) {
 			t.Errorf("%s does not depend on redis", name)
 		}
 	}
-	if crawlers != 3 {
-		t.Errorf("%d services run crawlq, want 3 (worker, scheduler, web)", crawlers)
+	if crawlers != 4 {
+		t.Errorf("%d services run crawlq, want 4 (worker, scheduler, web, sink)", crawlers)
 	}
 }
 
@@ -146,7 +147,7 @@ func TestComposePrometheusConfig(t *testing.T) {
 			}
 		}
 	}
-	if d := cmp.Diff([]string{"web:8080", "worker:9100"}, targets); d != "" {
+	if d := cmp.Diff([]string{"web:8080", "worker:9100", "sink:9101"}, targets); d != "" {
 		t.Errorf("scrape targets (-want +got):\n%s", d)
 	}
 }

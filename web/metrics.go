@@ -9,9 +9,11 @@ import (
 	"github.com/hibiken/asynq/x/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"crawlq/proxies"
+	"crawlq/tasks/results"
 )
 
 // Descriptors of the pool metrics. By default every series is per site
@@ -164,6 +166,7 @@ func (s *Server) newRegistry() *prometheus.Registry {
 		&poolCollector{s: s, timeout: 5 * time.Second},
 		metrics.NewQueueMetricsCollector(s.insp),
 		buildInfo(s.cfg.Version),
+		resultsBacklog(s.rdb),
 		collectors.NewBuildInfoCollector(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -202,4 +205,23 @@ func (c constCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range c {
 		ch <- m
 	}
+}
+
+// resultsBacklog is crawlq_results_backlog: the results entries the sink
+// has not acknowledged, or, without a sink, the stream's length.
+func resultsBacklog(rdb redis.UniversalClient) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_results_backlog",
+		Help: "Results stream entries a durable sink has not acknowledged yet (without a sink: the stream's length; -1: unread)."},
+		func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			b, err := results.ReadBacklog(ctx, rdb, 0)
+			switch {
+			case err != nil:
+				return -1
+			case b.Sink:
+				return float64(b.Unacked)
+			}
+			return float64(b.Length)
+		})
 }

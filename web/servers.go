@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/heartbeat"
+	"crawlq/tasks/results"
 )
 
 // JoinHeartbeats names st's servers by the --server-id of the workers'
@@ -25,6 +26,7 @@ func JoinHeartbeats(ctx context.Context, rdb redis.UniversalClient, st *Status) 
 			if i := match(st.Servers, r, pass == 0, used); i >= 0 {
 				used[i] = true
 				st.Servers[i].ServerID, st.Servers[i].Version = r.ServerID, r.Version
+				st.Servers[i].Paused = r.Paused
 			}
 		}
 	}
@@ -51,4 +53,14 @@ func match(servers []ServerStatus, r heartbeat.Record, byID bool, used map[int]b
 		}
 	}
 	return -1
+}
+
+// JoinResults adds the results stream's backlog to st.
+func JoinResults(ctx context.Context, rdb redis.UniversalClient, st *Status) error {
+	b, err := results.ReadBacklog(ctx, rdb, 0)
+	if err != nil {
+		return err
+	}
+	st.Results = &b
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"crawlq/proxies"
+	"crawlq/tasks/results"
 )
 
 // Status is one snapshot of the cluster: the Asynq queues, the proxy pool per
@@ -20,6 +21,8 @@ type Status struct {
 	Queues  []QueueStatus  `json:"queues"`
 	Pool    PoolStatus     `json:"pool"`
 	Servers []ServerStatus `json:"servers"`
+	// Results is the results stream's backlog (JoinResults); nil if not read.
+	Results *results.Backlog `json:"results,omitempty"`
 }
 
 // QueueStatus counts one Asynq queue's tasks by state. Processed and Failed
@@ -65,6 +68,8 @@ type ServerStatus struct {
 	Started       time.Time      `json:"started"`
 	Status        string         `json:"status"`
 	ActiveWorkers int            `json:"active_workers"`
+	// Paused says why the worker takes no new job; empty while it works.
+	Paused string `json:"paused,omitempty"`
 }
 
 // Collect takes a Status snapshot from the Asynq inspector and the broker.

@@ -18,7 +18,30 @@ func (s *Status) WriteTable(w io.Writer) error {
 	s.writePool(tw)
 	fmt.Fprintln(tw)
 	s.writeServers(tw)
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	s.writeResults(w)
+	return nil
+}
+
+// writeResults says what holds the results back: a worker paused for the
+// sink's backlog, or a stream without a sink at its MAXLEN bound.
+func (s *Status) writeResults(w io.Writer) {
+	for _, v := range s.Servers {
+		if v.Paused != "" {
+			fmt.Fprintf(w, "\nPAUSED  %s: %s\n", dash(v.ServerID), v.Paused)
+		}
+	}
+	r := s.Results
+	switch {
+	case r == nil:
+	case r.Sink:
+		fmt.Fprintf(w, "\nresults: %d entries in the stream, %d not yet in PostgreSQL (sink)\n", r.Length, r.Unacked)
+	case r.AtBound():
+		fmt.Fprintf(w, "\nWARNING results: the stream is at its bound (%d of %d entries) and no sink drains it: "+
+			"every new item pushes an old one out, exported or not (run `crawlq sink --postgres URL`)\n", r.Length, r.MaxLen)
+	}
 }
 
 func (s *Status) writeQueues(w io.Writer) {

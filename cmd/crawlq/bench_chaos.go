@@ -68,6 +68,7 @@ testbed's truth. --redis is not used.`,
 	fl.IntVar(&o.NoResultJobs, "no-result-jobs", 12, "searches among the jobs that match nothing")
 	fl.IntVar(&o.SoftBans, "soft-bans", 12, "IPs Wildberries soft-bans during the run")
 	fl.BoolVar(&o.KeepDir, "keep", false, "keep the run directory with the worker and Redis logs")
+	fl.StringVar(&o.Postgres, "postgres", "", "also run a `crawlq sink` into a database created on this PostgreSQL server (postgres:// URL), kill it -9 and kill its connections mid-run, and count the observations there")
 	fl.StringVar(&o.Topology, "topology", "", "run on a Sentinel group (sentinel) or a Redis Cluster (cluster) started for the run, killing its master -9 twice (default: a queue and a broker Redis, one server each)")
 	fl.BoolVar(&asJSON, "json", false, "print the result and the details as two JSON lines")
 	return cmd
@@ -84,6 +85,9 @@ func printChaos(cmd *cobra.Command, rep *chaos.Report, asJSON bool) error {
 	fmt.Fprintf(w, "jobs %d: completed %d, archived %d, lost %d (unfinished %d)\n", r.Jobs, r.Completed, r.Archived, r.Lost, d.Unfinished)
 	fmt.Fprintf(w, "I1 violations %d, I2 violations %d (%d requests, %d bans)\n", r.I1Violations, r.I2Violations, d.Requests, d.Bans)
 	fmt.Fprintf(w, "stuck leases %d, duplicate items %d (%d items, %d missing)\n", r.StuckLeases, r.DuplicateItems, d.Items, d.MissingItems)
+	if r.ObservationsMissing != nil && r.ObservationsDuplicated != nil {
+		fmt.Fprintf(w, "sink: observations missing %d, duplicated %d (counted in PostgreSQL)\n", *r.ObservationsMissing, *r.ObservationsDuplicated)
+	}
 	fmt.Fprintf(w, "false quarantines %d, missed soft bans %d (%d no-result jobs, %d completed empty; %d soft-banned answers)\n",
 		r.FalseQuarantines, r.MissedSoftBans, d.NoResultJobs, d.EmptyJobs, d.SoftBannedAnswers)
 	for _, f := range d.Faults {

@@ -23,6 +23,7 @@ type demoFlags struct {
 	seed     int64
 	noChal   bool
 	chrome   string
+	postgres string
 }
 
 func newDemoCmd(a *app) *cobra.Command {
@@ -47,6 +48,7 @@ not used: the demo always runs on its own embedded Redis.`,
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the catalog, job mix and flaky proxies")
 	fl.BoolVar(&f.noChal, "no-challenge", false, "run the sites without their JavaScript challenge (it is on whenever a chromium is found)")
 	fl.StringVar(&f.chrome, "chrome", "", "the Chromium binary of challenge mode (default: chromium or google-chrome on PATH)")
+	fl.StringVar(&f.postgres, "postgres", "", "also run a durable sink into this PostgreSQL and report the rows written (not read from $CRAWLQ_POSTGRES: the demo needs none)")
 	return cmd
 }
 
@@ -69,7 +71,7 @@ func runDemo(cmd *cobra.Command, a *app, f demoFlags) error {
 	// serving after the summary until Ctrl-C.
 	keep := !f.json && !cmd.Flags().Changed("duration") && onTerminal(os.Stdout)
 	_, err = demo.Run(cmd.Context(), demo.Config{Duration: f.duration, Listen: f.listen, Proxies: f.proxies,
-		Seed: f.seed, NoChallenge: f.noChal, Chrome: f.chrome, Progress: os.Stderr, Logger: log, KeepServing: keep,
+		Seed: f.seed, NoChallenge: f.noChal, Chrome: f.chrome, Postgres: f.postgres, Progress: os.Stderr, Logger: log, KeepServing: keep,
 		Done: func(sum *demo.Summary) error {
 			if f.json {
 				return sum.WriteJSON(os.Stdout)

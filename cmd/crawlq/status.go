@@ -49,6 +49,9 @@ func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config s
 	if err := web.JoinHeartbeats(ctx, conn.Client, st); err != nil {
 		return err
 	}
+	if err := web.JoinResults(ctx, conn.Client, st); err != nil {
+		return err
+	}
 	scheds, err := schedule.Statuses(ctx, insp, conn.Client, st.At)
 	if err != nil {
 		return err

@@ -8,12 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"crawlq/proxies"
+	"crawlq/tasks/results/pgsink"
 	"crawlq/web"
 )
 
 // webFlags are the flags of `crawlq web`.
 type webFlags struct {
 	listen, auth, prometheus, config string
+	postgres                         string
 	readOnly, perProxy               bool
 	refresh                          time.Duration
 }
@@ -37,6 +39,7 @@ func newWebCmd(a *app) *cobra.Command {
 	fl.DurationVar(&f.refresh, "refresh", 10*time.Second, "how often the page updates its numbers in place and the whole pool is read for the proxy table (less often when a read takes longer than a third of it)")
 	fl.BoolVar(&f.perProxy, "metrics-per-proxy", false, "also export four series per (proxy, site) on /metrics: heavy (400,000 series at 100,000 proxies on one site); default aggregates per site and class only")
 	configFlag(cmd, &f.config)
+	postgresFlag(cmd, &f.postgres, "the sink's PostgreSQL: adds a latest price changes table to the pool page")
 	return cmd
 }
 
@@ -57,14 +60,35 @@ func runWeb(ctx context.Context, a *app, f webFlags) error {
 		return err
 	}
 	defer conn.Close()
-	srv, err := web.NewServer(web.Config{
+	cfg := web.Config{
 		Redis: conn.Asynq, Broker: proxies.NewRedisBroker(conn.Client, bcfg),
 		Auth: f.auth, ReadOnly: f.readOnly, PrometheusURL: f.prometheus, Logger: log, Refresh: f.refresh,
 		MetricsPerProxy: f.perProxy, Sections: []web.Section{schedulesSection(conn.Client)},
-	})
+	}
+	if pg, _ := postgresURL(f.postgres, false); pg != "" {
+		pool, err := pgsink.OpenPool(ctx, pg)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		cfg.Sections = append(cfg.Sections, web.ChangesSection(latestChanges(pool)))
+	}
+	srv, err := web.NewServer(cfg)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
 	return srv.Run(ctx, f.listen)
+}
+
+// latestChanges lists the store's 20 newest price changes of the last 24 h.
+func latestChanges(q pgsink.Querier) func(context.Context) ([]web.PriceChange, error) {
+	return func(ctx context.Context) ([]web.PriceChange, error) {
+		cs, err := pgsink.Changes(ctx, q, time.Now().Add(-24*time.Hour), 0, 20)
+		out := make([]web.PriceChange, len(cs))
+		for i, c := range cs {
+			out[i] = web.PriceChange{At: c.At, Site: c.Site, ID: c.ID, Title: c.Title, From: c.From, To: c.To, Drop: c.Drop}
+		}
+		return out, err
+	}
 }

@@ -34,6 +34,7 @@ type workerFlags struct {
 	browsers    int
 	chrome      string
 	browserWait time.Duration
+	backlog     int64
 }
 
 func newWorkerCmd(a *app) *cobra.Command {
@@ -57,6 +58,7 @@ func newWorkerCmd(a *app) *cobra.Command {
 	fl.IntVar(&f.browsers, "browsers", 1, "JavaScript challenges cleared at once, each in a browser context of the worker's one Chromium (0: no browser; a challenged page fails its attempt)")
 	fl.StringVar(&f.chrome, "chrome", "", "the Chromium binary (default: chromium, chromium-browser or google-chrome on PATH)")
 	fl.DurationVar(&f.browserWait, "browser-timeout", 30*time.Second, "how long the browser may take to clear one challenge before its page is closed")
+	fl.Int64Var(&f.backlog, "results-backlog", tasks.DefaultResultsBacklog, "with a sink, pause taking jobs while this many results entries wait for it (-1: no bound)")
 	return cmd
 }
 
@@ -105,9 +107,10 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		ServerID: f.serverID, Concurrency: f.concurrency, Queues: queues, Sites: loaded.Sites,
 		Rules: &loaded.Rules, LeaseTTL: f.leaseTTL, ShutdownTimeout: f.shutdown, Logger: log,
 		Observe: metrics.ObserveRequest, Fetcher: fetcher.Config{TLS: loaded.TLS},
-		Replicas: sinkReplicas(f.failover, qconn.Target, f.leaseTTL),
-		Browser:  solver.tasks, OnChallenge: solver.observe,
+		Replicas: sinkReplicas(f.failover, qconn.Target, f.leaseTTL), ResultsBacklog: f.backlog,
+		Browser: solver.tasks, OnChallenge: solver.observe,
 	})
+	backlogGauges(reg, w.Gate())
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
@@ -188,4 +191,20 @@ func startBrowser(log *zap.Logger, reg prometheus.Registerer, f workerFlags, caF
 	}
 	log.Info("browser tier on", zap.String("chrome", b.Path()), zap.Int("contexts", f.browsers))
 	return workerBrowser{tasks: b, metrics: web.NewBrowserMetrics(reg, b)}, b.Close
+}
+
+// backlogGauges registers crawlq_results_backlog and
+// crawlq_worker_paused, read from the worker's backlog gate.
+func backlogGauges(reg prometheus.Registerer, g *tasks.BacklogGate) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_results_backlog",
+		Help: "Results entries the durable sink has not acknowledged, as this worker last read it."},
+		func() float64 { return float64(g.Backlog()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_worker_paused",
+			Help: "1 while the worker takes no new job because the results backlog is over --results-backlog."},
+			func() float64 {
+				if g.Reason() != "" {
+					return 1
+				}
+				return 0
+			}))
 }

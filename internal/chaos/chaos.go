@@ -187,13 +187,30 @@ func (r *run) count(ctx context.Context) error {
 	}
 	r.checkSites()
 	r.scoreBans(ctx)
-	counts, total, err := r.c.streamCounts(ctx)
+	counts, total, err := r.itemCounts(ctx)
 	if err != nil {
 		return err
 	}
 	d.Items = total
 	tallyItems(counts, r.jobs, completed, &r.rep.Result, d)
+	if r.c.sink != nil {
+		missing, dup := d.MissingItems, r.rep.DuplicateItems
+		r.rep.ObservationsMissing, r.rep.ObservationsDuplicated = &missing, &dup
+	}
 	return nil
+}
+
+// itemCounts counts the items per (site, id): in the results stream, or,
+// with a sink, in PostgreSQL once the sink drained the stream (it trims
+// what it stored).
+func (r *run) itemCounts(ctx context.Context) (map[string]int, int, error) {
+	if r.c.sink == nil {
+		return r.c.streamCounts(ctx)
+	}
+	if err := r.c.drainSink(ctx); err != nil {
+		r.rep.Details.WorkerExits = append(r.rep.Details.WorkerExits, err.Error())
+	}
+	return r.c.storedCounts(ctx)
 }
 
 // stuckLeases counts the broker's live leases (and its bans): with every job finished

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/internal/chaos"
+	"crawlq/internal/testpg"
 )
 
 // TestChaos builds crawlq, runs the fault harness with its defaults (three
@@ -40,6 +41,30 @@ func TestChaos(t *testing.T) {
 	}
 	if got := rep.Completed + rep.Archived + rep.Lost + rep.Details.Unfinished; got != rep.Jobs {
 		t.Errorf("completed+archived+lost+unfinished = %d, want jobs %d", got, rep.Jobs)
+	}
+	for _, f := range rep.Failures() {
+		t.Error(f)
+	}
+}
+
+// TestChaosWithSink is TestChaos with a `crawlq sink` into a PostgreSQL
+// database of its own (internal/testpg's server), killed -9 mid-batch and
+// its connections terminated: every item in PostgreSQL exactly once
+// (observations_missing and observations_duplicated 0), besides every goal
+// of TestChaos.
+//
+//	go test -tags chaos -run ChaosWithSink -timeout 10m ./internal/chaos
+func TestChaosWithSink(t *testing.T) {
+	bin := buildCrawlq(t)
+	rep, err := chaos.Run(context.Background(), chaos.Options{Binary: bin, Logger: zap.NewExample(), Postgres: testpg.URL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ := json.Marshal(rep.Result)
+	details, _ := json.Marshal(rep.Details)
+	t.Logf("%s\n%s", line, details)
+	if rep.ObservationsMissing == nil || rep.ObservationsDuplicated == nil {
+		t.Fatal("a run with a sink reports no observations_missing/observations_duplicated")
 	}
 	for _, f := range rep.Failures() {
 		t.Error(f)

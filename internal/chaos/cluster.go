@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"gopkg.in/yaml.v3"
@@ -44,6 +45,13 @@ type cluster struct {
 
 	// topo is the Sentinel group or Cluster of Options.Topology.
 	topo *topology
+
+	// With Options.Postgres: the sink process, the run's database (its
+	// name and URL) and a connection to the server (sink.go).
+	sink    *worker
+	pgAdmin *pgx.Conn
+	pgName  string
+	pgURL   string
 }
 
 // intervalMargin is how much slower than the testbed's rule the workers
@@ -94,6 +102,9 @@ func startCluster(ctx context.Context, o Options) (c *cluster, err error) {
 		return nil, err
 	}
 	c.workers = c.newWorkers(cfg)
+	if err = c.startSinkDB(ctx); err != nil {
+		return nil, err
+	}
 	return c, c.importFarm(ctx)
 }
 
@@ -193,6 +204,11 @@ func (c *cluster) newWorkers(cfg string) []*worker {
 
 // startWorkers starts every worker process.
 func (c *cluster) startWorkers() error {
+	if c.sink != nil {
+		if err := c.sink.start(); err != nil {
+			return err
+		}
+	}
 	for _, w := range c.workers {
 		if err := w.start(); err != nil {
 			return err
@@ -216,6 +232,10 @@ func (c *cluster) close() {
 	for _, w := range c.workers {
 		w.kill9()
 	}
+	if c.sink != nil {
+		c.sink.kill9()
+	}
+	c.dropSinkDB()
 	if c.insp != nil {
 		_ = c.insp.Close()
 		_ = c.client.Close()

@@ -75,6 +75,9 @@ func newFaultRunner(c *cluster, start time.Time) *faultRunner {
 	if c.topo != nil {
 		sched = topologySchedule
 	}
+	if c.sink != nil {
+		sched = withSinkFaults(sched)
+	}
 	fr := &faultRunner{c: c, schedule: sched, start: start, timing: make([]FaultTiming, len(sched))}
 	for i, f := range sched {
 		fr.timing[i] = FaultTiming{Name: f.name}

@@ -55,6 +55,13 @@ type Options struct {
 	// broker Redis, one server each; TopologySentinel or TopologyCluster one
 	// deployment for both, whose master is killed -9 twice (topology.go).
 	Topology string
+	// Postgres, if set, is a PostgreSQL server (postgres:// URL) on which
+	// the run creates its own database, drained into by a `crawlq sink`
+	// process that is killed -9 mid-run and whose connections PostgreSQL
+	// terminates mid-batch (sink.go). Items are then counted in
+	// PostgreSQL, and the result gains observations_missing and
+	// observations_duplicated.
+	Postgres string
 }
 
 // Broker outage modes.

@@ -33,6 +33,13 @@ type Result struct {
 	// the testbed's truth.
 	FalseQuarantines int64 `json:"false_quarantines"`
 	MissedSoftBans   int   `json:"missed_soft_bans"`
+	// ObservationsMissing and ObservationsDuplicated are, in a run with a
+	// sink (Options.Postgres), the items the testbed served to completed
+	// jobs (the plan's items, from the testbed catalog) that have no row
+	// in PostgreSQL's observations, and the rows beyond the first of each
+	// (site, id). Absent without a sink.
+	ObservationsMissing    *int `json:"observations_missing,omitempty"`
+	ObservationsDuplicated *int `json:"observations_duplicated,omitempty"`
 }
 
 // Details is the second JSON line: timings and the counts behind Result.
@@ -109,6 +116,8 @@ func (r *Report) Failures() []string {
 	add(r.I2Violations > 0, "%d I2 violations", r.I2Violations)
 	add(r.StuckLeases > 0, "%d leases stuck after one lease TTL", r.StuckLeases)
 	add(r.DuplicateItems > 0, "%d duplicate items", r.DuplicateItems)
+	add(r.ObservationsMissing != nil && *r.ObservationsMissing > 0, "%d observations missing in PostgreSQL", deref(r.ObservationsMissing))
+	add(r.ObservationsDuplicated != nil && *r.ObservationsDuplicated > 0, "%d observations duplicated in PostgreSQL", deref(r.ObservationsDuplicated))
 	add(d.ArchivedWithoutReason > 0, "%d archived jobs without a reason", d.ArchivedWithoutReason)
 	add(d.Unfinished > 0, "%d jobs unfinished at the deadline", d.Unfinished)
 	add(d.MissingItems > 0, "%d items of completed jobs missing", d.MissingItems)
@@ -123,4 +132,11 @@ func (r *Report) Failures() []string {
 		add(f.Error != "", "fault %s: %s", f.Name, f.Error)
 	}
 	return out
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

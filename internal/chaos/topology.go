@@ -157,18 +157,19 @@ func killMaster(ctx context.Context, c *cluster) (string, error) {
 	return note, errors.Join(perr, <-healed)
 }
 
-// waitPages waits until the results stream grows between two reads on
-// the new master: pages flow again.
+// waitPages waits until the results stream's last generated ID moves
+// between two reads on the new master: pages flow again. (Not its length:
+// a sink trims what it stored.)
 func (c *cluster) waitPages(ctx context.Context) error {
 	deadline := time.Now().Add(failoverDeadline)
-	first := int64(-1)
+	first := ""
 	for time.Now().Before(deadline) {
-		n, err := c.queueRDB.XLen(ctx, results.StreamKey).Result()
+		info, err := c.queueRDB.XInfoStream(ctx, results.StreamKey).Result()
 		switch {
 		case err != nil:
-		case first < 0:
-			first = n
-		case n > first:
+		case first == "":
+			first = info.LastGeneratedID
+		case info.LastGeneratedID != first:
 			return nil
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {

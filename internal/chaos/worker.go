@@ -17,7 +17,8 @@ type workerSpec struct {
 	leaseTTL                                 time.Duration
 }
 
-// worker is one `crawlq worker --server-id ID` child; it can be killed and
+// worker is one `crawlq worker --server-id ID` child (or, with argv, the
+// `crawlq sink` child); it can be killed and
 // started again under the same ID.
 type worker struct {
 	id   string
@@ -28,9 +29,14 @@ type worker struct {
 	starts int
 	// killed is set from kill9 until the next start.
 	killed bool
+	// argv, if set, replaces the worker command (the sink process).
+	argv []string
 }
 
 func (w *worker) args() []string {
+	if w.argv != nil {
+		return w.argv
+	}
 	s := w.spec
 	return []string{"worker", "--redis", s.queueURL, "--broker-redis", s.brokerURL, "--config", s.config,
 		"--server-id", w.id, "--concurrency", strconv.Itoa(s.concurrency),

@@ -44,6 +44,8 @@ type cluster struct {
 	// workers' browsers (one each), closed with the cluster.
 	challenges challengeCounter
 	browsers   []*browser.Browser
+	// postgres is the demo sink's database ("" without one).
+	postgres string
 }
 
 // startCluster opens the embedded Redis, starts the testbed with anti-bot

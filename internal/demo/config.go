@@ -10,6 +10,9 @@ import (
 
 // Config configures Run. Zero fields take the defaults named.
 type Config struct {
+	// Postgres, if set, runs a durable sink (pgsink) into this database
+	// alongside the workers; the summary reports the rows it wrote.
+	Postgres string
 	// Duration bounds the run: the demo ends when every job is done or
 	// when Duration has passed, whichever comes first. Default 2 minutes
 	// (the default mix takes about 20s, some 55s with challenge mode).

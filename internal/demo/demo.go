@@ -92,12 +92,18 @@ func crawl(ctx context.Context, c *cluster, cfg Config, p *progress) (*Summary, 
 	if _, err := c.enqueue(ctx, jobs); err != nil {
 		return nil, err
 	}
+	c.postgres = cfg.Postgres
+	sink := startSink(ctx, c, cfg)
 	ws := startWorkers(c, cfg)
 	end := watch(ctx, c, cfg, p, start)
 	p.notice("demo: %s; stopping the workers", endReason(end))
 	werr := ws.stop()
+	rows, serr := sink.stop(context.WithoutCancel(ctx), c, cfg.Logger)
 	sum, err := summarize(context.WithoutCancel(ctx), c, cfg, end, time.Since(start))
-	return sum, errors.Join(werr, err)
+	if sum != nil && sink != nil {
+		sum.Observations = &rows
+	}
+	return sum, errors.Join(werr, serr, err)
 }
 
 // watch shows progress every cfg.Every until every job is done, the

@@ -5,8 +5,11 @@ import (
 	"fmt"
 
 	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5"
 
+	"crawlq/tasks/item"
 	"crawlq/tasks/results"
+	"crawlq/tasks/results/pgsink"
 	"crawlq/testbed"
 )
 
@@ -75,14 +78,20 @@ func tallyLog(sites map[string]SiteSummary, entries []testbed.Entry) {
 }
 
 // countItems counts the distinct items (by site and ID) in the results
-// stream: an item seen on a search page and on its own page counts once.
+// stream, and with a sink in PostgreSQL too (read after the stream, so an
+// entry the sink stored and trimmed meanwhile is found there): an item
+// seen on a search page and on its own page counts once.
 func (c *cluster) countItems(ctx context.Context, sites map[string]SiteSummary) error {
 	items, err := results.Read(ctx, c.conn.Client, "")
 	if err != nil {
 		return fmt.Errorf("count items: %w", err)
 	}
+	stored, err := c.storedItems(ctx)
+	if err != nil {
+		return fmt.Errorf("count items: %w", err)
+	}
 	seen := map[[2]string]bool{}
-	for _, it := range items {
+	for _, it := range append(items, stored...) {
 		st, ok := sites[it.Site]
 		if !ok || seen[[2]string{it.Site, it.ID}] {
 			continue
@@ -92,4 +101,25 @@ func (c *cluster) countItems(ctx context.Context, sites map[string]SiteSummary) 
 		sites[it.Site] = st
 	}
 	return nil
+}
+
+// storedItems are the items the demo's sink stored (none without one, or
+// before its tables exist).
+func (c *cluster) storedItems(ctx context.Context) ([]item.Item, error) {
+	if c.postgres == "" {
+		return nil, nil
+	}
+	conn, err := pgsink.Connect(ctx, c.postgres)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, err := conn.Query(ctx, "SELECT site, id FROM items")
+	if err != nil {
+		return nil, nil // the sink has not created its tables yet
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (item.Item, error) {
+		var it item.Item
+		return it, r.Scan(&it.Site, &it.ID)
+	})
 }

@@ -23,6 +23,9 @@ const (
 // demo --json` promises: jobs, completed, failed, pages, items, bans,
 // i1_violations, i2_violations.
 type Summary struct {
+	// Observations are the rows the demo's sink wrote to PostgreSQL
+	// (with --postgres; absent without).
+	Observations *int64 `json:"observations_written,omitempty"`
 	// Jobs counts every job that reached a site queue, followed ones too.
 	Jobs      int `json:"jobs"`
 	Completed int `json:"completed"`
@@ -166,6 +169,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 		s.FailedAttempts, s.ProxyFailures)
 	s.writeBanHandling(w)
 	s.writeChallenges(w)
+	if s.Observations != nil {
+		fmt.Fprintf(w, "sink: %d observations written to PostgreSQL\n", *s.Observations)
+	}
 	if s.Dashboard != "" {
 		fmt.Fprintf(w, "dashboard was at %s\n", s.Dashboard)
 	}

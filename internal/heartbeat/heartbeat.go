@@ -29,6 +29,9 @@ type Record struct {
 	// AsynqID is the ID of the Asynq server the worker runs; empty until
 	// the worker found it among Asynq's servers.
 	AsynqID string `json:"asynq_id,omitempty"`
+	// Paused says why the worker takes no new job (the results backlog
+	// is over its bound); empty while it works.
+	Paused string `json:"paused,omitempty"`
 }
 
 // Write stores r for ttl: the record expires unless written again.

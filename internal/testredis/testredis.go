@@ -39,6 +39,7 @@ const (
 	DBSecrets  = 12
 	DBResults  = 13
 	DBHostile  = 14
+	DBSink     = 15
 )
 
 var (

@@ -16,8 +16,11 @@ type Item struct {
 	Currency string `json:"currency"`
 	Seller   string `json:"seller,omitempty"`
 	// Rating is 0–5; Reviews the number of reviews or ratings.
-	Rating    float64   `json:"rating,omitempty"`
-	Reviews   int       `json:"reviews,omitempty"`
+	Rating  float64 `json:"rating,omitempty"`
+	Reviews int     `json:"reviews,omitempty"`
+	// InStock is whether the item can be bought now; nil when the page
+	// does not say.
+	InStock   *bool     `json:"in_stock,omitempty"`
 	URL       string    `json:"url"`
 	FetchedAt time.Time `json:"fetched_at"`
 }

@@ -52,10 +52,15 @@ func Export(ctx context.Context, rdb redis.UniversalClient, w io.Writer, o Expor
 	if !o.All {
 		items = Merge(items)
 	}
-	if o.Format == CSV {
-		return len(items), writeCSV(w, items)
+	return len(items), Write(w, o.Format, items)
+}
+
+// Write writes items to w in format f (jsonl unless csv).
+func Write(w io.Writer, f Format, items []item.Item) error {
+	if f == CSV {
+		return writeCSV(w, items)
 	}
-	return len(items), writeJSONL(w, items)
+	return writeJSONL(w, items)
 }
 
 // Read returns every item in the stream, oldest first, of site (or all).

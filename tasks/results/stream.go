@@ -78,13 +78,28 @@ func progressOf(task string, cmd *redis.MapStringStringCmd) (Progress, error) {
 	return Progress{Pages: p, Items: n}, nil
 }
 
-// WritePage appends one page's items and marks page done for the task, in
+// Origin is what saw a page's items: the job's task ID and the schedule
+// that enqueued it (empty for a job enqueued by hand). Every stream entry
+// carries both, and the sink stores them with each observation.
+type Origin struct {
+	Task     string
+	Schedule string
+}
+
+// WritePage is WritePageOf for a job without a schedule.
+func (s *Sink) WritePage(ctx context.Context, task string, page int, items []item.Item, also ...func(redis.Pipeliner) error) error {
+	return s.WritePageOf(ctx, Origin{Task: task}, page, items, also...)
+}
+
+// WritePageOf appends one page's items and marks page done for the task, in
 // one MULTI/EXEC, so a retry after a crash resumes at the next page with
 // no item written twice or lost. also, if given, adds the caller's writes
 // to the same transaction (the session record that goes with the page);
-// the caller reads their answers itself: WritePage fails only when the
-// transaction or one of its own writes did.
-func (s *Sink) WritePage(ctx context.Context, task string, page int, items []item.Item, also ...func(redis.Pipeliner) error) error {
+// the caller reads their answers itself: WritePageOf fails only when the
+// transaction or one of its own writes did. The items are appended by one
+// script (appendScript) that trims the stream by MAXLEN only while no
+// durable sink has marked it (trim.go).
+func (s *Sink) WritePageOf(ctx context.Context, o Origin, page int, items []item.Item, also ...func(redis.Pipeliner) error) error {
 	var own []redis.Cmder
 	var built error // the transaction was not sent
 	_, err := s.txPipelined(ctx, func(p redis.Pipeliner) error {
@@ -93,24 +108,38 @@ func (s *Sink) WritePage(ctx context.Context, task string, page int, items []ite
 				return built
 			}
 		}
-		for _, it := range items {
-			raw, err := json.Marshal(it)
+		if len(items) > 0 {
+			args, err := appendArgs(s.maxLen, o, items)
 			if err != nil {
 				built = err
 				return err
 			}
-			own = append(own, p.XAdd(ctx, &redis.XAddArgs{Stream: StreamKey, MaxLen: s.maxLen, Approx: true,
-				Values: []any{"site", it.Site, "task", task, "item", raw}}))
+			own = append(own, p.Eval(ctx, appendScript, []string{StreamKey, SinkMarkerKey}, args...))
 		}
-		key := progressPrefix + task
+		key := progressPrefix + o.Task
 		own = append(own, p.HSet(ctx, key, "pages", page), p.HIncrBy(ctx, key, "items", int64(len(items))),
 			p.Expire(ctx, key, progressTTL))
 		return nil
 	})
 	if built != nil || (err != nil && !allDone(own)) || errors.Is(err, ErrNotReplicated) {
-		return fmt.Errorf("write page %d of %s: %w", page, task, err)
+		return fmt.Errorf("write page %d of %s: %w", page, o.Task, err)
 	}
 	return nil
+}
+
+// appendArgs is appendScript's ARGV: the bound, the origin, then a site and
+// an item's JSON per item.
+func appendArgs(maxLen int64, o Origin, items []item.Item) ([]any, error) {
+	args := make([]any, 0, 3+2*len(items))
+	args = append(args, maxLen, o.Task, o.Schedule)
+	for _, it := range items {
+		raw, err := json.Marshal(it)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, it.Site, raw)
+	}
+	return args, nil
 }
 
 // allDone says whether every cmd of a transaction that was sent ran

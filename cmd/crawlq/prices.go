@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"crawlq/tasks/results/pgsink"
+)
+
+func init() { register(newPricesCmd) }
+
+func newPricesCmd(*app) *cobra.Command {
+	var pg string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "prices SITE ID --postgres URL [--json]",
+		Short: "Print an item's price history from PostgreSQL, oldest first",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			url, err := postgresURL(pg, true)
+			if err != nil {
+				return err
+			}
+			conn, err := pgsink.Connect(cmd.Context(), url)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.WithoutCancel(cmd.Context()))
+			ps, err := pgsink.Prices(cmd.Context(), conn, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return jsonLine(cmd.OutOrStdout(), ps)
+			}
+			if len(ps) == 0 {
+				return fmt.Errorf("no observations of %s %s", args[0], args[1])
+			}
+			return writePrices(cmd.OutOrStdout(), ps)
+		},
+	}
+	postgresFlag(cmd, &pg, "PostgreSQL URL of the sink's store")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func writePrices(w io.Writer, ps []pgsink.PricePoint) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AT\tPRICE\tOLD PRICE\tIN STOCK\tSELLER\tSCHEDULE\tTASK")
+	for _, p := range ps {
+		stock := "-"
+		if p.InStock != nil {
+			stock = fmt.Sprint(*p.InStock)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.At.Format(time.RFC3339), rub(p.Price), rub(p.OldPrice), stock,
+			dashStr(p.Seller), dashStr(p.Schedule), p.Task)
+	}
+	return tw.Flush()
+}
+
+func dashStr(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

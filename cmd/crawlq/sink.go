@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"crawlq/internal/bench"
+	"crawlq/tasks/results"
+	"crawlq/tasks/results/pgsink"
+	"crawlq/web"
+)
+
+func init() {
+	register(newSinkCmd)
+	registerBench(benchSinkCmd)
+}
+
+// postgresEnv is where --postgres is read from when the flag is not given.
+const postgresEnv = "CRAWLQ_POSTGRES"
+
+// postgresFlag adds --postgres (default $CRAWLQ_POSTGRES) to cmd.
+func postgresFlag(cmd *cobra.Command, dst *string, what string) {
+	cmd.Flags().StringVar(dst, "postgres", "", what+" (default $"+postgresEnv+")")
+}
+
+// postgresURL is the --postgres value or $CRAWLQ_POSTGRES; required says
+// whether its absence is an error.
+func postgresURL(flag string, required bool) (string, error) {
+	if flag == "" {
+		flag = os.Getenv(postgresEnv)
+	}
+	if flag == "" && required {
+		return "", fmt.Errorf("--postgres: required (a postgres:// URL, or set $%s)", postgresEnv)
+	}
+	return flag, nil
+}
+
+type sinkFlags struct {
+	postgres    string
+	consumer    string
+	batch       int
+	claimIdle   time.Duration
+	metricsAddr string
+	detach      bool
+}
+
+func newSinkCmd(a *app) *cobra.Command {
+	var f sinkFlags
+	cmd := &cobra.Command{
+		Use:   "sink --postgres URL",
+		Short: "Drain the results stream into PostgreSQL (items + price history) until SIGTERM/SIGINT",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runSink(cmd, a, f) },
+	}
+	postgresFlag(cmd, &f.postgres, "PostgreSQL URL to write to")
+	fl := cmd.Flags()
+	fl.StringVar(&f.consumer, "consumer", "", "this sink's name in the consumer group (default host-pid-start)")
+	fl.IntVar(&f.batch, "batch", 5000, "most stream entries written in one transaction")
+	fl.DurationVar(&f.claimIdle, "claim-idle", 30*time.Second, "take over entries another sink has held unacknowledged this long (it died)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the sink's Prometheus metrics on ADDR (e.g. :9101)")
+	fl.BoolVar(&f.detach, "detach", false, "remove the sink group and its mark from the stream and exit: the stream goes back to its MAXLEN bound")
+	return cmd
+}
+
+func runSink(cmd *cobra.Command, a *app, f sinkFlags) error {
+	ctx := cmd.Context()
+	conn, err := a.redis(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if f.detach {
+		if err := results.UnmarkSink(ctx, conn.Client); err != nil {
+			return err
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), "sink group removed; the results stream is bounded by MAXLEN again")
+		return nil
+	}
+	pg, err := postgresURL(f.postgres, true)
+	if err != nil {
+		return err
+	}
+	log, err := a.logger()
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+	reg := prometheus.NewRegistry()
+	s := pgsink.New(pgsink.Config{Redis: conn.Client, Postgres: pg, Consumer: f.consumer, Batch: f.batch,
+		ClaimIdle: f.claimIdle, Logger: log, Metrics: pgsink.NewMetrics(reg, conn.Client)})
+	g, gctx := errgroup.WithContext(ctx)
+	if f.metricsAddr != "" {
+		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
+	}
+	g.Go(func() error { return s.Run(gctx) })
+	err = g.Wait()
+	fmt.Fprintf(cmd.ErrOrStderr(), "sink stopped: %d observations written\n", s.Rows())
+	return err
+}
+
+// benchSinkCmd is `crawlq bench sink`.
+func benchSinkCmd(a *app) *cobra.Command {
+	var o bench.SinkOptions
+	var pg string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "sink --postgres URL",
+		Short: "Observations/s one sink process writes into PostgreSQL (a scratch database on that server)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			url, err := postgresURL(pg, true)
+			if err != nil {
+				return err
+			}
+			conn, err := a.redis(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			res, err := bench.RunSink(cmd.Context(), conn.Client, url, o)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSONLine(cmd, res)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d observations of %d items, batches of %d: %.1fs, %.0f rows/s (load %s)\n",
+				res.Rows, res.Items, res.Batch, res.Seconds, res.RowsPerS, res.Load)
+			return nil
+		},
+	}
+	postgresFlag(cmd, &pg, "PostgreSQL server to bench on (a scratch database is created and dropped)")
+	cmd.Flags().IntVar(&o.Rows, "rows", 200000, "observations in the stream when the sink starts")
+	cmd.Flags().IntVar(&o.Batch, "batch", 5000, "the sink's batch size")
+	cmd.Flags().IntVar(&o.Items, "items", 0, "distinct items observed (default rows/4)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}

@@ -1,0 +1,44 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"html/template"
+	"time"
+)
+
+// PriceChange is one row of the "latest changes" section: an item's price
+// went From → To at At (Drop in percent of From; negative: a rise).
+type PriceChange struct {
+	At       time.Time
+	Site, ID string
+	Title    string
+	From, To int64
+	Drop     float64
+}
+
+// ChangesSection is the pool page's "latest price changes" table (the
+// durable store's, when `crawlq web` has --postgres): list gives the
+// newest changes.
+func ChangesSection(list func(ctx context.Context) ([]PriceChange, error)) Section {
+	return Section{ID: "changes", Title: "Latest price changes (24 h)", Render: func(ctx context.Context) (template.HTML, error) {
+		cs, err := list(ctx)
+		if err != nil {
+			return "", err
+		}
+		var b bytes.Buffer
+		if err := changesTmpl.Execute(&b, cs); err != nil {
+			return "", err
+		}
+		return template.HTML(b.String()), nil
+	}}
+}
+
+var changesTmpl = template.Must(template.New("changes").Funcs(template.FuncMap{
+	"rub": func(k int64) string { return fmt.Sprintf("%d.%02d", k/100, k%100) },
+	"ts":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") },
+	"neg": func(v float64) float64 { return -v },
+}).Parse(`{{if .}}<table class="changes"><thead><tr><th>at (UTC)</th><th>site</th><th>id</th><th>title</th><th>from</th><th>to</th><th>change</th></tr></thead><tbody>
+{{range .}}<tr><td>{{ts .At}}</td><td>{{.Site}}</td><td>{{.ID}}</td><td>{{.Title}}</td><td>{{rub .From}}</td><td>{{rub .To}}</td><td>{{if ge .Drop 0.0}}−{{printf "%.1f" .Drop}}%{{else}}+{{printf "%.1f" (neg .Drop)}}%{{end}}</td></tr>
+{{end}}</tbody></table>{{else}}<p>No price changes in the last 24 hours.</p>{{end}}`))

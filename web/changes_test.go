@@ -1,0 +1,30 @@
+package web
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestChangesSection renders the latest changes as a table (prices in
+// roubles, falls and rises signed, titles escaped), and says when there
+// are none.
+func TestChangesSection(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	rows := []PriceChange{{At: at, Site: "ozon", ID: "7", Title: "<b>kettle</b>", From: 100000, To: 80000, Drop: 20},
+		{At: at, Site: "avito", ID: "9", Title: "sofa", From: 500, To: 550, Drop: -10}}
+	h, err := ChangesSection(func(context.Context) ([]PriceChange, error) { return rows, nil }).Render(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1000.00", "800.00", "−20.0%", "+10.0%", "&lt;b&gt;kettle", "2026-03-01 10:00:00"} {
+		if !strings.Contains(string(h), want) {
+			t.Errorf("section lacks %q:\n%s", want, h)
+		}
+	}
+	h, _ = ChangesSection(func(context.Context) ([]PriceChange, error) { return nil, nil }).Render(context.Background())
+	if !strings.Contains(string(h), "No price changes") {
+		t.Errorf("empty section: %s", h)
+	}
+}
