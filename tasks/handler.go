@@ -214,11 +214,11 @@ func (r *run) crawl(ctx context.Context) error {
 func (r *run) progress(ctx context.Context) (results.Progress, error) {
 	sink := r.h.cfg.Sink
 	if !r.h.shared {
-		return sink.Progress(ctx, r.task)
+		return sink.Progress(ctx, results.RunID(r.task, r.job.Run))
 	}
 	var prog func() (results.Progress, error)
 	_, err := sink.Redis().Pipelined(ctx, func(p redis.Pipeliner) error {
-		prog = sink.ProgressIn(ctx, p, r.task)
+		prog = sink.ProgressIn(ctx, p, results.RunID(r.task, r.job.Run))
 		r.stored = r.h.cfg.Sessions.PreloadLease(ctx, p, r.task, r.job.Site, r.job.Class)
 		return nil
 	})

@@ -269,3 +269,35 @@ func TestFinishedJobFeedsProxyLatency(t *testing.T) {
 		t.Errorf("after one finished job: ok %d, latency average %s; want 1 and above 0", s.OK, s.EWMALatency)
 	}
 }
+
+// TestSameJobRunsAgainOnceItsTaskIsGone: a job crawled, then queued again
+// after Asynq dropped the finished task (its retention ended), is crawled
+// again: the earlier run's progress does not make the new run a no-op (a
+// product watched every day is observed every day).
+func TestSameJobRunsAgainOnceItsTaskIsGone(t *testing.T) {
+	ctx := context.Background()
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 11})
+	runWorker(t, tb, reg)
+	insp := asynq.NewInspector(asynqOpt(t))
+	defer insp.Close()
+	id := runProduct(t, tb, reg, 0)
+	if err := insp.DeleteTask(testbed.SiteWildberries, id); err != nil { // what the end of its retention does
+		t.Fatal(err)
+	}
+	if again := runProduct(t, tb, reg, 0); again != id {
+		t.Fatalf("task ID %s, then %s: want the same job", id, again)
+	}
+	msgs, err := rdb.XRange(ctx, results.StreamKey, "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, m := range msgs {
+		if m.Values["task"] == id {
+			seen++
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d items of %s in the stream after two runs, want 2 (one a run)", seen, id)
+	}
+}

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
@@ -47,8 +48,15 @@ type Job struct {
 	// Class is the proxy class; default the site's.
 	Class proxies.Class `json:"class,omitempty"`
 	// Fetch describes a generic page:fetch job.
-	Fetch    *PageSpec `json:"fetch,omitempty"`
-	Schedule string    `json:"schedule,omitempty"`
+	Fetch *PageSpec `json:"fetch,omitempty"`
+	// Schedule names the schedule that queued the job ("" when queued by
+	// hand).
+	Schedule string `json:"schedule,omitempty"`
+	// Run tells this queueing of the job from earlier ones under the same
+	// task ID: NewTask draws it. Its progress is kept per run, so a job
+	// queued again once Asynq forgot the finished task crawls its pages
+	// again, while a retry of the same run resumes where it stopped.
+	Run string `json:"run,omitempty"`
 }
 
 // Type is the job's Asynq task type.
@@ -161,6 +169,9 @@ func NewTask(reg *site.Registry, j Job, opts ...asynq.Option) (*asynq.Task, erro
 	if err != nil {
 		return nil, err
 	}
+	if j.Run == "" {
+		j.Run = newRun()
+	}
 	payload, err := json.Marshal(j)
 	if err != nil {
 		return nil, fmt.Errorf("encode job: %w", err)
@@ -168,6 +179,13 @@ func NewTask(reg *site.Registry, j Job, opts ...asynq.Option) (*asynq.Task, erro
 	base := []asynq.Option{asynq.Queue(queueOf(reg, j)), asynq.TaskID(j.TaskID()),
 		asynq.MaxRetry(DefaultMaxRetry), asynq.Retention(DefaultRetention), asynq.Timeout(DefaultTimeout)}
 	return asynq.NewTask(j.Type(), payload, append(base, opts...)...), nil
+}
+
+// newRun is a run ID: 8 random bytes in hex.
+func newRun() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail on Linux
+	return hex.EncodeToString(b[:])
 }
 
 func queueOf(reg *site.Registry, j Job) string {

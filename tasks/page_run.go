@@ -105,7 +105,7 @@ func (r *run) write(ctx context.Context, page int, p site.Page) (bool, error) {
 		return false, err
 	}
 	also := append(r.storeSession(ctx, !p.Next || page >= r.job.Pages), r.recordFollows(ctx)...)
-	err := r.h.cfg.Sink.WritePageOf(ctx, results.Origin{Task: r.task, Schedule: r.job.Schedule}, page, p.Items, also...)
+	err := r.h.cfg.Sink.WritePageOf(ctx, results.Origin{Task: r.task, Schedule: r.job.Schedule, Run: r.job.Run}, page, p.Items, also...)
 	if err != nil {
 		return false, err
 	}

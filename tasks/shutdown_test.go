@@ -44,7 +44,7 @@ func TestSIGTERMHandsBackJobsAndReleasesLeases(t *testing.T) {
 	w := startWorker(t, "server-stop", tb)
 	insp := asynq.NewInspector(asynqOpt(t))
 	defer insp.Close()
-	waitPages(t, rdb, info.ID, 2)
+	waitPages(t, rdb, info, 2)
 	start := time.Now()
 	_ = w.Process.Signal(syscall.SIGTERM)
 	if err := w.Wait(); err != nil {
@@ -109,7 +109,7 @@ func TestShutdownWaitsForCancelledJobsToRelease(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
-	waitPages(t, rdb, info.ID, 1)
+	waitPages(t, rdb, info, 1)
 	stop()
 	if err := <-done; err != nil {
 		t.Fatalf("worker: %v", err)
@@ -128,18 +128,23 @@ func TestShutdownWaitsForCancelledJobsToRelease(t *testing.T) {
 	}
 }
 
-// waitPages waits until the job has written n pages (a real condition).
-func waitPages(t *testing.T, rdb *redis.Client, task string, n int) {
+// waitPages waits until the queued job has written n pages (a real
+// condition), reading its run's progress.
+func waitPages(t *testing.T, rdb *redis.Client, info *asynq.TaskInfo, n int) {
 	t.Helper()
+	j, err := tasks.DecodeJob(info.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sink := results.NewSink(rdb, 0)
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		if p, err := sink.Progress(context.Background(), task); err == nil && p.Pages >= n {
+		if p, err := sink.Progress(context.Background(), results.RunID(info.ID, j.Run)); err == nil && p.Pages >= n {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("job %s did not reach page %d", task, n)
+	t.Fatalf("job %s did not reach page %d", info.ID, n)
 }
 
 // biggestQuery is the title word with the most matches on a site.

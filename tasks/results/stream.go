@@ -81,9 +81,22 @@ func progressOf(task string, cmd *redis.MapStringStringCmd) (Progress, error) {
 // Origin is what saw a page's items: the job's task ID and the schedule
 // that enqueued it (empty for a job enqueued by hand). Every stream entry
 // carries both, and the sink stores them with each observation.
+//
+// Run, when set, is the job's run (tasks.Job.Run): the page's progress is
+// the run's (RunID), not every run's of the task.
 type Origin struct {
 	Task     string
 	Schedule string
+	Run      string
+}
+
+// RunID names one run's progress: the task ID, and "@run" when the job
+// has a run ID (jobs queued before run IDs existed have none).
+func RunID(task, run string) string {
+	if run == "" {
+		return task
+	}
+	return task + "@" + run
 }
 
 // WritePage is WritePageOf for a job without a schedule.
@@ -116,7 +129,7 @@ func (s *Sink) WritePageOf(ctx context.Context, o Origin, page int, items []item
 			}
 			own = append(own, p.Eval(ctx, appendScript, []string{StreamKey, SinkMarkerKey}, args...))
 		}
-		key := progressPrefix + o.Task
+		key := progressPrefix + RunID(o.Task, o.Run)
 		own = append(own, p.HSet(ctx, key, "pages", page), p.HIncrBy(ctx, key, "items", int64(len(items))),
 			p.Expire(ctx, key, progressTTL))
 		return nil

@@ -345,25 +345,38 @@ func cmpID(a, b string) int {
 }
 
 // TestPostgresConnectionsKilled: while pages keep coming, PostgreSQL
-// kills the sink's connection (pg_terminate_backend) again and again once
-// it is writing: batches fail on it and are written again on a new
-// connection; every entry still arrives exactly once.
+// kills the sink's connection (pg_terminate_backend) again and again in
+// the middle of a batch: each batch fails on it and is written again on a
+// new connection; every entry still arrives exactly once.
 func TestPostgresConnectionsKilled(t *testing.T) {
 	rdb := testredis.Client(t, testredis.DBSink)
 	url := testpg.DB(t)
 	c := connect(t, url)
+	locker := connect(t, url)
 	reg := prometheus.NewRegistry()
 	_, stop := runSink(t, pgsink.Config{Redis: rdb, Postgres: url, Batch: 200, Metrics: pgsink.NewMetrics(reg, rdb)})
 	keys := writePages(t, rdb, "job-first", "", 2, 100, 1)
 	waitRows(t, c, len(keys)) // connected, migrated, writing
-	killed := map[int32]bool{}
-	for round := 0; round < 10; round++ {
-		keys = append(keys, writePages(t, rdb, fmt.Sprint("job-", round), "", 5, 100, int64(round+1))...)
-		pid := waitSinkConn(t, c, killed)
-		if _, err := c.Exec(context.Background(), "SELECT pg_terminate_backend($1)", pid); err != nil {
+	const kills = 5
+	for round := 0; round < kills; round++ {
+		// the table held locked, the next batch waits inside its
+		// transaction: the kill lands mid-batch, never between batches
+		ctx := context.Background()
+		tx, err := locker.Begin(ctx)
+		if err != nil {
 			t.Fatal(err)
 		}
-		killed[pid] = true
+		if _, err := tx.Exec(ctx, "LOCK TABLE observations IN EXCLUSIVE MODE"); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, writePages(t, rdb, fmt.Sprint("job-", round), "", 5, 100, int64(round+1))...)
+		pid := waitBlockedBatch(t, c)
+		if _, err := c.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	keys = append(keys, writePages(t, rdb, "job-last", "", 1, 100, 99)...)
 	waitRows(t, c, len(keys))
@@ -371,20 +384,19 @@ func TestPostgresConnectionsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	exactlyOnce(t, c, keys)
-	if failed := counterValue(t, reg, "crawlq_sink_batch_failures_total"); failed < 5 {
-		t.Fatalf("%v batches failed on a killed connection, want most of the 10 kills to hit one", failed)
+	if failed := counterValue(t, reg, "crawlq_sink_batch_failures_total"); failed < kills {
+		t.Fatalf("%v batches failed, want one for each of the %d connections killed mid-batch", failed, kills)
 	}
 }
 
-// waitSinkConn waits (bounded) until the sink has a connection that was
-// not killed yet and is writing batches (its last statement a batch's COPY
-// or merge, not its setup), and returns its backend pid.
-func waitSinkConn(t *testing.T, c *pgx.Conn, killed map[int32]bool) int32 {
+// waitBlockedBatch waits (bounded) until a connection of the sink waits
+// for a lock inside a batch, and returns its backend pid.
+func waitBlockedBatch(t *testing.T, c *pgx.Conn) int32 {
 	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		rows, err := c.Query(context.Background(), `SELECT pid FROM pg_stat_activity
 		    WHERE application_name = $1 AND datname = current_database()
-		      AND (query ILIKE 'copy%' OR query ILIKE '%WITH ins AS%')`, pgsink.AppName)
+		      AND state = 'active' AND wait_event_type = 'Lock'`, pgsink.AppName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,13 +404,11 @@ func waitSinkConn(t *testing.T, c *pgx.Conn, killed map[int32]bool) int32 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range pids {
-			if !killed[p] {
-				return p
-			}
+		if len(pids) > 0 {
+			return pids[0]
 		}
 	}
-	t.Fatal("the sink did not write on a new connection within 60s")
+	t.Fatal("no batch of the sink waited for the locked table within 60s")
 	return 0
 }
 
