@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,49 +13,29 @@ import (
 	"crawlq/testbed"
 )
 
-// recordingGate is a session gate that records its grants: requests
-// start at least gap apart, and from the hold-th request on it holds
-// each one until its context ends (the session can send no more). held
-// is closed when the first request is held.
-type recordingGate struct {
-	gap  time.Duration
+// holdingGate is a session gate (pacer) that, from the hold-th request
+// on, holds each request until its context ends (the session can send
+// no more); held is closed when the first request is held.
+type holdingGate struct {
+	pacer
 	hold int
-
-	mu     sync.Mutex
-	grants []time.Time
-	held   chan struct{}
-	once   sync.Once
+	held chan struct{}
+	once sync.Once
 }
 
-func (g *recordingGate) gate(ctx context.Context) error {
+func (g *holdingGate) gate(ctx context.Context) error {
 	g.mu.Lock()
-	n := len(g.grants)
-	var wait time.Duration
-	if n > 0 {
-		wait = time.Until(g.grants[n-1].Add(g.gap))
-	}
+	n := g.sent
 	g.mu.Unlock()
 	if g.hold > 0 && n+1 >= g.hold {
 		g.once.Do(func() { close(g.held) })
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.grants = append(g.grants, time.Now())
-	return nil
+	return g.pacer.gate(ctx)
 }
 
-func (g *recordingGate) granted() []time.Time {
+func (g *holdingGate) granted() []time.Time {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return append([]time.Time(nil), g.grants...)
@@ -104,7 +85,7 @@ func TestInterruptedSolveSendsNothingUnpaced(t *testing.T) {
 			defer b.Close()
 			fp, _ := tb.Farm.Proxy(0)
 			proxy, _ := url.Parse(fp.URL)
-			g := &recordingGate{gap: tb.Rules()[testbed.SiteAvito].MinInterval + 50*time.Millisecond, hold: tc.hold, held: make(chan struct{})}
+			g := &holdingGate{pacer: pacer{gap: tb.Rules()[testbed.SiteAvito].MinInterval}, hold: tc.hold, held: make(chan struct{})}
 			answered := make(chan struct{})
 			var once sync.Once
 			jctx, endJob := context.WithCancel(ctx)
@@ -112,7 +93,8 @@ func TestInterruptedSolveSendsNothingUnpaced(t *testing.T) {
 			done := make(chan error, 1)
 			go func() {
 				_, err := b.Solve(jctx, browser.Job{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA,
-					Gate: g.gate, Done: func() { once.Do(func() { close(answered) }) }, Clearance: testbed.ChallengeCookie[testbed.SiteAvito]})
+					Gate: g.gate, Done: func() { g.done(); once.Do(func() { close(answered) }) }, Clearance: testbed.ChallengeCookie[testbed.SiteAvito],
+					Cleared: func(status int, body []byte) bool { return !strings.Contains(string(body), "js-challenge-form") }})
 				done <- err
 			}()
 			trigger := g.held
