@@ -180,3 +180,61 @@ func TestClearanceReusedByTheNextSession(t *testing.T) {
 		t.Errorf("site challenges %+v: want the first job's 498 and home page challenge, one solve, no misuse", got)
 	}
 }
+
+// TestFetchBrowserRendersEveryPage: a site whose fetch policy is browser
+// (its pages need JavaScript) has every page fetched by the browser,
+// through the session's own proxy, and parsed. The testbed's challenge
+// shows it: a page is served only after the challenge's script ran, and
+// every request the site saw was one the browser sent past the session's
+// gate (no HTTP request at all), from one IP, the pages paced (I2).
+func TestFetchBrowserRendersEveryPage(t *testing.T) {
+	rdb, tb, _ := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 5, Challenge: true, Farm: testbed.FarmConfig{Auth: true}})
+	reg := site.Default().Clone()
+	cfg := site.Config{Sites: map[string]site.SiteConfig{}}
+	for name, u := range tb.Sites() {
+		cfg.Sites[name] = site.SiteConfig{BaseURL: u, Class: "datacenter"}
+	}
+	cfg.Sites[testbed.SiteAvito] = site.SiteConfig{BaseURL: tb.Sites()[testbed.SiteAvito], Class: "datacenter", Fetch: site.FetchBrowser}
+	if err := reg.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	b, err := browser.New(browser.Config{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
+	}
+	t.Cleanup(b.Close)
+	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
+		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	query := manyPages(t, tb.Catalog, testbed.SiteAvito)
+	c, infos := enqueueAndWait(t, rdb, reg, []tasks.Job{{Site: testbed.SiteAvito, Kind: "search", Request: site.Request{Query: query}, Pages: 2}})
+	if c.Completed != 1 {
+		t.Fatalf("counts %+v: want the job completed", c)
+	}
+	var s tasks.Summary
+	if err := json.Unmarshal(infos[0].Result, &s); err != nil {
+		t.Fatal(err)
+	}
+	entries := tb.Log.Entries()
+	if s.Pages != 2 || s.Verdicts["ok"] != 2 || s.Items == 0 || s.Challenges != 0 {
+		t.Errorf("summary %+v: want 2 pages rendered OK and parsed into items, no challenge counted", s)
+	}
+	if s.BrowserRequests != len(entries) {
+		t.Errorf("the browser sent %d requests past the gate, the site saw %d: want every request the browser's", s.BrowserRequests, len(entries))
+	}
+	var pages []string
+	for _, e := range entries {
+		if e.IP != entries[0].IP || e.Site != testbed.SiteAvito {
+			t.Errorf("request %s %s from %s; want every request to avito from %s", e.Site, e.Path, e.IP, entries[0].IP)
+		}
+		if e.Verdict == testbed.VerdictOK {
+			pages = append(pages, e.Path)
+		}
+	}
+	if got := tb.Log.Challenges(); got.Served != 1 || got.Solved != 1 || got.Misused != 0 || len(pages) != 2 {
+		t.Errorf("site challenges %+v, pages served %q: want the first page challenged and solved by the script, both pages served", got, pages)
+	}
+	if rep := tb.Check(); !rep.OK() {
+		t.Errorf("politeness: %+v", rep)
+	}
+	t.Logf("summary %+v; site log %d requests", s, len(entries))
+}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -81,6 +82,8 @@ type Browser struct {
 	dataDir string
 	starts  int
 	live    int
+	ends    map[int]context.CancelFunc // the solves running: their ends
+	nextEnd int
 }
 
 // New checks the binary and the CA files; the browser starts on the
@@ -201,11 +204,55 @@ func (b *Browser) stopLocked() {
 	b.root, b.pid = nil, 0
 }
 
-// Close stops the browser. A later Solve starts it again.
+// closeWait bounds how long Close waits for the running solves to end.
+const closeWait = 15 * time.Second
+
+// Close ends the running solves, each of which brings its page to rest
+// and closes its context (bounded by closeWait), then stops the browser:
+// a browser stopped under a page lets the requests paused at its
+// interception go. A later Solve starts it again.
 func (b *Browser) Close() {
 	b.mu.Lock()
+	for _, end := range b.ends {
+		end()
+	}
+	b.mu.Unlock()
+	deadline := time.Now().Add(closeWait)
+	for b.solving() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.mu.Lock()
 	defer b.mu.Unlock()
+	if len(b.ends) > 0 && b.pid > 0 {
+		b.cfg.Logger.Warn("browser closed with solves still running; killing it", zap.Int("pid", b.pid))
+		_ = syscall.Kill(b.pid, syscall.SIGKILL)
+	}
 	b.stopLocked()
+}
+
+// track notes a running solve and the func that ends it; the returned
+// func forgets it.
+func (b *Browser) track(end context.CancelFunc) func() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ends == nil {
+		b.ends = map[int]context.CancelFunc{}
+	}
+	b.nextEnd++
+	id := b.nextEnd
+	b.ends[id] = end
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(b.ends, id)
+	}
+}
+
+// solving is the number of solves running.
+func (b *Browser) solving() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.ends)
 }
 
 // Starts is how many times the process was started (restarts included).

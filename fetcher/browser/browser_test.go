@@ -20,29 +20,48 @@ import (
 // TLS fingerprint, which the fingerprint check compares it with).
 const chromiumUA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
 
-// pacer is a minimal session gate: requests start at least gap apart.
+// pacer is a minimal session gate, paced as a session is: a request is
+// let through at least gap after the previous one's answer (so at least
+// gap after its start at the site), none while one is unanswered.
 type pacer struct {
-	mu   sync.Mutex
-	gap  time.Duration
-	last time.Time
-	sent int
+	mu       sync.Mutex
+	gap      time.Duration
+	last     time.Time // the last answer
+	inflight bool
+	sent     int
+	grants   []time.Time
 }
 
 func (p *pacer) gate(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if wait := time.Until(p.last.Add(p.gap)); wait > 0 {
+	for {
+		p.mu.Lock()
+		wait := time.Until(p.last.Add(p.gap))
+		if p.inflight {
+			wait = 10 * time.Millisecond
+		} else if wait <= 0 {
+			p.inflight = true
+			p.sent++
+			p.grants = append(p.grants, time.Now())
+			p.mu.Unlock()
+			return nil
+		}
+		p.mu.Unlock()
 		t := time.NewTimer(wait)
-		defer t.Stop()
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return ctx.Err()
 		case <-t.C:
 		}
 	}
+}
+
+// done notes an answer: the next request waits gap from now.
+func (p *pacer) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inflight = false
 	p.last = time.Now()
-	p.sent++
-	return nil
 }
 
 // TestSolveThroughTheProxy: the browser opens a challenged Ozon page
@@ -68,7 +87,7 @@ func TestSolveThroughTheProxy(t *testing.T) {
 	p := &pacer{gap: tb.Rules()[testbed.SiteOzon].MinInterval + 50*time.Millisecond}
 	page := tb.HTTPSSiteURL(testbed.SiteOzon) + testbed.OzonSearchPath + "?text=" + url.QueryEscape(strings.Fields(tb.Catalog.Products(testbed.SiteOzon)[0].Title)[0])
 	res, err := b.Solve(ctx, browser.Job{URL: page, Proxy: proxy, UserAgent: chromiumUA, AcceptLanguage: "ru-RU,ru;q=0.9",
-		Gate: p.gate, Clearance: testbed.ChallengeCookie[testbed.SiteOzon],
+		Gate: p.gate, Done: p.done, Clearance: testbed.ChallengeCookie[testbed.SiteOzon],
 		Cleared: func(status int, body []byte) bool { return !strings.Contains(string(body), "fab_chlg_") }})
 	if err != nil {
 		t.Fatalf("solve: %v (result %+v)", err, res)
@@ -118,7 +137,7 @@ func TestHungPageClosedAndDeadBrowserRestarted(t *testing.T) {
 	fp, _ := tb.Farm.Proxy(0)
 	proxy, _ := url.Parse(fp.URL)
 	p := &pacer{gap: tb.Rules()[testbed.SiteAvito].MinInterval + 50*time.Millisecond}
-	job := browser.Job{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate,
+	job := browser.Job{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate, Done: p.done,
 		Clearance: "never-set"}
 	if _, err := b.Solve(ctx, job); !errors.Is(err, browser.ErrNotCleared) || b.Live() != 0 {
 		t.Fatalf("hung page: %v, %d contexts open; want ErrNotCleared, none", err, b.Live())

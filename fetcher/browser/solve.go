@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -87,6 +88,12 @@ func (b *Browser) Solve(ctx context.Context, job Job) (Result, error) {
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
 	}
+	ctx, end := context.WithCancel(ctx)
+	defer end()
+	defer b.track(end)()
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
 	root, err := b.running()
 	if err != nil {
 		return Result{}, err
@@ -106,6 +113,18 @@ func (b *Browser) Solve(ctx context.Context, job Job) (Result, error) {
 }
 
 // solve runs one browser context to its end.
+//
+// The end is where a request can slip out unpaced: Chromium lets every
+// request still paused at the interception go on, unmodified and without
+// the session's User-Agent override, when the DevTools session detaches or
+// the target closes; and a CDP call made with a cancelled context may never
+// be sent. So the answers to paused requests go over a context the job's
+// end does not cancel (loop), the gate closes when the wait ends (every
+// request paused after it is answered here, locally), the page is brought
+// to rest (scripts off, about:blank committed, nothing paused) and only
+// then is the context closed, the interception still on. A page that
+// cannot be brought to rest has its browser killed: a dead process sends
+// nothing.
 func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Result, error) {
 	proxy := *job.Proxy
 	proxy.User = nil
@@ -116,64 +135,99 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 	if err := chromedp.Do(cctx); err != nil {
 		return Result{}, fmt.Errorf("open browser context: %w", err)
 	}
-	// The wait ends at the timeout or with the job; the gate stays open
-	// until the page has settled, so a request held there still passes it
-	// paced rather than being let go unpaced when the context closes.
+	loop, stopLoop := context.WithCancel(context.WithoutCancel(cctx))
+	defer stopLoop()
+	stopDead := context.AfterFunc(root, stopLoop) // a dead browser answers nothing
+	defer stopDead()
+	// The wait, and the gate with it, ends at the timeout or with the job.
 	tctx, cancel := context.WithTimeout(cctx, b.cfg.Timeout)
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	gctx, stopGate := context.WithCancel(cctx)
-	defer stopGate()
-	p := &pageRun{job: job, c: chromedp.FromContext(cctx), gate: gctx}
-	err := p.start(cctx, tctx)
+	p := &pageRun{job: job, c: chromedp.FromContext(cctx), gate: tctx}
+	err := p.start(loop, tctx)
 	if err == nil {
 		err = p.wait(tctx)
 	}
 	if ctx.Err() != nil && err != nil {
 		err = fmt.Errorf("%w (%w)", err, ctx.Err())
 	}
-	p.settle(cctx)
-	stopGate()
+	cancel() // the gate is closed: a request paused from now on is answered here
 	if err == nil {
-		rctx, rcancel := context.WithTimeout(cctx, 5*time.Second)
+		rctx, rcancel := context.WithTimeout(loop, 5*time.Second)
 		p.res.Cookies, err = p.cookies(rctx)
 		rcancel()
 	}
+	if !p.rest(loop) {
+		b.kill(root, "its page could not be brought to rest before its context closed")
+	}
+	closeCtx()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.res, err
 }
 
-// settle stops the page before its context closes. A request held at
-// the interception is let go, unpaced, when the page navigates away or the
-// DevTools session detaches; so settle first lets every request held at
-// the gate pass it, paced as every other (the gate stays open until then,
-// bounded), then sends the page to about:blank, so no script of it asks
-// for more, and waits for the gate once more.
-func (p *pageRun) settle(cctx context.Context) {
-	ctx, cancel := context.WithTimeout(cctx, 10*time.Second)
-	defer cancel()
-	p.gateIdle(ctx)
-	_, _ = cdp.Call(ctx, p.c.Target, page.Navigate, page.NavigateParams{URL: "about:blank"})
-	p.gateIdle(ctx)
-}
+// restTimeout bounds bringing a page to rest.
+const restTimeout = 5 * time.Second
 
-// gateIdle waits until no request is held at the gate and no
-// interception event arrived for a moment.
-func (p *pageRun) gateIdle(ctx context.Context) {
+// rest stops the page before its context closes: scripts off, every
+// navigation stopped, about:blank committed, and no request paused at the
+// interception (each is answered locally now that the gate is closed). A
+// request of the old document cannot start once about:blank has
+// committed. It reports whether the page came to rest within
+// restTimeout.
+func (p *pageRun) rest(loop context.Context) bool {
+	ctx, cancel := context.WithTimeout(loop, restTimeout)
+	defer cancel()
+	t := p.c.Target
+	_, _ = cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
 	quiet := 0
-	for ctx.Err() == nil && quiet < 5 {
-		p.mu.Lock()
-		n := p.atGate
-		p.mu.Unlock()
-		if n == 0 {
+	for ctx.Err() == nil {
+		if p.held() == 0 && p.atBlank(ctx) {
 			quiet++
+			if quiet == 2 {
+				return true
+			}
 		} else {
 			quiet = 0
+			_, _ = cdp.Call(ctx, t, page.StopLoading, cdp.Empty{})
+			_, _ = cdp.Call(ctx, t, page.Navigate, page.NavigateParams{URL: "about:blank"})
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
+	return false
+}
+
+// atBlank says whether the page's main frame shows about:blank.
+func (p *pageRun) atBlank(ctx context.Context) bool {
+	res, err := cdp.Call(ctx, p.c.Target, page.GetFrameTree, cdp.Empty{})
+	return err == nil && res.FrameTree != nil && res.FrameTree.Frame != nil && res.FrameTree.Frame.URL == "about:blank"
+}
+
+// held is the number of requests paused at the interception and not
+// answered yet.
+func (p *pageRun) held() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused
+}
+
+// kill ends the browser root belongs to at once (SIGKILL), if it is still
+// the running one; the next Solve starts a new one.
+func (b *Browser) kill(root context.Context, why string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.root != root {
+		return
+	}
+	b.cfg.Logger.Warn("killing the browser: "+why, zap.Int("pid", b.pid))
+	if b.pid > 0 {
+		_ = syscall.Kill(b.pid, syscall.SIGKILL)
+	}
+	b.stopLocked()
 }
 
 // pageRun is one solve's page and what it saw.
@@ -181,26 +235,24 @@ type pageRun struct {
 	job Job
 	c   *chromedp.Context
 
-	// gate ends when the solve does: no request passes the gate after.
+	// gate ends when the wait does: no request passes the gate after.
 	gate context.Context
 
 	mu      sync.Mutex
 	res     Result
-	atGate  int  // requests paused at the gate or being let through
+	paused  int  // requests paused at the interception, not answered yet
 	pages   int  // page answers seen
 	cleared bool // the last page answer was not the challenge
 }
 
-// start subscribes to the interception events for the context's life
-// (cctx), sets the identity and cookies, and opens the page.
-func (p *pageRun) start(cctx, ctx context.Context) error {
-	paused := cdp.Events(cctx, p.c.Target, fetch.RequestPaused)
-	auth := cdp.Events(cctx, p.c.Target, fetch.AuthRequired)
-	p.mu.Lock()
-	p.atGate++ // until the loop runs
-	p.mu.Unlock()
-	go p.intercept(cctx, paused)
-	go p.answerAuth(cctx, auth)
+// start subscribes to the interception events, answered over loop (not
+// cancelled by the solve's end), sets the identity and cookies, and opens
+// the page.
+func (p *pageRun) start(loop, ctx context.Context) error {
+	paused := cdp.Events(loop, p.c.Target, fetch.RequestPaused)
+	auth := cdp.Events(loop, p.c.Target, fetch.AuthRequired)
+	go p.intercept(loop, paused)
+	go p.answerAuth(loop, auth)
 	t := p.c.Target
 	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
 		UserAgent: p.job.UserAgent, AcceptLanguage: p.job.AcceptLanguage}); err != nil {
@@ -246,41 +298,44 @@ func (p *pageRun) setCookies(ctx context.Context) error {
 
 // intercept lets page and XHR requests through the session's gate, one
 // at a time, and blocks every other request; it judges page answers.
-func (p *pageRun) intercept(ctx context.Context, events iter.Seq2[fetch.EventRequestPaused, error]) {
-	p.mu.Lock()
-	p.atGate--
-	p.mu.Unlock()
+// Every paused request is answered, over loop: one left paused would be
+// let go by Chromium when the target closes.
+func (p *pageRun) intercept(loop context.Context, events iter.Seq2[fetch.EventRequestPaused, error]) {
 	for ev, err := range events {
 		if err != nil {
 			return
 		}
-		if ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "" {
+		p.mu.Lock()
+		p.paused++
+		p.mu.Unlock()
+		ctx, cancel := context.WithTimeout(loop, answerTimeout)
+		switch {
+		case ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "":
 			p.answered(ctx, ev)
-			continue
-		}
-		if !wanted(ev.ResourceType) {
+		case !wanted(ev.ResourceType):
 			p.count(func(r *Result) { r.Blocked++ })
 			_, _ = cdp.Call(ctx, p.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
-			continue
+		default:
+			p.pass(loop, ev.RequestID)
 		}
-		p.pass(ctx, ev.RequestID)
+		cancel()
+		p.mu.Lock()
+		p.paused--
+		p.mu.Unlock()
 	}
 }
 
-// pass lets a request through once the session's gate opens, or fails it
-// when the solve has ended.
-func (p *pageRun) pass(ctx context.Context, id fetch.RequestID) {
-	p.mu.Lock()
-	p.atGate++
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		p.atGate--
-		p.mu.Unlock()
-	}()
-	if p.gate.Err() != nil || p.job.Gate(p.gate) != nil {
-		// Answered here, with an empty 204: a navigation failed with
-		// Fetch.failRequest was seen to reach the network all the same.
+// answerTimeout bounds one answer to a paused request.
+const answerTimeout = 5 * time.Second
+
+// pass lets a request through once the session's gate opens, or answers
+// it here when the gate has closed (the wait has ended).
+func (p *pageRun) pass(loop context.Context, id fetch.RequestID) {
+	granted := p.gate.Err() == nil && p.job.Gate(p.gate) == nil
+	ctx, cancel := context.WithTimeout(loop, answerTimeout)
+	defer cancel()
+	if !granted {
+		// Answered here, with an empty 204: the request never leaves.
 		_, _ = cdp.Call(ctx, p.c.Target, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: id, ResponseCode: 204})
 		return
 	}
