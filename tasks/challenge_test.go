@@ -1,7 +1,9 @@
 package tasks_test
 
 import (
+	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"crawlq/fetcher/browser"
 	"crawlq/internal/testredis"
 	"crawlq/tasks"
+	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
 )
@@ -237,4 +240,58 @@ func TestFetchBrowserRendersEveryPage(t *testing.T) {
 		t.Errorf("politeness: %+v", rep)
 	}
 	t.Logf("summary %+v; site log %d requests", s, len(entries))
+}
+
+// TestCardNeedsNoChallenge: in challenge mode, with no browser, a
+// Wildberries card job (the basket CDN's card.json, no token) completes
+// through a farm proxy with the product's title and no challenge served,
+// while a product job (the __internal card API) on the same testbed is
+// answered 498.
+func TestCardNeedsNoChallenge(t *testing.T) {
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 5, Challenge: true, Farm: testbed.FarmConfig{Auth: true}})
+	runWorker(t, tb, reg)
+	p := tb.Catalog.Products(testbed.SiteWildberries)[7]
+	c, infos := enqueueAndWait(t, rdb, reg, []tasks.Job{{Site: testbed.SiteWildberries, Kind: "card", Request: site.Request{ID: p.ID}}})
+	if c.Completed != 1 {
+		t.Fatalf("counts %+v: want the card job completed (last error %q; site log %+v)", c, infos[0].LastErr, tb.Log.Entries())
+	}
+	var s tasks.Summary
+	if err := json.Unmarshal(infos[0].Result, &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Items != 1 || s.Pages != 1 || s.Challenges != 0 || s.Verdicts["challenge"] != 0 || s.Verdicts["ok"] != 1 {
+		t.Errorf("summary %+v: want one page, one item, no challenge", s)
+	}
+	items, err := results.Read(context.Background(), rdb, testbed.SiteWildberries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 || items[0].ID != p.ID || items[0].Title != p.Title || items[0].Price != 0 {
+		t.Errorf("items %+v: want product %s %q with no price", items, p.ID, p.Title)
+	}
+	nm, _ := strconv.ParseInt(p.ID, 10, 64)
+	entries := tb.Log.Entries()
+	if len(entries) != 1 || entries[0].Path != testbed.WBCardJSONPath(nm) || entries[0].Verdict != testbed.VerdictOK || entries[0].Challenge != "" {
+		t.Errorf("site log %+v: want one card.json request served OK, unchallenged", entries)
+	}
+	if got := tb.Log.Challenges(); got.Served != 0 {
+		t.Errorf("site challenges %+v: want none served", got)
+	}
+
+	// The same testbed does challenge the token-guarded API.
+	insp := asynq.NewInspector(asynqOpt(t))
+	defer insp.Close()
+	client := asynq.NewClient(asynqOpt(t))
+	defer client.Close()
+	task, err := tasks.NewTask(reg, tasks.Job{Site: testbed.SiteWildberries, Kind: "product", Request: site.Request{ID: p.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := client.Enqueue(task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitTask(t, insp, info.Queue, info.ID, asynq.TaskStateRetry); !strings.Contains(got.LastErr, "status 498") {
+		t.Errorf("product job's last error %q: want the 498 challenge", got.LastErr)
+	}
 }

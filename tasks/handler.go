@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -80,12 +81,25 @@ func NewHandler(cfg HandlerConfig) *Handler {
 	return &Handler{cfg: cfg, detect: detect.New(cfg.Rules), shared: shared}
 }
 
-// NewMux routes every task type to h. A task of any other type is
-// archived at once (SkipRetry) with a reason naming its type.
+// NewMux routes every task type to h: the built-in types and "site:kind"
+// of every kind of the handler's registry (e.g. wildberries:card). A task
+// of any other type is archived at once (SkipRetry) with a reason naming
+// its type.
 func NewMux(h *Handler) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
-	for _, t := range []string{TypeWildberriesSearch, TypeWildberriesProduct, TypeOzonSearch,
-		TypeOzonProduct, TypeAvitoSearch, TypeAvitoItem, TypePageFetch} {
+	types := []string{TypeWildberriesSearch, TypeWildberriesProduct, TypeOzonSearch,
+		TypeOzonProduct, TypeAvitoSearch, TypeAvitoItem, TypePageFetch}
+	if reg := h.cfg.Sites; reg != nil {
+		for _, name := range reg.Names() {
+			if s, err := reg.Get(name); err == nil {
+				for _, kind := range s.KindNames() {
+					types = append(types, name+":"+kind)
+				}
+			}
+		}
+	}
+	slices.Sort(types)
+	for _, t := range slices.Compact(types) {
 		mux.Handle(t, h)
 	}
 	mux.Use(skipUnknownType)

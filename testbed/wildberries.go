@@ -36,7 +36,61 @@ func (wb *wildberries) routes() http.Handler {
 	for _, p := range []string{WBDetailPath, WBLegacyDetailPath} {
 		mux.HandleFunc("GET "+p, wb.detail)
 	}
+	mux.HandleFunc("GET "+WBCardJSONPattern, wb.cardJSON)
 	return mux
+}
+
+// WBCardJSONPattern is the basket CDN's static card path,
+// /vol{nm/100000}/part{nm/1000}/{nm}/info/ru/card.json. The real one is on
+// basket-NN.wbbasket.ru; the testbed serves it on the site's listeners,
+// like every other path, with no token or challenge (as the real one).
+const WBCardJSONPattern = "/{vol}/{part}/{nm}/info/ru/card.json"
+
+// WBCardJSONPath is nm's card.json path.
+func WBCardJSONPath(nm int64) string {
+	return "/vol" + strconv.FormatInt(nm/100000, 10) + "/part" + strconv.FormatInt(nm/1000, 10) +
+		"/" + strconv.FormatInt(nm, 10) + "/info/ru/card.json"
+}
+
+// wbCard is the card.json shape (fields of the real sample; no price).
+type wbCard struct {
+	IMTID        int64      `json:"imt_id"`
+	NMID         int64      `json:"nm_id"`
+	IMTName      string     `json:"imt_name"`
+	Slug         string     `json:"slug"`
+	SubjName     string     `json:"subj_name"`
+	VendorCode   string     `json:"vendor_code"`
+	Description  string     `json:"description"`
+	Options      []wbOption `json:"options"`
+	NMColorNames string     `json:"nm_colors_names"`
+	Selling      wbSelling  `json:"selling"`
+}
+
+type wbOption struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type wbSelling struct {
+	BrandName  string `json:"brand_name"`
+	SupplierID int    `json:"supplier_id"`
+}
+
+// cardJSON answers a catalog product's card.json; 404 (as the CDN) for an
+// unknown nm or a vol/part that does not match it.
+func (wb *wildberries) cardJSON(w http.ResponseWriter, r *http.Request) {
+	nm, err := strconv.ParseInt(r.PathValue("nm"), 10, 64)
+	p, perr := wb.c.Product(SiteWildberries, r.PathValue("nm"))
+	if err != nil || perr != nil || r.URL.Path != WBCardJSONPath(nm) {
+		http.NotFound(w, r)
+		return
+	}
+	head := strings.Fields(p.Title)[0]
+	writeJSON(w, wbCard{IMTID: nm / 3, NMID: nm, IMTName: p.Title, Slug: p.Slug,
+		SubjName: head, VendorCode: strings.ToUpper(p.Slug[:min(len(p.Slug), 8)]) + "-" + p.ID[len(p.ID)-3:],
+		Description: p.Title + " от " + p.Brand + ".",
+		Options:     []wbOption{{Name: "Бренд", Value: p.Brand}},
+		Selling:     wbSelling{BrandName: p.Brand, SupplierID: p.SellerID}})
 }
 
 // wbProduct is a product object of the search and detail APIs.

@@ -42,10 +42,7 @@ func parseProduct(s *site.Site, body []byte, pageURL string, at time.Time) (site
 		return parseProductHTML(s, body, pageURL, at)
 	}
 	if c, ok := decodeBasketCard(body); ok {
-		id := strconv.FormatInt(c.NMID, 10)
-		it := item.Item{Site: Name, ID: id, Title: site.Clean(c.IMTName), Currency: "RUB",
-			URL: ItemURL(s, id), FetchedAt: at}
-		return site.Page{Items: []item.Item{it}}, nil
+		return site.Page{Items: []item.Item{c.toItem(s, at)}}, nil
 	}
 	ps, _, err := decodeProducts(body)
 	if err != nil {

@@ -1,6 +1,7 @@
 package wildberries_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -39,12 +40,14 @@ func TestParseRealSamples(t *testing.T) {
 				"Zetter - официальный магазин", 4.9, 65754)},
 		{name: "wb_basket_card_json_2025-07.json", kind: "product", count: 1,
 			first: wb("67858518", "Швабра с отжимом и ведром для мытья пола 10 л", 0, 0, "", 0, 0)},
+		{name: "wb_basket_card_json_2025-07.json", kind: "card", count: 1,
+			first: wb("67858518", "Швабра с отжимом и ведром для мытья пола 10 л", 0, 0, "", 0, 0)},
 		{name: "wb_product_page_rendered_2025-04.html", kind: "product", count: 1,
 			first: wb("164419278", "Кофе в зернах 1 кг Бразилия Премиум Бленд", 163000, 191800,
 				"DON CUP БРАЗИЛЬСКИЙ КОФЕ", 4.8, 29858)},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.kind+"/"+tt.name, func(t *testing.T) {
 			page, err := site.Parse(wildberries.Name, tt.kind, sitetest.Sample(t, "wildberries", tt.name), "", at)
 			if err != nil {
 				t.Fatal(err)
@@ -76,5 +79,16 @@ func checkFollow(t *testing.T, page site.Page) {
 		URL: "https://www.wildberries.ru/__internal/card/cards/v4/detail?nm=" + page.Items[0].ID + "&appType=1&curr=rub&dest=-1257786&spp=30"}
 	if d := cmp.Diff(want, f); d != "" {
 		t.Errorf("first follow target (-want +got):\n%s", d)
+	}
+}
+
+// TestCardRejectsOtherAnswers: the card kind takes only a card.json; a
+// card v4 detail response or an HTML page is not mistaken for one.
+func TestCardRejectsOtherAnswers(t *testing.T) {
+	for _, name := range []string{"wb_card_v4_detail_2025-07.json", "wb_product_page_rendered_2025-04.html"} {
+		_, err := site.Parse(wildberries.Name, "card", sitetest.Sample(t, "wildberries", name), "", at)
+		if !errors.Is(err, site.ErrUnrecognized) {
+			t.Errorf("%s as a card: got %v, want an unrecognized-page error", name, err)
+		}
 	}
 }

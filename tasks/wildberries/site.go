@@ -61,6 +61,7 @@ func New() *site.Site {
 		Endpoints: map[string]string{
 			site.EndpointWeb: WebURL, site.EndpointSearch: SearchURL,
 			site.EndpointCard: CardURL, site.EndpointCatalog: CatalogURL,
+			EndpointBasket: "", // basket-NN.wbbasket.ru by nm (basketHost) until set
 		},
 		API: APICurrent,
 		APIs: map[string]map[string]string{
@@ -76,6 +77,8 @@ func New() *site.Site {
 				Normalize: normalizeCategory, Build: categoryURL, Parse: parseListing},
 			KindProduct: {Name: KindProduct,
 				Normalize: normalizeProduct, Build: productURL, Parse: parseProduct},
+			KindCard: {Name: KindCard,
+				Normalize: normalizeCard, Build: cardURL, Parse: parseCard},
 		},
 	}
 }

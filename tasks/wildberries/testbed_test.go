@@ -1,6 +1,9 @@
 package wildberries_test
 
 import (
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,4 +46,42 @@ func wantItems(tb *testbed.Testbed, s *site.Site, ps []testbed.Product) []item.I
 			Reviews: p.Reviews, URL: s.BaseURL + p.URL, FetchedAt: at})
 	}
 	return out
+}
+
+// TestTestbedCardJSON: the testbed's card.json of catalog products, at
+// the URL the card kind builds, parses to the product's ID and title (no
+// price); an unknown nm, or a vol/part that is not the nm's, is a 404.
+func TestTestbedCardJSON(t *testing.T) {
+	tb := sitetest.Testbed(t)
+	s := sitetest.SiteOn(t, tb, "wildberries")
+	ps := tb.Catalog.Products("wildberries")
+	for _, p := range []testbed.Product{ps[0], ps[len(ps)/2], ps[len(ps)-1]} {
+		u, err := s.URL("card", site.Request{ID: p.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := s.Parse("card", sitetest.Get(t, u), u, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []item.Item{{Site: "wildberries", ID: p.ID, Title: p.Title, Currency: "RUB", URL: s.BaseURL + p.URL, FetchedAt: at}}
+		if d := cmp.Diff(want, page.Items); d != "" {
+			t.Errorf("card %s (-catalog +parsed):\n%s", p.ID, d)
+		}
+	}
+	nm, _ := strconv.ParseInt(ps[0].ID, 10, 64)
+	for _, path := range []string{
+		testbed.WBCardJSONPath(nm + 1_000_000_000), // not in the catalog
+		strings.Replace(testbed.WBCardJSONPath(nm), "/vol", "/vol1", 1),
+		strings.Replace(testbed.WBCardJSONPath(nm), "/part", "/part9", 1),
+	} {
+		resp, err := http.Get(s.BaseURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404", path, resp.StatusCode)
+		}
+	}
 }

@@ -43,6 +43,22 @@ func TestURLs(t *testing.T) {
 			want: "http://127.0.0.1:9001/__internal/card/cards/v4/detail?nm=67000001" + params},
 		{name: "product bad id", kind: "product", req: site.Request{ID: "12ab"}, wantErr: site.ErrBadRequest},
 		{name: "product url without id", kind: "product", req: site.Request{URL: "https://www.wildberries.ru/brands/zetter"}, wantErr: site.ErrBadRequest},
+		{name: "card id", kind: "card", req: site.Request{ID: "67858518"},
+			want: "https://basket-04.wbbasket.ru/vol678/part67858/67858518/info/ru/card.json"},
+		{name: "card first basket", kind: "card", req: site.Request{ID: "14399999"},
+			want: "https://basket-01.wbbasket.ru/vol143/part14399/14399999/info/ru/card.json"},
+		{name: "card next basket", kind: "card", req: site.Request{ID: "14400000"},
+			want: "https://basket-02.wbbasket.ru/vol144/part14400/14400000/info/ru/card.json"},
+		{name: "card past the known table", kind: "card", req: site.Request{ID: "400000000"},
+			want: "https://basket-17.wbbasket.ru/vol4000/part400000/400000000/info/ru/card.json"},
+		{name: "card pasted card.json url", kind: "card", req: site.Request{URL: "https://basket-04.wbbasket.ru/vol678/part67858/67858518/info/ru/card.json"},
+			want: "https://basket-04.wbbasket.ru/vol678/part67858/67858518/info/ru/card.json"},
+		{name: "card pasted product url", kind: "card", req: site.Request{URL: "https://www.wildberries.ru/catalog/164419278/detail.aspx"},
+			want: "https://basket-11.wbbasket.ru/vol1644/part164419/164419278/info/ru/card.json"},
+		{name: "card on testbed", kind: "card", base: "http://127.0.0.1:9001", req: site.Request{ID: "67000001"},
+			want: "http://127.0.0.1:9001/vol670/part67000/67000001/info/ru/card.json"},
+		{name: "card bad id", kind: "card", req: site.Request{ID: "67858518x"}, wantErr: site.ErrBadRequest},
+		{name: "card url without id", kind: "card", req: site.Request{URL: "https://basket-04.wbbasket.ru/vol678/info/ru/card.json"}, wantErr: site.ErrBadRequest},
 		{name: "unknown kind", kind: "item", req: site.Request{ID: "1"}, wantErr: site.ErrUnknownKind},
 	}
 	for _, tt := range tests {
@@ -63,5 +79,23 @@ func TestURLs(t *testing.T) {
 				t.Fatalf("got %q, %v; want %q, %v", got, err, tt.want, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestCardBasketEndpointFromConfig: endpoints.basket in YAML replaces the
+// basket-NN host rule for every nm.
+func TestCardBasketEndpointFromConfig(t *testing.T) {
+	r := site.NewRegistry()
+	if err := r.Add(wildberries.New()); err != nil {
+		t.Fatal(err)
+	}
+	cfg := site.Config{Sites: map[string]site.SiteConfig{"wildberries": {Endpoints: map[string]string{"basket": "https://basket-30.wbbasket.ru/"}}}}
+	if err := r.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := r.Get("wildberries")
+	got, err := s.URL("card", site.Request{ID: "67858518"})
+	if want := "https://basket-30.wbbasket.ru/vol678/part67858/67858518/info/ru/card.json"; err != nil || got != want {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
 	}
 }
