@@ -46,6 +46,9 @@ const (
 	DefaultQuarantineCap  = 3600 * time.Second
 	DefaultFailPenalty    = 30 * time.Second
 	DefaultFailPenaltyCap = 600 * time.Second
+	// DefaultClearanceWait is about what clearing a challenge costs: a
+	// browser visit of one to two seconds and two requests.
+	DefaultClearanceWait = 2 * time.Second
 )
 
 // SiteConfig is the politeness and quarantine policy of one site. A zero
@@ -70,6 +73,12 @@ type SiteConfig struct {
 	FailPenalty time.Duration
 	// FailPenaltyCap caps the doubled penalty. Default 600s.
 	FailPenaltyCap time.Duration
+	// ClearanceWait is how long a lease waits for a proxy that holds the
+	// site's clearance (MarkCleared) to be ready again before it takes a
+	// ready proxy without one, which would cost a browser visit. Default
+	// DefaultClearanceWait; negative: no wait (a ready proxy with a
+	// clearance is still taken first).
+	ClearanceWait time.Duration
 }
 
 // Config configures a RedisBroker.
@@ -160,6 +169,7 @@ func (c Config) withDefaults() Config {
 	c.Default = c.Default.fill(SiteConfig{
 		MinInterval: DefaultMinInterval, QuarantineBase: DefaultQuarantineBase,
 		QuarantineCap: DefaultQuarantineCap, FailPenalty: DefaultFailPenalty, FailPenaltyCap: DefaultFailPenaltyCap,
+		ClearanceWait: DefaultClearanceWait,
 	})
 	return c
 }
@@ -184,6 +194,9 @@ func (s SiteConfig) fill(d SiteConfig) SiteConfig {
 	if s.FailPenaltyCap == 0 {
 		s.FailPenaltyCap = d.FailPenaltyCap
 	}
+	if s.ClearanceWait == 0 {
+		s.ClearanceWait = d.ClearanceWait
+	}
 	return s
 }
 
@@ -197,6 +210,7 @@ func (c Config) site(name string) SiteConfig {
 		s.MinInterval = 0
 	}
 	s.FailPenaltyCap = max(s.FailPenaltyCap, s.FailPenalty)
+	s.ClearanceWait = max(s.ClearanceWait, 0)
 	return s
 }
 

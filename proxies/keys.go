@@ -40,6 +40,11 @@ func (k keys) quarantine(site string, c Class) string {
 	return k.prefix + "quar:" + site + ":" + string(c)
 }
 
+// cleared is a ZSET id -> end (ms, Redis clock) of the clearance of a
+// site's JavaScript challenge the proxy holds (MarkCleared): a lease of
+// the site takes these proxies first.
+func (k keys) cleared(site string) string { return k.prefix + "cleared:" + site }
+
 // leases is a HASH id -> "token|expiry-ms|holder|task" of one site.
 func (k keys) leases(site string) string { return k.prefix + "lease:" + site }
 
@@ -64,9 +69,9 @@ type scArgs struct {
 	release []any // releaseScript KEYS (busy only in exclusive mode)
 	extend  []any // extendScript KEYS
 	// field is the known field, site the site name, minInterval its
-	// min_interval in ms.
-	field, site, minInterval any
-	sc                       SiteConfig
+	// min_interval in ms, clearanceWait its clearance wait in ms.
+	field, site, minInterval, clearanceWait any
+	sc                                      SiteConfig
 }
 
 // argsOf returns the cached scArgs of (site, class).
@@ -89,13 +94,14 @@ func (b *RedisBroker) newArgs(site string, class Class) *scArgs {
 	k, sc := b.k, b.cfg.site(site)
 	ready, leases, quar := k.ready(site, class), k.leases(site), k.quarantine(site, class)
 	a := &scArgs{
-		lease:       []any{ready, leases, k.token(), k.proxies(), k.known(), quar, k.busy(), k.epoch()},
-		release:     []any{ready, leases, k.stats(site), quar},
-		extend:      []any{ready, leases, k.busy()},
-		field:       knownField(site, class),
-		site:        site,
-		minInterval: sc.MinInterval.Milliseconds(),
-		sc:          sc,
+		lease:         []any{ready, leases, k.token(), k.proxies(), k.known(), quar, k.busy(), k.epoch(), k.cleared(site)},
+		release:       []any{ready, leases, k.stats(site), quar},
+		extend:        []any{ready, leases, k.busy()},
+		field:         knownField(site, class),
+		site:          site,
+		minInterval:   sc.MinInterval.Milliseconds(),
+		clearanceWait: sc.ClearanceWait.Milliseconds(),
+		sc:            sc,
 	}
 	if b.cfg.Mode == ModeExclusive {
 		a.release = append(a.release, k.busy())

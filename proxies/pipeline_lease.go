@@ -35,7 +35,7 @@ func (b *RedisBroker) LeaseIn(ctx context.Context, p redis.Pipeliner, site strin
 	}
 	a, set := b.argsOf(site, class), b.loaded.Load()
 	args := []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
-		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg()}
+		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), a.clearanceWait}
 	cmd := evalshaCmd(ctx, leaseScript, a.lease, args)
 	_ = p.Process(ctx, cmd)
 	return func(ctx context.Context) (*Lease, error) {

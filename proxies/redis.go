@@ -124,11 +124,17 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 		return nil, err
 	}
 	a, set := b.argsOf(site, class), b.loaded.Load()
-	args := []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
-		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), id}
-	if id == "" {
-		args = args[:10]
+	// ARGV[11]: the proxy of leaseProxyScript, the clearance wait of
+	// leaseScript
+	last := any(id)
+	switch {
+	case id == "" && prompt(ctx):
+		last = 0 // luaCleared: no wait
+	case id == "":
+		last = a.clearanceWait
 	}
+	args := []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
+		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), last}
 	for range 4 {
 		res, acked, err := b.evalAcked(ctx, s, a.lease, args)
 		if err != nil {

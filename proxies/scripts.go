@@ -87,26 +87,60 @@ local kv = redis.call('HGET', KEYS[5], ARGV[6])
 if not kv or kv == '' then return {-2} end
 `
 
-// leaseScript takes the proxy with the lowest ready-at <= now: O(log N).
+// luaCleared is the lease script's first choice, on the Lease KEYS/ARGV:
+// a proxy that holds the site's clearance (KEYS[9], MarkCleared), so a
+// JavaScript challenge costs a browser visit per proxy, not per lease.
+// cleared() takes the first of them (at most 64 looked at) that is ready
+// now; with none ready, but one not leased that is ready within the
+// site's clearance wait (ARGV[11] ms), it answers not-ready until then,
+// so the caller waits for it rather than pay a new challenge; else nil:
+// the usual choice. A site no proxy holds a clearance of costs one
+// EXISTS.
+const luaCleared = `
+local function cleared()
+  if redis.call('EXISTS', KEYS[9]) == 0 then return nil end
+  local m = redis.call('ZRANGE', KEYS[1], 0, 0)
+  if string.byte(m[1] or '') ~= 35 then return {-2} end -- no '#' marker
+  local soon
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, '+inf', 'LIMIT', 0, 64)) do
+    local s = redis.call('ZSCORE', KEYS[1], id)
+    s = s and tonumber(s)
+    if s and s <= now then
+      if not busyUntil(id) then return take(id, m[1]) end
+    elseif s and s <= now + ARGV[11] and (not soon or s < soon) and redis.call('HEXISTS', KEYS[2], id) == 0 then
+      soon = s
+    end
+  end
+  if soon then return {0, soon, now, 0, 0} end
+  return nil
+end
+`
+
+// leaseScript takes a ready proxy that holds the site's clearance
+// (luaCleared), else the proxy with the lowest ready-at <= now: O(log N).
 //
 // KEYS[1] ready ZSET (site, class)   KEYS[2] leases HASH (site)
 // KEYS[3] token counter              KEYS[4] proxies HASH
 // KEYS[5] known HASH                 KEYS[6] quarantine ZSET (site, class)
 // KEYS[7] busy HASH                 KEYS[8] epoch HASH
+// KEYS[9] cleared ZSET (site)
 // ARGV[1] skew ms  ARGV[2] ttl ms  ARGV[3] min_interval ms  ARGV[4] holder
 // ARGV[5] task  ARGV[6] known field  ARGV[7] site
 // ARGV[8] "0" in shared and partitioned mode; in exclusive mode the most ms
 // a proxy leased on another site is pushed back on this one
 // ARGV[9] sync marker the caller's spec cache holds ("" for none)
 // ARGV[10] epoch fence ms, "-1" with epochs off (luaEpoch)
+// ARGV[11] the site's clearance wait ms, 0 for none (luaCleared)
 //
 // Returns {1, id, token, now, expiry, marker[, spec]} (spec when the
 // marker is not ARGV[9]) | {0, first-ready-at, now, exhausted 1/0, leases
 // of the site} (the first ready-at is the fence's end while fenced) | {-1}
 // empty | {-2} ready set out of date: sync and retry.
-var leaseScript = redis.NewScript(luaNow + luaTake + luaEpoch + `
+var leaseScript = redis.NewScript(luaNow + luaTake + luaEpoch + luaCleared + `
 local f = fenced()
 if f then return {0, f, now, 0, 0} end
+local r = cleared()
+if r then return r end
 for i = 1, 32 do
   local c = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 2)
   if string.byte(c[1] or '') ~= 35 then return {-2} end -- no '#' marker
@@ -127,7 +161,8 @@ return {0, first[2], now, ex, redis.call('HLEN', KEYS[2])}
 
 // leaseProxyScript takes one named proxy (sticky resume).
 //
-// KEYS and ARGV[1..10] as leaseScript; ARGV[11] proxy id.
+// KEYS and ARGV[1..10] as leaseScript; ARGV[11] proxy id (KEYS[9] is
+// not read).
 // Returns as leaseScript, plus {-3} not in the pool for this site and
 // class, {-4} leased by someone, {-5, until} quarantined. A live lease
 // held for the same task (ARGV[5]) is taken over with a new token: its

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/fetcher"
+	"crawlq/proxies"
 )
 
 // clearance is what a browser's solve leaves for the other sessions of
@@ -23,18 +24,23 @@ type clearance struct {
 
 // SaveClearance keeps the session's cookies and profile for its proxy and
 // site for ttl, so the next session of this proxy that meets the site's
-// challenge reuses them, on any server, instead of a browser visit.
+// challenge reuses them, on any server, instead of a browser visit. When
+// the broker can (proxies.ClearanceMarker), the proxy is marked cleared
+// too: the site's next leases take it first.
 func (s *Session) SaveClearance(ctx context.Context, ttl time.Duration) error {
 	s.mu.Lock()
 	c := clearance{Browser: s.profile, Cookies: s.jar.snapshot()}
-	key := clearanceKey(s.rec.Site, s.lease.Proxy.ID)
+	site, proxy := s.rec.Site, s.lease.Proxy.ID
 	s.mu.Unlock()
 	raw, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	if err := s.m.cfg.Redis.Set(ctx, key, raw, ttl).Err(); err != nil {
+	if err := s.m.cfg.Redis.Set(ctx, clearanceKey(site, proxy), raw, ttl).Err(); err != nil {
 		return fmt.Errorf("save clearance: %w", err)
+	}
+	if cm, ok := s.m.cfg.Broker.(proxies.ClearanceMarker); ok {
+		return cm.MarkCleared(ctx, site, proxy, ttl)
 	}
 	return nil
 }
@@ -64,7 +70,13 @@ func (s *Session) LoadClearance(ctx context.Context) (bool, error) {
 }
 
 // DropClearance forgets the clearance of the session's proxy and site (a
-// reused one was refused).
+// reused one was refused), and its mark in the broker.
 func (s *Session) DropClearance(ctx context.Context) error {
-	return s.m.cfg.Redis.Del(ctx, clearanceKey(s.rec.Site, s.ProxyID())).Err()
+	if err := s.m.cfg.Redis.Del(ctx, clearanceKey(s.rec.Site, s.ProxyID())).Err(); err != nil {
+		return err
+	}
+	if cm, ok := s.m.cfg.Broker.(proxies.ClearanceMarker); ok {
+		return cm.ForgetCleared(ctx, s.rec.Site, s.ProxyID())
+	}
+	return nil
 }

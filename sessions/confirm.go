@@ -58,10 +58,13 @@ type Confirmation struct {
 //	             UnconfirmedHold and its stored session is dropped
 //
 // A second proxy that fails in transport gave no answer: it is released
-// as failed and another one is asked, confirmTries in all. An error means
-// the request was cancelled or Redis failed; this session's lease is
-// still held then.
-func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int, first Step) (Confirmation, error) {
+// as failed and another one is asked, confirmTries in all. A second proxy
+// met by the site's JavaScript challenge is handed to clear (if not nil),
+// which clears it in the second proxy's session (a browser through that
+// proxy) and reports whether it did; the request is then asked again.
+// An error means the request was cancelled or Redis failed; this
+// session's lease is still held then.
+func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int, first Step, clear Clearer) (Confirmation, error) {
 	if err := s.usable(); err != nil {
 		return Confirmation{}, err
 	}
@@ -76,13 +79,13 @@ func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Det
 			_ = second.release(ctx, proxies.Neutral())
 			return Confirmation{}, err
 		}
-		step, err := second.ask(ctx, f, d, kind, url, page)
+		step, asked, err := second.askClearing(ctx, f, d, kind, url, page, clear)
 		if err != nil {
 			_ = second.release(ctx, proxies.Neutral())
 			return Confirmation{}, err
 		}
 		c = Confirmation{Decision: detect.Decide(first.Verdict, step.Verdict), Second: step,
-			SecondProxy: second.Lease().Proxy, Requests: c.Requests + 1}
+			SecondProxy: second.Lease().Proxy, Requests: c.Requests + asked}
 		if step.Verdict.Kind != detect.ProxyFailure {
 			return s.settle(ctx, c, first, second)
 		}
@@ -125,9 +128,11 @@ func (s *Session) undecided(ctx context.Context, c Confirmation) (Confirmation, 
 
 // second leases a second proxy of rec's class for rec's site, for one
 // request: this session's own proxy is leased, so it is never picked
-// (I1). Its session is never stored.
+// (I1). It is taken at once (proxies.Promptly): a ready proxy holding the
+// site's clearance if there is one, without waiting for one. Its session
+// is never stored.
 func (m *Manager) second(ctx context.Context, rec *record) (*Session, error) {
-	wctx, cancel := context.WithTimeout(ctx, m.cfg.ConfirmWait)
+	wctx, cancel := context.WithTimeout(proxies.Promptly(ctx), m.cfg.ConfirmWait)
 	defer cancel()
 	task := rec.Task + "/confirm"
 	l, err := m.cfg.Broker.LeaseWait(wctx, rec.Site, rec.Class, m.cfg.Holder, task, m.cfg.LeaseTTL)
@@ -140,6 +145,27 @@ func (m *Manager) second(ctx context.Context, rec *record) (*Session, error) {
 	s.callerStores = true // never written: it lives for one request
 	s.keepAlive()
 	return s, nil
+}
+
+// Clearer clears a site's JavaScript challenge that url met in session s
+// (a browser through s's proxy, with s's identity; its cookies go into
+// s) and reports whether it cleared.
+type Clearer func(ctx context.Context, s *Session, url string) (bool, error)
+
+// askClearing asks as ask does and, when the answer is the site's
+// challenge and clear clears it, asks once more. It returns the last step
+// and how many requests it sent.
+func (s *Session) askClearing(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int, clear Clearer) (Step, int, error) {
+	step, err := s.ask(ctx, f, d, kind, url, page)
+	if err != nil || step.Verdict.Kind != detect.Challenge || clear == nil {
+		return step, 1, err
+	}
+	ok, err := clear(ctx, s, url)
+	if err != nil || !ok {
+		return step, 1, err
+	}
+	step, err = s.ask(ctx, f, d, kind, url, page)
+	return step, 2, err
 }
 
 // ask sends one paced, judged request through a second proxy; it records

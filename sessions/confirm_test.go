@@ -39,7 +39,7 @@ func TestConfirmWithoutSecondProxy(t *testing.T) {
 	if err != nil || first.Verdict.Kind != detect.Suspect || first.Action != sessions.Continue {
 		t.Fatalf("first answer %v (%v, action %v), want suspect and the session going on", first.Verdict, err, first.Action)
 	}
-	c, err := s.Confirm(ctx, f, d, "search", u, 1, first)
+	c, err := s.Confirm(ctx, f, d, "search", u, 1, first, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,10 +158,19 @@ func clearanceTTL(s *site.Site, res browser.Result) time.Duration {
 }
 
 // solve runs the browser on the session's challenge page (the page
-// itself when render is set) and puts its cookies in the session.
+// itself when render is set) and puts its cookies in the session. The
+// attempt's first visit ends as soon as the site's clearance cookie is
+// set (browser.Job.CookieSuffices): the page is asked over HTTP next
+// anyway; a second visit, after the site refused that cookie, waits for
+// the page the challenge reloads to.
 func (r *run) solve(ctx context.Context, s *site.Site, pageURL string, render bool) (browser.Result, error) {
 	r.solves++
-	sess := r.sess
+	return r.solveIn(ctx, r.sess, s, pageURL, render, r.solves == 1)
+}
+
+// solveIn is solve in session sess (the job's, or a confirmation's second
+// proxy's); suffices ends the visit once the clearance cookie is set.
+func (r *run) solveIn(ctx context.Context, sess *sessions.Session, s *site.Site, pageURL string, render, suffices bool) (browser.Result, error) {
 	r.becomeBrowser(sess)
 	target, cookie := pageURL, ""
 	if s != nil && !render {
@@ -170,15 +179,15 @@ func (r *run) solve(ctx context.Context, s *site.Site, pageURL string, render bo
 	p := sess.Profile()
 	res, err := r.h.cfg.Browser.Solve(ctx, browser.Job{URL: target, Proxy: sess.Proxy(), UserAgent: p.UserAgent,
 		AcceptLanguage: p.AcceptLanguage, Cookies: sess.CookiesFor(target), Gate: sess.Gate, Done: sess.Answered, Settled: sess.Settled,
-		Clearance: cookie, Cleared: r.cleared})
+		Clearance: cookie, Cleared: r.cleared, CookieSuffices: cookie != "" && suffices})
 	r.sum.BrowserRequests += res.Requests
 	if !render {
 		r.sum.Challenges++
 	}
 	r.noteSolve(err, res)
 	if err != nil {
-		r.log.Warn("challenge not cleared", zap.String("proxy", r.sum.ProxyID), zap.String("url", target), zap.Error(err))
-		return res, fmt.Errorf("site %s: the browser did not clear the challenge at %s through proxy %s: %w", r.job.Site, target, r.sum.Proxy, err)
+		r.log.Warn("challenge not cleared", zap.String("proxy", sess.ProxyID()), zap.String("url", target), zap.Error(err))
+		return res, fmt.Errorf("site %s: the browser did not clear the challenge at %s through proxy %s: %w", r.job.Site, target, sess.Lease().Proxy.Masked(), err)
 	}
 	if !render {
 		r.sum.ChallengesSolved++
@@ -186,7 +195,7 @@ func (r *run) solve(ctx context.Context, s *site.Site, pageURL string, render bo
 	if u, perr := url.Parse(target); perr == nil {
 		sess.AddBrowserCookies(u.Scheme, res.Cookies)
 	}
-	r.log.Debug("challenge cleared", zap.String("proxy", r.sum.ProxyID), zap.Duration("took", res.Took), zap.Int("requests", res.Requests))
+	r.log.Debug("challenge cleared", zap.String("proxy", sess.ProxyID()), zap.Duration("took", res.Took), zap.Int("requests", res.Requests))
 	return res, nil
 }
 

@@ -295,3 +295,42 @@ func TestCardNeedsNoChallenge(t *testing.T) {
 		t.Errorf("product job's last error %q: want the 498 challenge", got.LastErr)
 	}
 }
+
+// TestClearedProxyLeasedFirst: with several proxies free, the jobs after
+// the first are leased the proxy that holds the site's clearance (waiting
+// for it to cool down rather than taking a ready one without it), so the
+// challenge costs one browser visit for all of them; without that, each
+// job would take the proxy that waited longest and be challenged anew.
+func TestClearedProxyLeasedFirst(t *testing.T) {
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 4, Seed: 5, Challenge: true})
+	b, err := browser.New(browser.Config{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
+	}
+	t.Cleanup(b.Close)
+	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
+		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	const jobs = 4
+	visits := 0
+	for i := range jobs {
+		_, infos := enqueueAndWait(t, rdb, reg, []tasks.Job{{Site: testbed.SiteWildberries, Kind: "product", Request: site.Request{ID: tb.Catalog.Products(testbed.SiteWildberries)[i].ID}}})
+		var s tasks.Summary
+		if err := json.Unmarshal(infos[0].Result, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Items != 1 {
+			t.Errorf("job %d summary %+v: want its item", i, s)
+		}
+		visits += s.Challenges
+	}
+	ips := map[string]int{}
+	for _, e := range tb.Log.Entries() {
+		ips[e.IP]++
+	}
+	if got := tb.Log.Challenges(); visits != 1 || got.Solved != 1 || got.Misused != 0 || len(ips) != 1 {
+		t.Errorf("%d browser visits, site challenges %+v, requests by IP %v: want one visit, one solve, every job through the cleared proxy", visits, got, ips)
+	}
+	if rep := tb.Check(); !rep.OK() {
+		t.Errorf("politeness: %+v", rep)
+	}
+}

@@ -28,7 +28,7 @@ const unconfirmedRetry = 5 * time.Second
 // item: NotFound); contradicted, the first proxy is quarantined and the
 // second answer is used; undecided, the job retries.
 func (r *run) confirm(ctx context.Context, url string, page int, first sessions.Step) (bool, error) {
-	c, err := r.sess.Confirm(ctx, r.h.cfg.Fetcher, r.det, r.detectKind(), url, page, first)
+	c, err := r.sess.Confirm(ctx, r.h.cfg.Fetcher, r.det, r.detectKind(), url, page, first, r.clearWitness)
 	if err != nil {
 		return false, err
 	}
@@ -50,6 +50,27 @@ func (r *run) confirm(ctx context.Context, url string, page int, first sessions.
 	r.sess = nil // cooling unpunished; a retry starts a new session
 	return false, retryAfter(unconfirmedRetry, fmt.Errorf("%w: %s; second proxy %s: %s",
 		ErrUnconfirmed, first.Verdict, c.SecondProxy.ID, c.Second.Verdict))
+}
+
+// clearWitness clears, in the browser, the challenge a confirmation's
+// second proxy met (sessions.Clearer), when this worker has a browser and
+// the site's policy lets it: a second proxy is drawn for its
+// independence, not for a clearance (proxies.Independent), so it often
+// has none. Its clearance is kept for the proxy's next sessions. A visit
+// that fails leaves the second answer the challenge: undecided.
+func (r *run) clearWitness(ctx context.Context, w *sessions.Session, url string) (bool, error) {
+	s, err := r.h.cfg.Sites.Get(r.job.Site)
+	if r.h.cfg.Browser == nil || err != nil || s.FetchPolicy() == site.FetchHTTP {
+		return false, nil
+	}
+	res, err := r.solveIn(ctx, w, s, url, false, true)
+	if err != nil {
+		return false, ctx.Err()
+	}
+	if err := w.SaveClearance(ctx, clearanceTTL(s, res)); err != nil {
+		r.log.Warn("keep clearance", zap.Error(err))
+	}
+	return true, nil
 }
 
 // confirmed takes a Suspect answer two proxies agreed on as the true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -169,4 +170,65 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("browser %d still there 10s after SIGKILL", pid)
+}
+
+// TestCookieSufficesSkipsTheReload: with CookieSuffices the solve ends
+// once the challenge's script has set the clearance cookie: one request
+// reaches the site (the challenge), the page the script reloads to is
+// answered in the browser, and the cookie is valid: the site accepts it
+// from the same IP and User-Agent (its first use counts as the solve).
+func TestCookieSufficesSkipsTheReload(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 1, Challenge: true, Farm: testbed.FarmConfig{Auth: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	b, err := browser.New(browser.Config{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
+	}
+	defer b.Close()
+	fp, _ := tb.Farm.Proxy(0)
+	proxy, _ := url.Parse(fp.URL)
+	p := &pacer{gap: tb.Rules()[testbed.SiteOzon].MinInterval + 50*time.Millisecond}
+	page := tb.SiteURL(testbed.SiteOzon) + testbed.OzonSearchPath + "?text=x"
+	name := testbed.ChallengeCookie[testbed.SiteOzon]
+	res, err := b.Solve(ctx, browser.Job{URL: page, Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate, Done: p.done,
+		Clearance: name, CookieSuffices: true,
+		Cleared: func(status int, body []byte) bool { return !strings.Contains(string(body), "fab_chlg_") }})
+	if err != nil {
+		t.Fatalf("solve: %v", err)
+	}
+	var cookie *http.Cookie
+	for _, c := range res.Cookies {
+		if c.Name == name {
+			cookie = c
+		}
+	}
+	if cookie == nil || res.Requests != 1 || p.sent != 1 {
+		t.Fatalf("result %+v (gate let %d through): want the clearance cookie after one request", res, p.sent)
+	}
+	if got := tb.Log.Challenges(); got.Served != 1 || got.Solved != 0 {
+		t.Fatalf("site's challenges %+v: want the challenge served, its reload never sent", got)
+	}
+	// the cookie alone clears: the page over plain HTTP, same IP and UA
+	tr := &http.Transport{Proxy: http.ProxyURL(proxy)}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, page, nil)
+	req.Header.Set("User-Agent", chromiumUA)
+	req.AddCookie(&http.Cookie{Name: name, Value: cookie.Value})
+	if err := p.gate(ctx); err != nil { // paced as the session would be
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	p.done()
+	if got := tb.Log.Challenges(); resp.StatusCode != http.StatusOK || got.Solved != 1 || got.Misused != 0 {
+		t.Errorf("page with the cookie: status %d, site's challenges %+v; want 200, the solve counted, no misuse", resp.StatusCode, got)
+	}
 }

@@ -56,6 +56,14 @@ type Job struct {
 	// the challenge. The challenge has cleared only once the last page
 	// answer is.
 	Cleared func(status int, body []byte) bool
+	// CookieSuffices ends the solve as soon as a new Clearance cookie is
+	// set (one that is not among Cookies), without the page the
+	// challenge's script then reloads: the caller asks that page over HTTP
+	// anyway, and the site judges the cookie there. It saves the reload's
+	// request; a site that only accepts the cookie after the reload
+	// challenges the HTTP request again, and the caller's next solve goes
+	// without it.
+	CookieSuffices bool
 }
 
 // Result is what a solve did.
@@ -145,6 +153,11 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
 	p := &pageRun{job: job, c: chromedp.FromContext(cctx), gate: tctx}
+	for _, c := range job.Cookies {
+		if c.Name == job.Clearance {
+			p.had = c.Value
+		}
+	}
 	err := p.start(loop, tctx)
 	if err == nil {
 		err = p.wait(tctx)
@@ -168,7 +181,7 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 }
 
 // restTimeout bounds bringing a page to rest.
-const restTimeout = 5 * time.Second
+const restTimeout = 30 * time.Second
 
 // rest stops the page before its context closes: scripts off, every
 // navigation stopped, about:blank committed, and no request paused at the
@@ -243,6 +256,9 @@ type pageRun struct {
 	paused  int  // requests paused at the interception, not answered yet
 	pages   int  // page answers seen
 	cleared bool // the last page answer was not the challenge
+	// had is the Clearance cookie's value among the job's cookies ("" for
+	// none): CookieSuffices waits for another one.
+	had string
 }
 
 // start subscribes to the interception events, answered over loop (not
@@ -414,12 +430,15 @@ func (p *pageRun) wait(ctx context.Context) error {
 	}
 }
 
-// clearedNow checks the page's state and the clearance cookie once.
+// clearedNow checks the page's state and the clearance cookie once: the
+// cookie is there and the last page answer was not the challenge, or,
+// with CookieSuffices, a new cookie is there after the first page answer.
 func (p *pageRun) clearedNow(ctx context.Context) bool {
 	p.mu.Lock()
-	ok := p.pages > 0 && p.cleared
+	pages, cleared := p.pages, p.cleared
 	p.mu.Unlock()
-	if !ok {
+	suffices := p.job.CookieSuffices && p.job.Clearance != ""
+	if pages == 0 || !cleared && !suffices {
 		return false
 	}
 	if p.job.Clearance == "" {
@@ -430,7 +449,7 @@ func (p *pageRun) clearedNow(ctx context.Context) bool {
 		return false
 	}
 	for _, c := range cookies {
-		if c.Name == p.job.Clearance {
+		if c.Name == p.job.Clearance && (cleared || c.Value != p.had) {
 			return true
 		}
 	}

@@ -63,7 +63,7 @@ func startCluster(ctx context.Context, cfg Config) (c *cluster, err error) {
 	var challenge bool
 	c.chrome, challenge = findBrowser(cfg)
 	c.tb, err = testbed.Start(context.WithoutCancel(ctx), testbed.Config{Proxies: cfg.Proxies, Seed: cfg.Seed,
-		Fingerprint: true, Challenge: challenge, Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}, Sites: softBanRules(cfg)})
+		Fingerprint: true, Challenge: challenge, Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}, Sites: softBanRules(cfg, challenge)})
 	if err != nil {
 		return nil, fmt.Errorf("start testbed: %w", err)
 	}

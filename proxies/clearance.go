@@ -1,0 +1,87 @@
+package proxies
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ClearanceMarker is a Broker that leases the proxies holding a site's
+// clearance first: a JavaScript challenge's clearance is bound to the IP,
+// so a lease on a proxy without one costs a browser visit. RedisBroker,
+// and FallbackBroker through its Redis.
+type ClearanceMarker interface {
+	// MarkCleared notes that proxyID holds the site's clearance for ttl:
+	// until then, Lease and LeaseWait of the site take it before a proxy
+	// without one, and wait up to the site's ClearanceWait for it.
+	MarkCleared(ctx context.Context, site, proxyID string, ttl time.Duration) error
+	// ForgetCleared drops the mark (the site refused the clearance).
+	ForgetCleared(ctx context.Context, site, proxyID string) error
+}
+
+var (
+	_ ClearanceMarker = (*RedisBroker)(nil)
+	_ ClearanceMarker = (*FallbackBroker)(nil)
+)
+
+// promptKey marks a context's leases as prompt ones.
+type promptKey struct{}
+
+// Promptly returns ctx marking the leases made with it as prompt: they
+// take a ready proxy that holds the site's clearance first, as every lease
+// does, but never wait for one (the site's ClearanceWait). For a
+// confirmation's second opinion, which should be asked right after the
+// answer it checks.
+func Promptly(ctx context.Context) context.Context {
+	return context.WithValue(ctx, promptKey{}, true)
+}
+
+// prompt says whether ctx comes from Promptly.
+func prompt(ctx context.Context) bool {
+	v, _ := ctx.Value(promptKey{}).(bool)
+	return v
+}
+
+// markClearedScript marks a proxy cleared on the site's clock, drops the
+// marks that have ended, and keeps the set no longer than its last mark.
+//
+// KEYS[1] cleared ZSET (site)
+// ARGV[1] skew ms  ARGV[2] ttl ms  ARGV[3] proxy id
+var markClearedScript = redis.NewScript(luaNow + `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + ARGV[2], ARGV[3])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+`)
+
+// MarkCleared implements ClearanceMarker.
+func (b *RedisBroker) MarkCleared(ctx context.Context, site, proxyID string, ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return nil
+	}
+	if err := markClearedScript.Run(ctx, b.rdb, []string{b.k.cleared(site)}, b.cfg.skew(), ttl.Milliseconds(), proxyID).Err(); err != nil {
+		return fmt.Errorf("mark proxy %s cleared on %s: %w", proxyID, site, err)
+	}
+	return nil
+}
+
+// ForgetCleared implements ClearanceMarker.
+func (b *RedisBroker) ForgetCleared(ctx context.Context, site, proxyID string) error {
+	if err := b.rdb.ZRem(ctx, b.k.cleared(site), proxyID).Err(); err != nil {
+		return fmt.Errorf("forget the clearance of proxy %s on %s: %w", proxyID, site, err)
+	}
+	return nil
+}
+
+// MarkCleared implements ClearanceMarker on the primary's Redis; while it
+// is down the mark is lost, which costs at most a browser visit.
+func (f *FallbackBroker) MarkCleared(ctx context.Context, site, proxyID string, ttl time.Duration) error {
+	return f.primary.MarkCleared(ctx, site, proxyID, ttl)
+}
+
+// ForgetCleared implements ClearanceMarker on the primary's Redis.
+func (f *FallbackBroker) ForgetCleared(ctx context.Context, site, proxyID string) error {
+	return f.primary.ForgetCleared(ctx, site, proxyID)
+}

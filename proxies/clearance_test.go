@@ -1,0 +1,130 @@
+package proxies
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"crawlq/internal/testredis"
+)
+
+// TestLeasePrefersClearedProxies: a lease takes a ready proxy that holds
+// the site's clearance before any other, waits for one that is ready
+// within the site's clearance wait rather than take a proxy without one,
+// and goes on as usual when the marked proxies are leased, quarantined,
+// forgotten or their marks have ended, or on a site without marks; a
+// prompt lease (Promptly) takes a ready marked proxy first but never
+// waits for one.
+func TestLeasePrefersClearedProxies(t *testing.T) {
+	ck := &clock{}
+	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), ck.config(Config{
+		Default: SiteConfig{MinInterval: time.Second, ClearanceWait: 2 * time.Second},
+		Sites:   map[string]SiteConfig{"av": {ClearanceWait: -1}},
+	}))
+	ps := importN(t, b, 8, ImportOptions{})
+	ctx := context.Background()
+	mark := func(site string, i int, ttl time.Duration) {
+		t.Helper()
+		if err := b.MarkCleared(ctx, site, ps[i].ID, ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lease := func(site string) *Lease {
+		t.Helper()
+		l, err := b.Lease(ctx, site, Datacenter, "h", "t", time.Minute)
+		if err != nil {
+			t.Fatalf("lease %s: %v", site, err)
+		}
+		return l
+	}
+	release := func(l *Lease, o Outcome) {
+		t.Helper()
+		if err := b.Release(ctx, l, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := map[string]int{}
+	for i, p := range ps {
+		name[p.ID] = i
+	}
+	mark("wb", 3, time.Minute)
+	mark("wb", 4, time.Minute)
+	mark("wb", 5, time.Millisecond)
+	ck.advance(10 * time.Millisecond) // 5's mark has ended
+
+	a, c := lease("wb"), lease("wb")
+	if got := []int{name[a.Proxy.ID], name[c.Proxy.ID]}; !(got[0] == 3 && got[1] == 4 || got[0] == 4 && got[1] == 3) {
+		t.Fatalf("first two leases took proxies %v; want the cleared 3 and 4", got)
+	}
+	other := lease("wb") // both cleared proxies are leased: any other
+	if i := name[other.Proxy.ID]; i == 3 || i == 4 {
+		t.Fatalf("third lease took proxy %d, which is leased", i)
+	}
+	release(other, OK(time.Millisecond))
+
+	// 3 is ready again in 1s (min interval), within the 2s wait: the
+	// lease waits for it although other proxies are ready now
+	three := a
+	if name[a.Proxy.ID] != 3 {
+		three, c = c, a
+	}
+	release(three, OK(time.Millisecond))
+	_, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	var nr *NotReadyError
+	if !errors.As(err, &nr) || nr.Wait <= 0 || nr.Wait > time.Second+10*time.Millisecond || nr.Exhausted {
+		t.Fatalf("lease while cleared proxy 3 cools down: %v; want not ready for at most 1s", err)
+	}
+	if l := lease("oz"); l == nil { // another site has no marks: no wait
+		t.Fatal("no lease on oz")
+	} else {
+		release(l, OK(time.Millisecond))
+	}
+	ck.advance(nr.Wait)
+	again := lease("wb")
+	if name[again.Proxy.ID] != 3 {
+		t.Fatalf("after the wait the lease took proxy %d; want the cleared 3", name[again.Proxy.ID])
+	}
+
+	// a banned cleared proxy is quarantined: not waited for, not taken
+	release(c, Banned("captcha"))
+	release(again, OK(time.Millisecond))
+	if err := b.ForgetCleared(ctx, "wb", ps[3].ID); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		l := lease("wb")
+		if i := name[l.Proxy.ID]; i == 3 || i == 4 {
+			t.Fatalf("lease took proxy %d: 3 is forgotten and cooling down, 4 quarantined", i)
+		}
+		release(l, OK(time.Millisecond))
+	}
+
+	// a prompt lease (a second opinion's) does not wait for the cleared 7
+	// while it cools down, and takes it once it is ready
+	mark("in", 7, time.Minute)
+	if l := lease("in"); name[l.Proxy.ID] != 7 {
+		t.Fatalf("in lease took proxy %d; want the cleared 7", name[l.Proxy.ID])
+	} else {
+		release(l, OK(time.Millisecond))
+	}
+	w, err := b.Lease(Promptly(ctx), "in", Datacenter, "h", "t/confirm", time.Minute)
+	if err != nil || name[w.Proxy.ID] == 7 {
+		t.Fatalf("prompt lease while 7 cools down: %v, %v; want another proxy at once", w, err)
+	}
+	ck.advance(time.Second + 10*time.Millisecond)
+	if l, err := b.Lease(Promptly(ctx), "in", Datacenter, "h", "t/confirm", time.Minute); err != nil || name[l.Proxy.ID] != 7 {
+		t.Fatalf("prompt lease once 7 is ready: %v, %v; want the cleared 7", l, err)
+	}
+
+	// a site whose clearance wait is negative takes a ready proxy now
+	mark("av", 6, time.Minute)
+	l := lease("av")
+	if name[l.Proxy.ID] != 6 {
+		t.Fatalf("av lease took proxy %d; want the cleared 6", name[l.Proxy.ID])
+	}
+	release(l, OK(time.Millisecond))
+	if l := lease("av"); name[l.Proxy.ID] == 6 {
+		t.Fatal("av lease took 6 while it cools down")
+	}
+}
