@@ -334,3 +334,46 @@ func TestClearedProxyLeasedFirst(t *testing.T) {
 		t.Errorf("politeness: %+v", rep)
 	}
 }
+
+// TestConfirmationClearsTheSecondProxysChallenge: a soft-banned answer is
+// asked again from a second proxy that holds no clearance; the site
+// challenges it, the browser clears that challenge through the second
+// proxy, and its answer contradicts the first: the first proxy is
+// quarantined for the soft ban and the job gets its item.
+func TestConfirmationClearsTheSecondProxysChallenge(t *testing.T) {
+	rules := testbed.DefaultRules()[testbed.SiteWildberries]
+	rules.SoftBan = &testbed.SoftBan{Every: 1, Max: 1, Gap: time.Minute} // the first answer with items is a soft ban
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 5, Challenge: true,
+		Sites: map[string]testbed.SiteRules{testbed.SiteWildberries: rules}})
+	b, err := browser.New(browser.Config{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
+	}
+	t.Cleanup(b.Close)
+	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
+		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	c, infos := enqueueAndWait(t, rdb, reg, []tasks.Job{{Site: testbed.SiteWildberries, Kind: "product", Request: site.Request{ID: tb.Catalog.Products(testbed.SiteWildberries)[0].ID}}})
+	var s tasks.Summary
+	if err := json.Unmarshal(infos[0].Result, &s); err != nil {
+		t.Fatal(err)
+	}
+	if c.Completed != 1 || s.Items != 1 || s.SoftBans != 1 || s.Confirmations != 1 || s.Challenges != 2 || s.ChallengesSolved != 2 {
+		t.Fatalf("counts %+v, summary %+v: want the item, one confirmation contradicting the soft ban, two challenges cleared (the job's and the second proxy's)", c, s)
+	}
+	ips := map[string]bool{}
+	for _, e := range tb.Log.Entries() {
+		if e.Challenge == testbed.ChallengeSolved {
+			ips[e.IP] = true
+		}
+	}
+	if got := tb.Log.Challenges(); len(ips) != 2 || got.Misused != 0 {
+		t.Errorf("solves from %v, site challenges %+v: want one solve from each proxy, none misused", ips, got)
+	}
+	var banned int64
+	for _, p := range poolStats(t, rdb, reg).Proxies {
+		banned += p.Sites[testbed.SiteWildberries].Banned
+	}
+	if banned != 1 {
+		t.Errorf("%d proxies banned on wildberries; want the soft-banned one", banned)
+	}
+}
