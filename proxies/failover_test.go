@@ -95,7 +95,11 @@ func TestFailoverLosesALeaseWriteButNoHolder(t *testing.T) {
 	if err := g.Heal(ctx); err != nil {
 		t.Fatal(err)
 	}
-	l, err := waited.Lease(ctx, "s", Datacenter, "h3", "t3", ttl)
+	// (a client of the same pool whose WAIT has time for a replica on a
+	// loaded machine: the 300ms above only has to outlast none)
+	healed := NewRedisBroker(rdb, clk.config(Config{Pool: fmt.Sprint("fo-wait-", run), Default: noGap,
+		Replicas: 1, ReplicaTimeout: 5 * time.Second, Epochs: true}))
+	l, err := healed.Lease(ctx, "s", Datacenter, "h3", "t3", ttl)
 	if err != nil {
 		t.Fatalf("lease with WAIT after the failover: %v", err)
 	}

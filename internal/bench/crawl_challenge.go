@@ -19,6 +19,11 @@ type ChallengeFigures struct {
 	CookiesMisused  int     `json:"cookies_misused"`
 	BrowserVisits   int     `json:"browser_visits"`
 	BrowserFailures int     `json:"browser_failures"`
+	// BrowserRequests are the requests the browsers sent to the site;
+	// HTTPShare is the share of all the requests the site saw that came
+	// over HTTP (the rest are the browsers').
+	BrowserRequests int     `json:"browser_requests"`
+	HTTPShare       float64 `json:"http_share"`
 	// Browsers is the worker servers' browsers (one each) and Contexts
 	// the challenges each clears at once.
 	Browsers int `json:"browsers"`
@@ -27,8 +32,8 @@ type ChallengeFigures struct {
 
 // browsers are a phase's browsers, one per worker server.
 type browsers struct {
-	list           []*browser.Browser
-	visits, failed atomic.Int64
+	list                     []*browser.Browser
+	visits, failed, requests atomic.Int64
 }
 
 // newBrowser gives worker server i its browser in challenge mode.
@@ -51,6 +56,7 @@ func (env *phaseEnv) observeChallenge(s tasks.ChallengeStats) {
 		return
 	}
 	env.browsers.visits.Add(1)
+	env.browsers.requests.Add(int64(s.Requests))
 	if !s.Solved {
 		env.browsers.failed.Add(1)
 	}
@@ -62,9 +68,14 @@ func (r *crawlRun) challengeFigures(env *phaseEnv, window time.Duration) *Challe
 		return nil
 	}
 	c := env.tb.Log.Challenges()
-	return &ChallengeFigures{Solves: c.Solved, SolvesPerS: round3(float64(c.Solved) / window.Seconds()),
+	f := &ChallengeFigures{Solves: c.Solved, SolvesPerS: round3(float64(c.Solved) / window.Seconds()),
 		ChallengePages: c.Served, CookiesMisused: c.Misused, BrowserVisits: int(env.browsers.visits.Load()),
-		BrowserFailures: int(env.browsers.failed.Load()), Browsers: len(env.browsers.list), Contexts: r.o.Browsers}
+		BrowserFailures: int(env.browsers.failed.Load()), BrowserRequests: int(env.browsers.requests.Load()),
+		Browsers: len(env.browsers.list), Contexts: r.o.Browsers}
+	if all := len(env.tb.Log.Entries()); all > 0 {
+		f.HTTPShare = round3(float64(all-f.BrowserRequests) / float64(all))
+	}
+	return f
 }
 
 // closeBrowsers stops the phase's browsers.
