@@ -46,9 +46,6 @@ const (
 	DefaultQuarantineCap  = 3600 * time.Second
 	DefaultFailPenalty    = 30 * time.Second
 	DefaultFailPenaltyCap = 600 * time.Second
-	// DefaultClearanceWait is about what clearing a challenge costs: a
-	// browser visit of one to two seconds and two requests.
-	DefaultClearanceWait = 2 * time.Second
 )
 
 // SiteConfig is the politeness and quarantine policy of one site. A zero
@@ -75,9 +72,11 @@ type SiteConfig struct {
 	FailPenaltyCap time.Duration
 	// ClearanceWait is how long a lease waits for a proxy that holds the
 	// site's clearance (MarkCleared) to be ready again before it takes a
-	// ready proxy without one, which would cost a browser visit. Default
-	// DefaultClearanceWait; negative: no wait (a ready proxy with a
-	// clearance is still taken first).
+	// ready proxy without one, which costs a browser visit. Default 0: no
+	// wait (a ready proxy with a clearance is still taken first). A visit
+	// is paid once per proxy and clearance lifetime, a wait on every
+	// lease: waiting saves visits but caps a politeness-bound crawl at
+	// the cleared proxies' pace; it pays where browsers are scarce.
 	ClearanceWait time.Duration
 }
 
@@ -169,7 +168,6 @@ func (c Config) withDefaults() Config {
 	c.Default = c.Default.fill(SiteConfig{
 		MinInterval: DefaultMinInterval, QuarantineBase: DefaultQuarantineBase,
 		QuarantineCap: DefaultQuarantineCap, FailPenalty: DefaultFailPenalty, FailPenaltyCap: DefaultFailPenaltyCap,
-		ClearanceWait: DefaultClearanceWait,
 	})
 	return c
 }

@@ -296,13 +296,18 @@ func TestCardNeedsNoChallenge(t *testing.T) {
 	}
 }
 
-// TestClearedProxyLeasedFirst: with several proxies free, the jobs after
-// the first are leased the proxy that holds the site's clearance (waiting
-// for it to cool down rather than taking a ready one without it), so the
-// challenge costs one browser visit for all of them; without that, each
-// job would take the proxy that waited longest and be challenged anew.
+// TestClearedProxyLeasedFirst: with several proxies free and the site's
+// clearance wait set (challenge: {wait: 2s}), the jobs after the first
+// are leased the proxy that holds the site's clearance (waiting for it to
+// cool down rather than taking a ready one without it), so the challenge
+// costs one browser visit for all of them; without that, each job would
+// take the proxy that waited longest and be challenged anew.
 func TestClearedProxyLeasedFirst(t *testing.T) {
 	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 4, Seed: 5, Challenge: true})
+	if err := reg.Apply(site.Config{Sites: map[string]site.SiteConfig{
+		testbed.SiteWildberries: {Challenge: &site.ChallengeConfig{Wait: "2s"}}}}); err != nil {
+		t.Fatal(err)
+	}
 	b, err := browser.New(browser.Config{Timeout: time.Minute})
 	if err != nil {
 		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)

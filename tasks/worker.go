@@ -132,7 +132,7 @@ func BrokerConfig(reg *site.Registry, log *zap.Logger) proxies.Config {
 			if mi == 0 {
 				mi = proxies.NoMinInterval // a configured 0 means no gap, not the broker's default
 			}
-			sites[name] = proxies.SiteConfig{MinInterval: mi}
+			sites[name] = proxies.SiteConfig{MinInterval: mi, ClearanceWait: s.Challenge.Wait}
 		}
 	}
 	return proxies.Config{Sites: sites, Logger: log}

@@ -45,7 +45,9 @@ type SoftBan struct {
 	// Gap is the least time between a soft-banned answer that hid items
 	// and the start of the next automatic ban, so that a crawler asking a
 	// second IP right after a soft-banned answer meets one banned IP at a
-	// time. Default one second.
+	// time. Default one second. Besides, a request for what a soft-banned
+	// answer hid in the last minute (the same path and query: a second
+	// opinion, however long it took to come) never starts a ban itself.
 	Gap time.Duration `json:"gap"`
 	// For is how long a ban lasts; 0: the rest of the run.
 	For time.Duration `json:"for"`
@@ -55,16 +57,19 @@ type SoftBan struct {
 
 // softBans is one site's soft-ban state. Safe for concurrent use.
 type softBans struct {
-	rule     SoftBan
-	mu       sync.Mutex
-	until    map[string]time.Time // IP -> end of its ban (zero: the run)
+	rule  SoftBan
+	mu    sync.Mutex
+	until map[string]time.Time // IP -> end of its ban (zero: the run)
+	// hidden: path and query -> when a soft-banned answer last hid its
+	// items (secondOpinionFor)
+	hidden   map[string]time.Time
 	eligible int
 	started  int
 	last     time.Time
 }
 
 func newSoftBans(rule *SoftBan) *softBans {
-	sb := &softBans{until: map[string]time.Time{}}
+	sb := &softBans{until: map[string]time.Time{}, hidden: map[string]time.Time{}}
 	if rule != nil {
 		sb.rule = *rule
 	}
@@ -74,16 +79,25 @@ func newSoftBans(rule *SoftBan) *softBans {
 	return sb
 }
 
-// judge says whether ip is soft-banned for a request at now whose true
-// answer is m, starting a ban when the rule says so.
-func (sb *softBans) judge(ip string, m Meaning, now time.Time) bool {
+// secondOpinionFor is how long a request for what a soft-banned answer
+// hid counts as its second opinion, which never starts a ban.
+const secondOpinionFor = time.Minute
+
+// judge says whether ip is soft-banned for a request of path (with its
+// query) at now whose true answer is m, starting a ban when the rule says
+// so.
+func (sb *softBans) judge(ip, path string, m Meaning, now time.Time) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.bannedLocked(ip, now) {
 		if m == MeantItems {
 			sb.last = now // no new ban while a banned IP's answers hide items
+			sb.hidden[path] = now
 		}
 		return true
+	}
+	if at, ok := sb.hidden[path]; ok && now.Sub(at) < secondOpinionFor {
+		return false
 	}
 	if m != MeantItems || sb.rule.Every <= 0 || (sb.rule.Max > 0 && sb.started >= sb.rule.Max) ||
 		(!sb.last.IsZero() && now.Sub(sb.last) < sb.rule.Gap) {
@@ -94,6 +108,7 @@ func (sb *softBans) judge(ip string, m Meaning, now time.Time) bool {
 		return false
 	}
 	sb.banLocked(ip, now, sb.rule.For)
+	sb.hidden[path] = now
 	return true
 }
 
@@ -147,7 +162,7 @@ func (s *Site) emptyOrSoftBan(w http.ResponseWriter, r *http.Request, e *Entry) 
 		return "", false
 	}
 	e.Meant = m
-	banned := s.soft.judge(e.IP, m, e.Start)
+	banned := s.soft.judge(e.IP, e.Path, m, e.Start)
 	switch {
 	case banned && m == MeantItems:
 		e.Meant = MeantBanned

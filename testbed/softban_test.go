@@ -128,3 +128,37 @@ func TestNoResultQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondOpinionNeverStartsABan: a request for what a soft-banned
+// answer hid (a crawler's second opinion, however late it comes) is not
+// the one that starts the next ban, even past Gap; another query is.
+func TestSecondOpinionNeverStartsABan(t *testing.T) {
+	clock := newFakeClock()
+	tb := startTB(t, Config{Now: clock.Now, Sites: map[string]SiteRules{
+		SiteWildberries: {SoftBan: &SoftBan{Every: 1, Gap: 100 * time.Millisecond}}}})
+	ask := func(ip, q string) Meaning {
+		get(t, clientFrom(t, ip, false), searchURL(tb, SiteWildberries, q))
+		es := tb.Log.Entries()
+		return es[len(es)-1].Meant
+	}
+	if m := ask("127.0.0.81", "кофе"); m != MeantBanned {
+		t.Fatalf("first eligible request: %s, want banned (every one starts a ban)", m)
+	}
+	clock.Advance(5 * time.Second) // a second opinion that first cleared a challenge
+	if m := ask("127.0.0.82", "кофе"); m != MeantItems {
+		t.Errorf("the second opinion: %s, want items", m)
+	}
+	other := ""
+	for _, p := range tb.Catalog.Products(SiteWildberries) {
+		if w := strings.ToLower(strings.Fields(p.Title)[0]); w != "кофе" && len(tb.Catalog.Matches(SiteWildberries, w)) > 0 {
+			other = w
+			break
+		}
+	}
+	if other == "" {
+		t.Fatal("no other query with items")
+	}
+	if m := ask("127.0.0.83", other); m != MeantBanned {
+		t.Errorf("another query past the gap: %s, want banned", m)
+	}
+}

@@ -35,12 +35,19 @@ func newFeeder(t CrawlTarget, reg *site.Registry, siteName, queue, phase string,
 		kind: onePageKind(reg, siteName), prefix: "bench:" + phase + ":", urls: urls}
 }
 
-// onePageKind is the site's first kind that is not a listing: its product
-// or item page, one request per job.
+// onePageKind is the kind a listing of the site follows (its product or
+// item page, one request per job), else its first kind that is not a
+// listing. (The first non-listing kind by name is not it: Wildberries'
+// "card", the basket CDN's card.json, sorts before "product".)
 func onePageKind(reg *site.Registry, siteName string) string {
 	s, err := reg.Get(siteName)
 	if err != nil {
 		return "product"
+	}
+	for _, name := range s.KindNames() {
+		if k, _ := s.Kind(name); k.Listing && k.Follow != "" {
+			return k.Follow
+		}
 	}
 	for _, name := range s.KindNames() {
 		if k, _ := s.Kind(name); !k.Listing {

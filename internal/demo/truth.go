@@ -18,15 +18,11 @@ import (
 )
 
 // Soft bans of the demo: one every third eligible request of the soft-ban
-// site, none within softBanGap (challengeBanGap in challenge mode) of a
-// soft-banned answer, each for softBanFor.
+// site, none within softBanGap of a soft-banned answer, each for
+// softBanFor.
 const (
 	softBanEvery = 3
 	softBanGap   = 400 * time.Millisecond // a crawler's second opinion comes well within it
-	// challengeBanGap: in challenge mode the second opinion's proxy may
-	// first clear the challenge in the browser, a visit of one to a few
-	// seconds on a busy two-core machine.
-	challengeBanGap = 5 * time.Second
 	// softBanFor is shorter than the broker's least quarantine (30s), as
 	// real soft bans are temporary.
 	softBanFor = 20 * time.Second
@@ -42,16 +38,12 @@ func asynqPage(n int) []asynq.ListOption {
 
 // softBanRules gives cfg.SoftBanSite its default anti-bot rules plus soft
 // bans (none when cfg.SoftBans is negative).
-func softBanRules(cfg Config, challenge bool) map[string]testbed.SiteRules {
+func softBanRules(cfg Config) map[string]testbed.SiteRules {
 	if cfg.SoftBans <= 0 {
 		return nil
 	}
 	r := testbed.DefaultRules()[cfg.SoftBanSite]
-	gap := softBanGap
-	if challenge {
-		gap = challengeBanGap
-	}
-	r.SoftBan = &testbed.SoftBan{Every: softBanEvery, Gap: gap, For: softBanFor, Max: cfg.SoftBans}
+	r.SoftBan = &testbed.SoftBan{Every: softBanEvery, Gap: softBanGap, For: softBanFor, Max: cfg.SoftBans}
 	return map[string]testbed.SiteRules{cfg.SoftBanSite: r}
 }
 

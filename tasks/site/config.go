@@ -60,6 +60,10 @@ type ChallengeConfig struct {
 	Page string `yaml:"page"`
 	// Cookie is the clearance cookie's name; "" keeps the default.
 	Cookie string `yaml:"cookie"`
+	// Wait is a Go duration: how long a lease waits for a proxy that holds
+	// the site's clearance (see Challenge.Wait); "" keeps the default
+	// (none).
+	Wait string `yaml:"wait"`
 }
 
 // TLSConfig is a `tls:` section, global or under a site.
@@ -174,6 +178,14 @@ func applyFetch(s *Site, c SiteConfig, field func(string) string) error {
 		}
 		if ch.Cookie != "" {
 			s.Challenge.Cookie = ch.Cookie
+		}
+		if ch.Wait != "" {
+			d, err := time.ParseDuration(strings.TrimSpace(ch.Wait))
+			if err != nil || d < 0 {
+				return &ConfigError{Field: field("challenge.wait"),
+					Reason: fmt.Sprintf("%q is not a non-negative duration such as 2s", ch.Wait)}
+			}
+			s.Challenge.Wait = d
 		}
 	}
 	return nil

@@ -73,6 +73,10 @@ type Challenge struct {
 	// once it is set and the page is no longer the challenge. Empty: once
 	// the page is no longer the challenge.
 	Cookie string
+	// Wait is how long a lease of the site waits for a proxy that holds
+	// its clearance rather than take one that needs a browser visit
+	// (proxies.SiteConfig.ClearanceWait). 0: no wait.
+	Wait time.Duration
 }
 
 // ChallengeURL is the page the browser opens to clear a challenge met at

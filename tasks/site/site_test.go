@@ -120,6 +120,8 @@ func TestApplyConfigErrors(t *testing.T) {
 		{"base url without host", "sites: {wildberries: {base_url: 'http://'}}", "sites.wildberries.base_url"},
 		{"unknown endpoint", "sites: {ozon: {endpoints: {card: 'http://127.0.0.1'}}}", "sites.ozon.endpoints.card"},
 		{"bad queue", "sites: {ozon: {queue: 'a b'}}", "sites.ozon.queue"},
+		{"bad clearance wait", "sites: {ozon: {challenge: {wait: soon}}}", "sites.ozon.challenge.wait"},
+		{"negative clearance wait", "sites: {ozon: {challenge: {wait: -2s}}}", "sites.ozon.challenge.wait"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
