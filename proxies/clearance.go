@@ -26,24 +26,6 @@ var (
 	_ ClearanceMarker = (*FallbackBroker)(nil)
 )
 
-// promptKey marks a context's leases as prompt ones.
-type promptKey struct{}
-
-// Promptly returns ctx marking the leases made with it as prompt: they
-// take a ready proxy that holds the site's clearance first, as every lease
-// does, but never wait for one (the site's ClearanceWait). For a
-// confirmation's second opinion, which should be asked right after the
-// answer it checks.
-func Promptly(ctx context.Context) context.Context {
-	return context.WithValue(ctx, promptKey{}, true)
-}
-
-// prompt says whether ctx comes from Promptly.
-func prompt(ctx context.Context) bool {
-	v, _ := ctx.Value(promptKey{}).(bool)
-	return v
-}
-
 // markClearedScript marks a proxy cleared on the site's clock, drops the
 // marks that have ended, and keeps the set no longer than its last mark.
 //

@@ -13,9 +13,7 @@ import (
 // the site's clearance before any other, waits for one that is ready
 // within the site's clearance wait rather than take a proxy without one,
 // and goes on as usual when the marked proxies are leased, quarantined,
-// forgotten or their marks have ended, or on a site without marks; a
-// prompt lease (Promptly) takes a ready marked proxy first but never
-// waits for one.
+// forgotten or their marks have ended, or on a site without marks.
 func TestLeasePrefersClearedProxies(t *testing.T) {
 	ck := &clock{}
 	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), ck.config(Config{
@@ -98,23 +96,6 @@ func TestLeasePrefersClearedProxies(t *testing.T) {
 			t.Fatalf("lease took proxy %d: 3 is forgotten and cooling down, 4 quarantined", i)
 		}
 		release(l, OK(time.Millisecond))
-	}
-
-	// a prompt lease (a second opinion's) does not wait for the cleared 7
-	// while it cools down, and takes it once it is ready
-	mark("in", 7, time.Minute)
-	if l := lease("in"); name[l.Proxy.ID] != 7 {
-		t.Fatalf("in lease took proxy %d; want the cleared 7", name[l.Proxy.ID])
-	} else {
-		release(l, OK(time.Millisecond))
-	}
-	w, err := b.Lease(Promptly(ctx), "in", Datacenter, "h", "t/confirm", time.Minute)
-	if err != nil || name[w.Proxy.ID] == 7 {
-		t.Fatalf("prompt lease while 7 cools down: %v, %v; want another proxy at once", w, err)
-	}
-	ck.advance(time.Second + 10*time.Millisecond)
-	if l, err := b.Lease(Promptly(ctx), "in", Datacenter, "h", "t/confirm", time.Minute); err != nil || name[l.Proxy.ID] != 7 {
-		t.Fatalf("prompt lease once 7 is ready: %v, %v; want the cleared 7", l, err)
 	}
 
 	// a site whose clearance wait is negative takes a ready proxy now

@@ -127,10 +127,7 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 	// ARGV[11]: the proxy of leaseProxyScript, the clearance wait of
 	// leaseScript
 	last := any(id)
-	switch {
-	case id == "" && prompt(ctx):
-		last = 0 // luaCleared: no wait
-	case id == "":
+	if id == "" {
 		last = a.clearanceWait
 	}
 	args := []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,

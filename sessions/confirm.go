@@ -128,11 +128,10 @@ func (s *Session) undecided(ctx context.Context, c Confirmation) (Confirmation, 
 
 // second leases a second proxy of rec's class for rec's site, for one
 // request: this session's own proxy is leased, so it is never picked
-// (I1). It is taken at once (proxies.Promptly): a ready proxy holding the
-// site's clearance if there is one, without waiting for one. Its session
-// is never stored.
+// (I1); like any lease of the site it takes a proxy holding the site's
+// clearance first. Its session is never stored.
 func (m *Manager) second(ctx context.Context, rec *record) (*Session, error) {
-	wctx, cancel := context.WithTimeout(proxies.Promptly(ctx), m.cfg.ConfirmWait)
+	wctx, cancel := context.WithTimeout(ctx, m.cfg.ConfirmWait)
 	defer cancel()
 	task := rec.Task + "/confirm"
 	l, err := m.cfg.Broker.LeaseWait(wctx, rec.Site, rec.Class, m.cfg.Holder, task, m.cfg.LeaseTTL)

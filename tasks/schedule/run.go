@@ -93,13 +93,22 @@ func (cfg Config) withDefaults() Config {
 	return cfg
 }
 
+// fireTimeout bounds one firing.
+const fireTimeout = 30 * time.Second
+
 // fire runs one firing of the marker t's schedule and logs it.
 func (cfg Config) fire(ctx context.Context, tk *Ticker, t *asynq.Task) {
 	name, ok := scheduleOf(t)
 	if !ok || ctx.Err() != nil {
 		return
 	}
-	f, err := tk.Fire(ctx, name)
+	// A firing that started is carried to its end even when the scheduler
+	// stops meanwhile (Run waits for it): cut short, a tick could be
+	// decided and its jobs queued but not counted, and the cut would be
+	// reported as the firing's failure.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fireTimeout)
+	defer cancel()
+	f, err := tk.Fire(fctx, name)
 	log := cfg.Logger.With(zap.String("schedule", name), zap.Time("tick", f.Tick), zap.String("outcome", f.Outcome))
 	switch {
 	case err != nil:
