@@ -27,13 +27,7 @@ import (
 // punished.
 func TestChallengeClearedThroughTheSameProxy(t *testing.T) {
 	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 3, Seed: 5, Challenge: true, Farm: testbed.FarmConfig{Auth: true}})
-	b, err := browser.New(browser.Config{Timeout: time.Minute})
-	if err != nil {
-		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
-	}
-	t.Cleanup(b.Close)
-	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
-		Concurrency: 3, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	serveWithBrowser(t, reg, 3)
 	var jobs []tasks.Job
 	for _, name := range testbed.SiteNames {
 		jobs = append(jobs, tasks.Job{Site: name, Kind: "search", Request: site.Request{Query: manyPages(t, tb.Catalog, name)}, Pages: 3})
@@ -160,13 +154,7 @@ func manyPages(t *testing.T, c *testbed.Catalog, name string) string {
 // browser, not the session.
 func TestClearanceReusedByTheNextSession(t *testing.T) {
 	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 1, Seed: 5, Challenge: true})
-	b, err := browser.New(browser.Config{Timeout: time.Minute})
-	if err != nil {
-		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
-	}
-	t.Cleanup(b.Close)
-	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
-		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	serveWithBrowser(t, reg, 1)
 	var sums []tasks.Summary
 	for range 2 {
 		_, infos := enqueueAndWait(t, rdb, reg, []tasks.Job{{Site: testbed.SiteWildberries, Kind: "product", Request: site.Request{ID: tb.Catalog.Products(testbed.SiteWildberries)[len(sums)].ID}}})
@@ -201,13 +189,7 @@ func TestFetchBrowserRendersEveryPage(t *testing.T) {
 	if err := reg.Apply(cfg); err != nil {
 		t.Fatal(err)
 	}
-	b, err := browser.New(browser.Config{Timeout: time.Minute})
-	if err != nil {
-		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
-	}
-	t.Cleanup(b.Close)
-	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
-		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	serveWithBrowser(t, reg, 1)
 	query := manyPages(t, tb.Catalog, testbed.SiteAvito)
 	c, infos := enqueueAndWait(t, rdb, reg, []tasks.Job{{Site: testbed.SiteAvito, Kind: "search", Request: site.Request{Query: query}, Pages: 2}})
 	if c.Completed != 1 {
@@ -308,13 +290,7 @@ func TestClearedProxyLeasedFirst(t *testing.T) {
 		testbed.SiteWildberries: {Challenge: &site.ChallengeConfig{Wait: "2s"}}}}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := browser.New(browser.Config{Timeout: time.Minute})
-	if err != nil {
-		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
-	}
-	t.Cleanup(b.Close)
-	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
-		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	serveWithBrowser(t, reg, 1)
 	const jobs = 4
 	visits := 0
 	for i := range jobs {
@@ -350,13 +326,7 @@ func TestConfirmationClearsTheSecondProxysChallenge(t *testing.T) {
 	rules.SoftBan = &testbed.SoftBan{Every: 1, Max: 1, Gap: time.Minute} // the first answer with items is a soft ban
 	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 5, Challenge: true,
 		Sites: map[string]testbed.SiteRules{testbed.SiteWildberries: rules}})
-	b, err := browser.New(browser.Config{Timeout: time.Minute})
-	if err != nil {
-		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
-	}
-	t.Cleanup(b.Close)
-	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
-		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
+	serveWithBrowser(t, reg, 1)
 	c, infos := enqueueAndWait(t, rdb, reg, []tasks.Job{{Site: testbed.SiteWildberries, Kind: "product", Request: site.Request{ID: tb.Catalog.Products(testbed.SiteWildberries)[0].ID}}})
 	var s tasks.Summary
 	if err := json.Unmarshal(infos[0].Result, &s); err != nil {
@@ -381,4 +351,17 @@ func TestConfirmationClearsTheSecondProxysChallenge(t *testing.T) {
 	if banned != 1 {
 		t.Errorf("%d proxies banned on wildberries; want the soft-banned one", banned)
 	}
+}
+
+// serveWithBrowser runs a worker of concurrency jobs at once over reg,
+// with a browser tier.
+func serveWithBrowser(t *testing.T, reg *site.Registry, concurrency int) {
+	t.Helper()
+	b, err := browser.New(browser.Config{Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
+	}
+	t.Cleanup(b.Close)
+	serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "test-worker",
+		Concurrency: concurrency, Sites: reg, ShutdownTimeout: time.Second, Browser: b})
 }
