@@ -12,8 +12,9 @@ import (
 // Broker hands out per-task proxy leases for sites across a whole cluster.
 // Every state change is atomic; see ARCHITECTURE.md for the invariants.
 type Broker interface {
-	// Lease takes the free proxy of class that has waited longest for site.
-	// With nothing free it returns *NotReadyError (wraps ErrNoProxy) saying
+	// Lease takes the free proxy of class that has waited longest for site
+	// (a ClearanceMarker first takes a free one holding the site's
+	// clearance, see MarkCleared). With nothing free it returns *NotReadyError (wraps ErrNoProxy) saying
 	// when the earliest one frees up, or ErrPoolExhausted when every proxy of
 	// the class is quarantined for the site.
 	Lease(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error)

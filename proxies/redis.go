@@ -63,7 +63,8 @@ func (b *RedisBroker) Config() Config { return b.cfg }
 // SiteConfig returns the effective policy of site.
 func (b *RedisBroker) SiteConfig(site string) SiteConfig { return b.cfg.site(site) }
 
-// Lease takes the free proxy of class that has waited longest for site.
+// Lease takes a free proxy of class that holds the site's clearance
+// (MarkCleared), else the one that has waited longest for site.
 func (b *RedisBroker) Lease(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
 	return b.lease(ctx, leaseScript, site, class, "", holder, task, ttl)
 }
