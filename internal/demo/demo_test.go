@@ -65,8 +65,13 @@ func TestRunWithChallenges(t *testing.T) {
 		t.Errorf("completed %d of %d, challenges solved %d of %d, cookies misused %d; want all, all (> 0), 0",
 			sum.Completed, sum.Jobs, sum.ChallengesSolved, sum.Challenges, sum.CookiesMisused)
 	}
-	if sum.SiteSolves < sum.ChallengesSolved || sum.I1Violations != 0 || sum.I2Violations != 0 || sum.Bans != 0 {
-		t.Errorf("site solves %d, I1 %d, I2 %d, bans %d; want ≥ the workers' solves, 0, 0, 0", sum.SiteSolves, sum.I1Violations, sum.I2Violations, sum.Bans)
+	// A visit ends once the clearance cookie is set (CookieSuffices): the
+	// site counts the solve when the cookie is first used over HTTP, so a
+	// clearance whose proxy failed before that is never counted there; but
+	// the site can count no solve the browser did not make.
+	if sum.SiteSolves == 0 || sum.SiteSolves > sum.ChallengesSolved || sum.I1Violations != 0 || sum.I2Violations != 0 || sum.Bans != 0 {
+		t.Errorf("site solves %d, I1 %d, I2 %d, bans %d; want between 1 and the workers' %d solves, 0, 0, 0",
+			sum.SiteSolves, sum.I1Violations, sum.I2Violations, sum.Bans, sum.ChallengesSolved)
 	}
 	checkBanHandling(t, sum)
 	t.Logf("summary: %+v\nprogress:\n%s", sum, out.String())

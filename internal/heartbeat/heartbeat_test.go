@@ -11,7 +11,7 @@ import (
 )
 
 func TestWriteListRemove(t *testing.T) {
-	rdb := testredis.Client(t, testredis.DBCmd)
+	rdb := testredis.Client(t, testredis.DBHeartbeat)
 	ctx := context.Background()
 	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	recs := []Record{
@@ -40,7 +40,7 @@ func TestWriteListRemove(t *testing.T) {
 
 // TestRecordExpires: a record not written again leaves the list by itself.
 func TestRecordExpires(t *testing.T) {
-	rdb := testredis.Client(t, testredis.DBCmd)
+	rdb := testredis.Client(t, testredis.DBHeartbeat)
 	ctx := context.Background()
 	if err := Write(ctx, rdb, Record{ServerID: "gone"}, 50*time.Millisecond); err != nil {
 		t.Fatal(err)

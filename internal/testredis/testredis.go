@@ -25,21 +25,21 @@ import (
 // DB numbers reserved per test package, so `go test ./...` runs packages in
 // parallel on one Redis without collisions. Add a constant for a new package.
 const (
-	DBProxies  = 1
-	DBSessions = 2
-	DBTasks    = 3
-	DBWeb      = 4
-	DBCmd      = 5
-	DBSchedule = 6
-	DBDetect   = 7
-	DBTestbed  = 8
-	DBBench    = 9
-	DBE2E      = 10
-	DBChaos    = 11
-	DBSecrets  = 12
-	DBResults  = 13
-	DBHostile  = 14
-	DBSink     = 15
+	DBProxies   = 1
+	DBSessions  = 2
+	DBTasks     = 3
+	DBWeb       = 4
+	DBCmd       = 5
+	DBSchedule  = 6
+	DBHeartbeat = 7
+	DBTestbed   = 8
+	DBBench     = 9
+	DBE2E       = 10
+	DBChaos     = 11
+	DBSecrets   = 12
+	DBResults   = 13
+	DBHostile   = 14
+	DBSink      = 15
 )
 
 var (
