@@ -73,18 +73,7 @@ func (p *pacer) done() {
 func TestSolveThroughTheProxy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 2, Challenge: true, Fingerprint: true, Farm: testbed.FarmConfig{Auth: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	b, err := browser.New(browser.Config{CAFiles: []string{tb.CAFile}, Timeout: time.Minute})
-	if err != nil {
-		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
-	}
-	defer b.Close()
-	fp, _ := tb.Farm.Proxy(0)
-	proxy, _ := url.Parse(fp.URL)
+	tb, b, fp, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 2, Challenge: true, Fingerprint: true, Farm: testbed.FarmConfig{Auth: true}}, time.Minute)
 	p := &pacer{gap: tb.Rules()[testbed.SiteOzon].MinInterval + 50*time.Millisecond}
 	page := tb.HTTPSSiteURL(testbed.SiteOzon) + testbed.OzonSearchPath + "?text=" + url.QueryEscape(strings.Fields(tb.Catalog.Products(testbed.SiteOzon)[0].Title)[0])
 	res, err := b.Solve(ctx, browser.Job{URL: page, Proxy: proxy, UserAgent: chromiumUA, AcceptLanguage: "ru-RU,ru;q=0.9",
@@ -125,18 +114,7 @@ func TestSolveThroughTheProxy(t *testing.T) {
 func TestHungPageClosedAndDeadBrowserRestarted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 1, Challenge: true, Farm: testbed.FarmConfig{Auth: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	b, err := browser.New(browser.Config{Timeout: 3 * time.Second})
-	if err != nil {
-		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
-	}
-	defer b.Close()
-	fp, _ := tb.Farm.Proxy(0)
-	proxy, _ := url.Parse(fp.URL)
+	tb, b, _, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Challenge: true, Farm: testbed.FarmConfig{Auth: true}}, 3*time.Second)
 	p := &pacer{gap: tb.Rules()[testbed.SiteAvito].MinInterval + 50*time.Millisecond}
 	job := browser.Job{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate, Done: p.done,
 		Clearance: "never-set"}
@@ -157,6 +135,32 @@ func TestHungPageClosedAndDeadBrowserRestarted(t *testing.T) {
 	if rep := tb.Check(); !rep.OK() {
 		t.Errorf("politeness: %+v", rep)
 	}
+}
+
+// farmBrowser starts a testbed of cfg and a browser whose solves time out
+// after timeout (trusting the testbed's CA), both stopped when the test
+// ends, and gives the farm's first proxy with its URL.
+func farmBrowser(ctx context.Context, t *testing.T, cfg testbed.Config, timeout time.Duration) (*testbed.Testbed, *browser.Browser, testbed.FarmProxy, *url.URL) {
+	t.Helper()
+	tb, err := testbed.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tb.Close)
+	b, err := browser.New(browser.Config{CAFiles: []string{tb.CAFile}, Timeout: timeout})
+	if err != nil {
+		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
+	}
+	t.Cleanup(b.Close)
+	fp, err := tb.Farm.Proxy(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := url.Parse(fp.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb, b, fp, proxy
 }
 
 // waitGone waits (bounded) until process pid has died and been reaped.
@@ -180,18 +184,7 @@ func waitGone(t *testing.T, pid int) {
 func TestCookieSufficesSkipsTheReload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 1, Challenge: true, Farm: testbed.FarmConfig{Auth: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tb.Close()
-	b, err := browser.New(browser.Config{Timeout: time.Minute})
-	if err != nil {
-		t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
-	}
-	defer b.Close()
-	fp, _ := tb.Farm.Proxy(0)
-	proxy, _ := url.Parse(fp.URL)
+	tb, b, _, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Challenge: true, Farm: testbed.FarmConfig{Auth: true}}, time.Minute)
 	p := &pacer{gap: tb.Rules()[testbed.SiteOzon].MinInterval + 50*time.Millisecond}
 	page := tb.SiteURL(testbed.SiteOzon) + testbed.OzonSearchPath + "?text=x"
 	name := testbed.ChallengeCookie[testbed.SiteOzon]

@@ -3,7 +3,6 @@ package browser_test
 import (
 	"context"
 	"errors"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -72,19 +71,8 @@ func TestInterruptedSolveSendsNothingUnpaced(t *testing.T) {
 			defer cancel()
 			rules := testbed.DefaultRules()[testbed.SiteAvito]
 			rules.Challenge = &testbed.ChallengeRule{Bits: 21} // a proof of work of some 2M hashes
-			tb, err := testbed.Start(ctx, testbed.Config{Proxies: 1, Sites: map[string]testbed.SiteRules{testbed.SiteAvito: rules},
-				Farm: testbed.FarmConfig{Auth: true}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tb.Close()
-			b, err := browser.New(browser.Config{Timeout: time.Minute})
-			if err != nil {
-				t.Fatalf("chromium is needed (.ci/run installs it): %v", err)
-			}
-			defer b.Close()
-			fp, _ := tb.Farm.Proxy(0)
-			proxy, _ := url.Parse(fp.URL)
+			tb, b, _, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Sites: map[string]testbed.SiteRules{testbed.SiteAvito: rules},
+				Farm: testbed.FarmConfig{Auth: true}}, time.Minute)
 			g := &holdingGate{pacer: pacer{gap: tb.Rules()[testbed.SiteAvito].MinInterval}, hold: tc.hold, held: make(chan struct{})}
 			answered := make(chan struct{})
 			var once sync.Once
