@@ -34,9 +34,7 @@ func (b *RedisBroker) LeaseIn(ctx context.Context, p redis.Pipeliner, site strin
 		return nil, false
 	}
 	a, set := b.argsOf(site, class), b.loaded.Load()
-	args := []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
-		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), a.clearanceWait}
-	cmd := evalshaCmd(ctx, leaseScript, a.lease, args)
+	cmd := evalshaCmd(ctx, leaseScript, a.lease, b.leaseArgs(a, set, "", holder, task, ttl))
 	_ = p.Process(ctx, cmd)
 	return func(ctx context.Context) (*Lease, error) {
 		res, err := cmd.Result()

@@ -125,14 +125,7 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 		return nil, err
 	}
 	a, set := b.argsOf(site, class), b.loaded.Load()
-	// ARGV[11]: the proxy of leaseProxyScript, the clearance wait of
-	// leaseScript
-	last := any(id)
-	if id == "" {
-		last = a.clearanceWait
-	}
-	args := []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
-		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), last}
+	args := b.leaseArgs(a, set, id, holder, task, ttl)
 	for range 4 {
 		res, acked, err := b.evalAcked(ctx, s, a.lease, args)
 		if err != nil {
@@ -150,6 +143,18 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 		}
 	}
 	return nil, fmt.Errorf("lease %s/%s: pool keeps changing, try again", site, class)
+}
+
+// leaseArgs are the ARGV of leaseScript, or of leaseProxyScript for the
+// proxy id when id is set: ARGV[11] is that proxy, else the site's
+// clearance wait.
+func (b *RedisBroker) leaseArgs(a *scArgs, set *specSet, id, holder, task string, ttl time.Duration) []any {
+	last := any(id)
+	if id == "" {
+		last = a.clearanceWait
+	}
+	return []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
+		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), last}
 }
 
 func checkLeaseArgs(site string, class Class, ttl time.Duration) error {

@@ -95,14 +95,15 @@ if not kv or kv == '' then return {-2} end
 // site's clearance wait (ARGV[11] ms), it answers not-ready until then,
 // so the caller waits for it rather than pay a new challenge; else nil:
 // the usual choice. A site no proxy holds a clearance of costs one
-// EXISTS.
+// ZRANGEBYSCORE of a missing key.
 const luaCleared = `
 local function cleared()
-  if redis.call('EXISTS', KEYS[9]) == 0 then return nil end
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, '+inf', 'LIMIT', 0, 64)
+  if #ids == 0 then return nil end
   local m = redis.call('ZRANGE', KEYS[1], 0, 0)
   if string.byte(m[1] or '') ~= 35 then return {-2} end -- no '#' marker
   local soon
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[9], '(' .. now, '+inf', 'LIMIT', 0, 64)) do
+  for _, id in ipairs(ids) do
     local s = redis.call('ZSCORE', KEYS[1], id)
     s = s and tonumber(s)
     if s and s <= now then
