@@ -59,13 +59,8 @@ type ChallengeStats struct {
 // kept and the proxy released unpunished.
 func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.Verdict) (bool, error) {
 	s, _ := r.h.cfg.Sites.Get(r.job.Site)
-	why := ""
-	switch {
-	case r.h.cfg.Browser == nil:
-		why = "this worker has no browser (--browsers 0, or no chromium found)"
-	case s != nil && s.FetchPolicy() == site.FetchHTTP:
-		why = "the site's fetch policy is http"
-	case r.solves >= maxSolves:
+	why := r.noBrowser(s)
+	if why == "" && r.solves >= maxSolves {
 		why = fmt.Sprintf("it was still there after %d browser visits", r.solves)
 	}
 	if why != "" {
@@ -80,10 +75,28 @@ func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.
 	if err != nil {
 		return false, r.solveFailed(ctx, err)
 	}
-	if err := r.sess.SaveClearance(ctx, clearanceTTL(s, res)); err != nil {
+	r.keepClearance(ctx, r.sess, s, res)
+	return r.page(ctx, page) // over HTTP, with the cookies
+}
+
+// noBrowser says why this worker does not clear site s's challenges in
+// the browser ("" when it does; s may be nil).
+func (r *run) noBrowser(s *site.Site) string {
+	switch {
+	case r.h.cfg.Browser == nil:
+		return "this worker has no browser (--browsers 0, or no chromium found)"
+	case s != nil && s.FetchPolicy() == site.FetchHTTP:
+		return "the site's fetch policy is http"
+	}
+	return ""
+}
+
+// keepClearance keeps the clearance the browser got in session sess for
+// its proxy's next sessions (and marks the proxy cleared in the broker).
+func (r *run) keepClearance(ctx context.Context, sess *sessions.Session, s *site.Site, res browser.Result) {
+	if err := sess.SaveClearance(ctx, clearanceTTL(s, res)); err != nil {
 		r.log.Warn("keep clearance", zap.Error(err))
 	}
-	return r.page(ctx, page) // over HTTP, with the cookies
 }
 
 // solveFailed ends an attempt whose browser visit failed: a connection
@@ -126,10 +139,10 @@ func (r *run) reuseClearance(ctx context.Context) bool {
 // proxy on the site, if the worker clears challenges and there is one:
 // its first request then needs no challenge.
 func (r *run) loadClearance(ctx context.Context) {
-	if r.h.cfg.Browser == nil || r.sess.Resumed() {
+	if r.sess.Resumed() {
 		return
 	}
-	if s, err := r.h.cfg.Sites.Get(r.job.Site); err == nil && s.FetchPolicy() == site.FetchHTTP {
+	if s, _ := r.h.cfg.Sites.Get(r.job.Site); r.noBrowser(s) != "" {
 		return
 	}
 	if _, err := r.sess.LoadClearance(ctx); err != nil {

@@ -60,16 +60,14 @@ func (r *run) confirm(ctx context.Context, url string, page int, first sessions.
 // that fails leaves the second answer the challenge: undecided.
 func (r *run) clearWitness(ctx context.Context, w *sessions.Session, url string) (bool, error) {
 	s, err := r.h.cfg.Sites.Get(r.job.Site)
-	if r.h.cfg.Browser == nil || err != nil || s.FetchPolicy() == site.FetchHTTP {
+	if err != nil || r.noBrowser(s) != "" {
 		return false, nil
 	}
 	res, err := r.solveIn(ctx, w, s, url, false, true)
 	if err != nil {
 		return false, ctx.Err()
 	}
-	if err := w.SaveClearance(ctx, clearanceTTL(s, res)); err != nil {
-		r.log.Warn("keep clearance", zap.Error(err))
-	}
+	r.keepClearance(ctx, w, s, res)
 	return true, nil
 }
 

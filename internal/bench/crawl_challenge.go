@@ -72,7 +72,7 @@ func (r *crawlRun) challengeFigures(env *phaseEnv, window time.Duration) *Challe
 		ChallengePages: c.Served, CookiesMisused: c.Misused, BrowserVisits: int(env.browsers.visits.Load()),
 		BrowserFailures: int(env.browsers.failed.Load()), BrowserRequests: int(env.browsers.requests.Load()),
 		Browsers: len(env.browsers.list), Contexts: r.o.Browsers}
-	if all := len(env.tb.Log.Entries()); all > 0 {
+	if all := env.tb.Log.Len(); all > 0 {
 		f.HTTPShare = round3(float64(all-f.BrowserRequests) / float64(all))
 	}
 	return f
