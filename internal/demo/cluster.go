@@ -102,14 +102,19 @@ const demoClearanceWait = 2 * time.Second
 // testbedRegistry points every site at the testbed's HTTPS listener (its
 // fingerprint checks on) with datacenter proxies
 // and a min_interval at least politeMargin times the testbed's limit (the
-// site defaults are already slower), so the broker's pacing keeps I2.
+// site defaults are already slower), so the broker's pacing keeps I2. It
+// names each site's clearance cookie as the testbed sets it, as a user
+// who knows a site's cookie does (challenge: {cookie: …}): the built-in
+// Avito names none, since no sample shows the real one, and its visits
+// would otherwise wait for the page the challenge reloads to, a second
+// browser request.
 func testbedRegistry(tb *testbed.Testbed) (*site.Registry, map[string]time.Duration, error) {
 	reg := site.Default().Clone()
 	cfg := site.Config{Sites: map[string]site.SiteConfig{}}
 	limits := tb.MinIntervals()
 	for name, u := range tb.HTTPSSites() {
 		sc := site.SiteConfig{BaseURL: u, Class: string(proxies.Datacenter),
-			Challenge: &site.ChallengeConfig{Wait: demoClearanceWait.String()}}
+			Challenge: &site.ChallengeConfig{Wait: demoClearanceWait.String(), Cookie: testbed.ChallengeCookie[name]}}
 		s, err := reg.Get(name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("testbed site %s: %w", name, err)
