@@ -61,8 +61,11 @@ type softBans struct {
 	mu    sync.Mutex
 	until map[string]time.Time // IP -> end of its ban (zero: the run)
 	// hidden: path and query -> when a soft-banned answer last hid its
-	// items (secondOpinionFor)
+	// items (secondOpinionFor); entries older than that are dropped once
+	// per secondOpinionFor (pruned: the last time), so it holds about
+	// two minutes of them, not the run's.
 	hidden   map[string]time.Time
+	pruned   time.Time
 	eligible int
 	started  int
 	last     time.Time
@@ -92,7 +95,7 @@ func (sb *softBans) judge(ip, path string, m Meaning, now time.Time) bool {
 	if sb.bannedLocked(ip, now) {
 		if m == MeantItems {
 			sb.last = now // no new ban while a banned IP's answers hide items
-			sb.hidden[path] = now
+			sb.hideLocked(path, now)
 		}
 		return true
 	}
@@ -108,8 +111,22 @@ func (sb *softBans) judge(ip, path string, m Meaning, now time.Time) bool {
 		return false
 	}
 	sb.banLocked(ip, now, sb.rule.For)
-	sb.hidden[path] = now
+	sb.hideLocked(path, now)
 	return true
+}
+
+// hideLocked notes that a soft-banned answer hid path's items at now,
+// and drops the notes past secondOpinionFor once per secondOpinionFor.
+func (sb *softBans) hideLocked(path string, now time.Time) {
+	if now.Sub(sb.pruned) >= secondOpinionFor {
+		for p, at := range sb.hidden {
+			if now.Sub(at) >= secondOpinionFor {
+				delete(sb.hidden, p)
+			}
+		}
+		sb.pruned = now
+	}
+	sb.hidden[path] = now
 }
 
 // ban soft-bans ip from now for d (0: the rest of the run).

@@ -162,3 +162,23 @@ func TestSecondOpinionNeverStartsABan(t *testing.T) {
 		t.Errorf("another query past the gap: %s, want banned", m)
 	}
 }
+
+// TestHiddenAnswersArePruned: what soft-banned answers hid is kept for
+// the second opinions of the next minute, not for the whole run.
+func TestHiddenAnswersArePruned(t *testing.T) {
+	sb := newSoftBans(&SoftBan{Every: 1, Gap: time.Millisecond})
+	t0 := time.Unix(1_700_000_000, 0)
+	for i := range 5 {
+		if !sb.judge("127.0.0.1", "/q"+string(rune('a'+i)), MeantItems, t0.Add(time.Duration(i)*time.Second)) {
+			t.Fatalf("request %d was not soft-banned", i)
+		}
+	}
+	if len(sb.hidden) != 5 {
+		t.Fatalf("%d hidden answers kept; want the 5 of the last minute", len(sb.hidden))
+	}
+	late := t0.Add(2 * time.Minute)
+	sb.judge("127.0.0.1", "/late", MeantItems, late)
+	if _, ok := sb.hidden["/late"]; !ok || len(sb.hidden) != 1 {
+		t.Fatalf("hidden answers %v two minutes later; want only /late", sb.hidden)
+	}
+}
