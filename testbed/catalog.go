@@ -3,6 +3,7 @@ package testbed
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -51,7 +52,15 @@ type Product struct {
 	Category string `json:"category"`
 	// Location is the Avito city segment of URL (set on every site).
 	Location string `json:"location"`
+	// Stock is how many units the site has; 0 means out of stock (about
+	// one product in OutOfStockEvery). Wildberries shows it (totalQuantity,
+	// sizes[].stocks[].qty), Ozon's product page as JSON-LD availability;
+	// Avito's pages have no stock.
+	Stock int `json:"stock"`
 }
+
+// InStock reports whether the product can be bought now.
+func (p Product) InStock() bool { return p.Stock > 0 }
 
 // Catalog is the deterministic product set of every site, generated from
 // a seed. It is read-only after NewCatalog and safe for concurrent use.
@@ -73,9 +82,30 @@ func NewCatalog(seed int64, size int) *Catalog {
 	}
 	c := &Catalog{sites: map[string]*siteCatalog{}}
 	for i, site := range SiteNames {
-		c.sites[site] = generate(site, rand.New(rand.NewPCG(uint64(seed), uint64(i+1))), size)
+		sc := generate(site, rand.New(rand.NewPCG(uint64(seed), uint64(i+1))), size)
+		for _, p := range sc.products {
+			p.Stock = stock(seed, p)
+		}
+		c.sites[site] = sc
 	}
 	return c
+}
+
+// OutOfStockEvery: about one catalog product in this many is out of stock.
+const OutOfStockEvery = 10
+
+// stock draws p's stock from a stream of its own, keyed by the seed, the
+// site and the ID, so that it takes nothing from the catalog's generator:
+// every other field of a seed's catalog is what it was before products
+// had a stock.
+func stock(seed int64, p *Product) int {
+	h := fnv.New64a()
+	h.Write([]byte(p.Site + "/" + p.ID))
+	rng := rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
+	if rng.IntN(OutOfStockEvery) == 0 {
+		return 0
+	}
+	return 1 + rng.IntN(2500)
 }
 
 // idBase is where each site's ids start; they look like the real ones.

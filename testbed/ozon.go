@@ -140,16 +140,25 @@ func (o *ozon) product(w http.ResponseWriter, r *http.Request) {
 func ozonProductData(p Product) jsonMap {
 	ld := jsonMap{"@context": "http://schema.org", "@type": "Product", "name": p.Title, "sku": p.ID, "brand": p.Brand,
 		"aggregateRating": jsonMap{"@type": "AggregateRating", "ratingValue": strconv.FormatFloat(p.Rating, 'f', 1, 64), "reviewCount": strconv.Itoa(p.Reviews)},
-		"offers":          jsonMap{"@type": "Offer", "url": p.URL, "availability": "http://schema.org/InStock", "price": strconv.FormatInt(p.Price/100, 10), "priceCurrency": "RUB"}}
+		"offers":          jsonMap{"@type": "Offer", "url": p.URL, "availability": ozonAvailability(p), "price": strconv.FormatInt(p.Price/100, 10), "priceCurrency": "RUB"}}
 	id, _ := strconv.ParseInt(p.ID, 10, 64)
 	return jsonMap{
 		"P": p, "LD": template.JS(mustJSON(ld)), "Seller": "/seller/" + slug(p.Seller) + "-" + strconv.Itoa(p.SellerID) + "/",
 		"HeadingID": ozonHeadingState, "Heading": mustJSON(jsonMap{"title": p.Title, "rowCount": 2}),
-		"PriceID": ozonPriceState, "Price": mustJSON(jsonMap{"isAvailable": true, "price": ozonPrice(p.Price),
+		"PriceID": ozonPriceState, "Price": mustJSON(jsonMap{"isAvailable": p.InStock(), "price": ozonPrice(p.Price),
 			"originalPrice": ozonPrice(p.OldPrice), "showOriginalPrice": true}),
 		"ScoreID": ozonScoreState, "Score": mustJSON(jsonMap{"url": p.URL + "reviews/", "reviewsCount": p.Reviews,
 			"itemId": id, "totalScore": p.Rating, "isHidden": false}),
 	}
+}
+
+// ozonAvailability is the schema.org availability of p's offer in the
+// product page's JSON-LD, as the real page gives it.
+func ozonAvailability(p Product) string {
+	if p.InStock() {
+		return "http://schema.org/InStock"
+	}
+	return "http://schema.org/OutOfStock"
 }
 
 var ozonProductTmpl = template.Must(template.New("ozon-product").Parse(`<!DOCTYPE html>

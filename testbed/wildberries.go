@@ -110,15 +110,19 @@ type wbProduct struct {
 	Feedbacks      int      `json:"feedbacks"`
 	NMFeedbacks    int      `json:"nmFeedbacks"`
 	Sizes          []wbSize `json:"sizes"`
-	TotalQuantity  int      `json:"totalQuantity"`
+	// TotalQuantity is the units in stock over all sizes; 0 when sold out.
+	TotalQuantity int `json:"totalQuantity"`
 }
 
+// wbSize is one size of a product. Stocks (per warehouse) is in the card
+// detail answer, [] when sold out; search answers leave it out and give
+// only the product's totalQuantity.
 type wbSize struct {
-	Name     string    `json:"name"`
-	OrigName string    `json:"origName"`
-	OptionID int64     `json:"optionId"`
-	Stocks   []wbStock `json:"stocks"`
-	Price    wbPrice   `json:"price"`
+	Name     string     `json:"name"`
+	OrigName string     `json:"origName"`
+	OptionID int64      `json:"optionId"`
+	Stocks   *[]wbStock `json:"stocks,omitempty"`
+	Price    wbPrice    `json:"price"`
 }
 
 type wbStock struct {
@@ -133,23 +137,44 @@ type wbPrice struct {
 	Return    int64 `json:"return"`
 }
 
+// toWB is p as the search answer shows it: totalQuantity, no stocks.
 func toWB(p Product) wbProduct {
 	id, _ := strconv.ParseInt(p.ID, 10, 64)
-	qty := 1 + p.Reviews%900
 	return wbProduct{
 		ID: id, Root: id / 3, Brand: p.Brand, BrandID: len(p.Brand) * 1009, Name: p.Title,
 		Entity: strings.ToLower(strings.Fields(p.Title)[0]), Supplier: p.Seller, SupplierID: p.SellerID,
 		SupplierRating: p.Rating, Rating: int(p.Rating + 0.5), ReviewRating: p.Rating, NMReviewRating: p.Rating,
-		Feedbacks: p.Reviews, NMFeedbacks: p.Reviews, TotalQuantity: qty,
-		Sizes: []wbSize{{OrigName: "0", OptionID: id * 2, Stocks: []wbStock{{WH: 314812, Qty: qty}},
+		Feedbacks: p.Reviews, NMFeedbacks: p.Reviews, TotalQuantity: p.Stock,
+		Sizes: []wbSize{{OrigName: "0", OptionID: id * 2,
 			Price: wbPrice{Basic: p.OldPrice, Product: p.Price, Logistics: 2800}}},
 	}
 }
 
-func toWBList(ps []Product) []wbProduct {
+// toWBDetail is p as the card detail answer shows it: the search shape
+// plus the size's stock per warehouse.
+func toWBDetail(p Product) wbProduct {
+	w := toWB(p)
+	w.Sizes[0].Stocks = wbStocks(p.Stock)
+	return w
+}
+
+// wbStocks spreads qty over two warehouses, as the real answer lists
+// several; none when qty is 0.
+func wbStocks(qty int) *[]wbStock {
+	stocks := []wbStock{}
+	if far := qty / 3; far > 0 {
+		stocks = append(stocks, wbStock{WH: 507, Qty: far})
+	}
+	if near := qty - qty/3; near > 0 {
+		stocks = append(stocks, wbStock{WH: 314812, Qty: near})
+	}
+	return &stocks
+}
+
+func toWBList(ps []Product, shape func(Product) wbProduct) []wbProduct {
 	out := make([]wbProduct, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, toWB(p))
+		out = append(out, shape(p))
 	}
 	return out
 }
@@ -174,13 +199,13 @@ func (wb *wildberries) search(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, wbSearch{
 		Metadata: wbMetadata{Name: q, CatalogType: "preset"}, Version: 2,
 		Total:    len(wb.c.Matches(SiteWildberries, q)),
-		Products: toWBList(wb.c.Search(SiteWildberries, q, page)),
+		Products: toWBList(wb.c.Search(SiteWildberries, q, page), toWB),
 	})
 }
 
 // detail answers /cards/v4/detail?nm=ID[;ID…]; unknown ids are left out.
 func (wb *wildberries) detail(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, map[string][]wbProduct{"products": toWBList(wb.found(r))})
+	writeJSON(w, map[string][]wbProduct{"products": toWBList(wb.found(r), toWBDetail)})
 }
 
 // found is the catalog products a detail request names.

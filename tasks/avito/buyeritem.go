@@ -57,6 +57,7 @@ func parseBuyerItem(s *site.Site, body []byte, pageURL string, at time.Time) (si
 	return site.Page{Items: []item.Item{b.toItem(s, w.URL, pageURL, at)}}, nil
 }
 
+// toItem leaves InStock nil: a listing has no stock (see doc.go).
 func (b *buyerItem) toItem(s *site.Site, wrapURL, pageURL string, at time.Time) item.Item {
 	it := item.Item{Site: Name, ID: itoa64(b.Item.ID), Title: site.Clean(b.Item.Title),
 		Currency: "RUB", Seller: site.Clean(b.Seller.Name), FetchedAt: at}

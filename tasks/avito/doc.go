@@ -3,4 +3,8 @@
 // (cards by data-marker and itemprop), the listing page (data-marker) and
 // the buyerItem JSON of a listing. Class-name suffixes are CSS-module
 // hashes and are never used. It registers the site "avito" in tasks/site.
+//
+// Avito items never have InStock: a listing has no stock. The pages'
+// microdata availability is https://schema.org/LimitedAvailability on
+// every listing of the samples alike, so it says nothing and is not read.
 package avito

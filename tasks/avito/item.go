@@ -27,6 +27,7 @@ func parseItem(s *site.Site, body []byte, pageURL string, at time.Time) (site.Pa
 	return site.Page{Items: []item.Item{it}}, nil
 }
 
+// pageItem leaves InStock nil: a listing has no stock (see doc.go).
 func pageItem(s *site.Site, doc *goquery.Document, pageURL string, at time.Time) item.Item {
 	price := doc.Find(`[data-marker="item-view/item-price"][itemprop="price"]`).First()
 	it := item.Item{Site: Name, FetchedAt: at,

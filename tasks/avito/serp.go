@@ -59,6 +59,7 @@ func hasNext(doc *goquery.Document, pageURL string) bool {
 	return found
 }
 
+// cardItem leaves InStock nil: a listing has no stock (see doc.go).
 func cardItem(c *goquery.Selection, base string, at time.Time) (item.Item, bool) {
 	id := strings.TrimSpace(c.AttrOr("data-item-id", ""))
 	link := c.Find(`a[data-marker="item-title"]`).First()

@@ -14,7 +14,8 @@ import (
 // TestTestbedSearchAndItem walks every search page the testbed serves for
 // a query, until Next is false, and parses the first followed item page:
 // the items are exactly the catalog's (cards carry no seller or rating;
-// the item page does).
+// the item page does). No Avito item has InStock, out-of-stock catalog
+// products included: a listing has no stock.
 func TestTestbedSearchAndItem(t *testing.T) {
 	tb := sitetest.Testbed(t)
 	s := sitetest.SiteOn(t, tb, "avito")
@@ -24,6 +25,7 @@ func TestTestbedSearchAndItem(t *testing.T) {
 	if len(matches) <= testbed.PageSizes["avito"] {
 		t.Fatalf("query %q has %d matches: not several pages", q, len(matches))
 	}
+	sitetest.SoldOut(t, matches)
 	if d := cmp.Diff(wantItems(s, matches, false), got); d != "" {
 		t.Fatalf("search items (-catalog +parsed):\n%s", d)
 	}

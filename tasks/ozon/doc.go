@@ -3,6 +3,7 @@
 // (<div id="state-<widget>-…" data-state='<JSON>'>): searchResultsV2 and
 // tileGridDesktop tiles on listing pages, webProductHeading, webPrice and
 // webReviewProductScore on product pages, with the webCurrentSeller link
-// and JSON-LD as fallbacks. It never selects by the generated class names.
+// and JSON-LD as fallbacks; InStock is the JSON-LD offer's availability,
+// on product pages only. It never selects by the generated class names.
 // It registers the site "ozon" in tasks/site.
 package ozon

@@ -37,6 +37,7 @@ type ldProduct struct {
 		Price         number `json:"price"`
 		PriceCurrency string `json:"priceCurrency"`
 		URL           string `json:"url"`
+		Availability  string `json:"availability"`
 	} `json:"offers"`
 	AggregateRating struct {
 		RatingValue number `json:"ratingValue"`
@@ -86,7 +87,19 @@ func productItem(s *site.Site, doc *goquery.Document, ps productStates, ld ldPro
 		it.Currency = c
 	}
 	it.URL = productPageURL(s, canonical, pageURL, it.ID)
+	it.InStock = inStock(ld, it.ID)
 	return it
+}
+
+// inStock is the availability of the JSON-LD offer when that Product is
+// this page's own (its sku is the item's ID), else nil. Other widgets
+// that mention stock (webProductMainWidget's isOutOfStockMode, the
+// "Узнать о поступлении" button text) are left alone.
+func inStock(ld ldProduct, id string) *bool {
+	if id == "" || intString(ld.SKU) != id {
+		return nil
+	}
+	return site.Availability(ld.Offers.Availability)
 }
 
 // sellerName is the text of the first seller link with text in the

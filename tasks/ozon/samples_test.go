@@ -1,6 +1,7 @@
 package ozon_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,8 +19,24 @@ func oz(id, slug, title string, price, old int64, seller string, rating float64,
 		URL: "https://www.ozon.ru/product/" + slug + "-" + id + "/", FetchedAt: at}
 }
 
+// productSample is the item of ozon_product_page_2025-05.html, InStock
+// aside.
+func productSample() item.Item {
+	return oz("747122168", "kofe-v-kapsulah-nescafe-dolce-gusto-flat-white-16-portsiy-dlya-kapsulnoy-kofemashiny-1-upakovka",
+		"Кофе в капсулах Nescafe Dolce Gusto FLAT WHITE, 16 порций для капсульной кофемашины, 1 упаковка",
+		92400, 209900, "Маркетспейс низких цен", 4.9, 4862)
+}
+
+// stocked is it with InStock set.
+func stocked(it item.Item, in bool) item.Item {
+	it.InStock = &in
+	return it
+}
+
 // TestParseRealSamples parses every real Ozon sample (block pages aside)
 // into the exact items the file holds (values read from the files by hand).
+// Only the product page says whether the product is in stock (its
+// JSON-LD offer); tiles leave InStock nil.
 func TestParseRealSamples(t *testing.T) {
 	tests := []struct {
 		name, kind  string
@@ -45,9 +62,7 @@ func TestParseRealSamples(t *testing.T) {
 				"Спрей для роста и укрепления волос c перцем и никотиновой кислотой. Средство против выпадения для женщин, 100 мл",
 				96600, 400000, "", 4.8, 638)},
 		{name: "ozon_product_page_2025-05.html", kind: "product", count: 1,
-			first: oz("747122168", "kofe-v-kapsulah-nescafe-dolce-gusto-flat-white-16-portsiy-dlya-kapsulnoy-kofemashiny-1-upakovka",
-				"Кофе в капсулах Nescafe Dolce Gusto FLAT WHITE, 16 порций для капсульной кофемашины, 1 упаковка",
-				92400, 209900, "Маркетспейс низких цен", 4.9, 4862)},
+			first: stocked(productSample(), true)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +99,55 @@ func TestParseBlockPagesUnrecognized(t *testing.T) {
 				if !errorsIs(err, site.ErrUnrecognized) {
 					t.Errorf("%s: got %v, want ErrUnrecognized", kind, err)
 				}
+			}
+		})
+	}
+}
+
+// TestProductPageStock parses the real product page and copies of it
+// edited in memory. InStock is the availability of the page's own
+// JSON-LD offer: OutOfStock there gives false; the other places of the
+// page that speak of stock (webProductMainWidget's isOutOfStockMode, the
+// JSON-LD copy escaped inside a script) do not count; an offer without
+// availability, or the JSON-LD of another SKU, says nothing.
+func TestProductPageStock(t *testing.T) {
+	const (
+		ld      = `"availability":"http://schema.org/InStock"`
+		mode    = `isOutOfStockMode&quot;:false`
+		escaped = `schema.org\\u002FInStock`
+		sku     = `"sku":"747122168"}</script>`
+	)
+	yes, no := true, false
+	tests := []struct {
+		name      string
+		from, to  []string
+		wantStock *bool
+	}{
+		{name: "as saved", wantStock: &yes},
+		{name: "json-ld out of stock", from: []string{ld}, to: []string{`"availability":"http://schema.org/OutOfStock"`}, wantStock: &no},
+		{name: "json-ld sold out over https", from: []string{ld}, to: []string{`"availability":"https://schema.org/SoldOut"`}, wantStock: &no},
+		{name: "other widgets out of stock", from: []string{mode, escaped}, to: []string{`isOutOfStockMode&quot;:true`, `schema.org\\u002FOutOfStock`}, wantStock: &yes},
+		{name: "no availability", from: []string{ld}, to: []string{`"availability":""`}, wantStock: nil},
+		{name: "json-ld of another sku", from: []string{ld, sku}, to: []string{`"availability":"http://schema.org/OutOfStock"`, `"sku":"1"}</script>`}, wantStock: nil},
+	}
+	sample := string(sitetest.Sample(t, "ozon", "ozon_product_page_2025-05.html"))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := sample
+			for i, from := range tt.from {
+				if strings.Count(body, from) != 1 {
+					t.Fatalf("the sample has %d × %s, want exactly one", strings.Count(body, from), from)
+				}
+				body = strings.Replace(body, from, tt.to[i], 1)
+			}
+			page, err := site.Parse("ozon", "product", []byte(body), "", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := productSample()
+			want.InStock = tt.wantStock
+			if d := cmp.Diff([]item.Item{want}, page.Items); d != "" {
+				t.Errorf("items (-want +got):\n%s", d)
 			}
 		})
 	}

@@ -86,6 +86,9 @@ func decodeTiles(raw []byte) ([]tile, bool, error) {
 }
 
 // toItem maps a tile; ok is false for a tile without an ID (banners).
+// InStock stays nil: no tile in the samples says whether the product is
+// in stock (every one has the same add-to-cart button), so only the
+// product page's offer does.
 func (t tile) toItem(base string, at time.Time) (item.Item, bool) {
 	id := t.id()
 	if id == "" {

@@ -108,3 +108,26 @@ func Origin(raw string) string {
 	}
 	return u.Scheme + "://" + u.Host
 }
+
+// Availability reads a schema.org offer availability ("http://schema.org/InStock",
+// "https://schema.org/OutOfStock", "InStock") as whether the item can be
+// bought now: InStock, LimitedAvailability, OnlineOnly and InStoreOnly
+// are true; OutOfStock, SoldOut and Discontinued false. Anything else
+// (PreOrder, BackOrder, an empty or unknown value) is nil: the page does
+// not say.
+func Availability(s string) *bool {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexAny(s, "/:"); i >= 0 {
+		s = s[i+1:]
+	}
+	var in bool
+	switch strings.ToLower(s) {
+	case "instock", "limitedavailability", "onlineonly", "instoreonly":
+		in = true
+	case "outofstock", "soldout", "discontinued":
+		in = false
+	default:
+		return nil
+	}
+	return &in
+}

@@ -44,3 +44,35 @@ func TestCountAndRating(t *testing.T) {
 		t.Error("Rating accepted 7.5")
 	}
 }
+
+func TestAvailability(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name, in string
+		want     *bool
+	}{
+		{"ozon json-ld", "http://schema.org/InStock", &yes},
+		{"https", "https://schema.org/OutOfStock", &no},
+		{"bare", "SoldOut", &no},
+		{"compact iri", "schema:Discontinued", &no},
+		{"limited", "https://schema.org/LimitedAvailability", &yes},
+		{"pre-order is not now", "http://schema.org/PreOrder", nil},
+		{"empty", "", nil},
+		{"unknown", "http://schema.org/Whatever", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := site.Availability(tt.in)
+			if (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
+				t.Fatalf("Availability(%q) = %v, want %v", tt.in, show(got), show(tt.want))
+			}
+		})
+	}
+}
+
+func show(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
+}

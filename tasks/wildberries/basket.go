@@ -90,8 +90,9 @@ func parseCard(s *site.Site, body []byte, _ string, at time.Time) (site.Page, er
 	return site.Page{Items: []item.Item{c.toItem(s, at)}}, nil
 }
 
-// toItem maps a card.json to an Item. The card has no price, rating or
-// seller name (selling.supplier_id only), so those stay zero.
+// toItem maps a card.json to an Item. The card has no price, rating,
+// stock or seller name (selling.supplier_id only), so those stay zero and
+// InStock nil.
 func (c basketCard) toItem(s *site.Site, at time.Time) item.Item {
 	id := strconv.FormatInt(c.NMID, 10)
 	return item.Item{Site: Name, ID: id, Title: site.Clean(c.IMTName), Currency: "RUB",

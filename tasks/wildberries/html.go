@@ -13,7 +13,9 @@ import (
 )
 
 // parseSearchHTML parses the rendered search/catalog page: one
-// article.product-card[data-nm-id] per product.
+// article.product-card[data-nm-id] per product. The rendered pages keep
+// "sold out" in client-side templates (allSizesSoldOut), not in the
+// markup, so their items have no InStock.
 func parseSearchHTML(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {

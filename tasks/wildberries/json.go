@@ -24,8 +24,15 @@ type product struct {
 	PriceU         int64   `json:"priceU"`
 	SalePriceU     int64   `json:"salePriceU"`
 	Sizes          []size  `json:"sizes"`
+	// TotalQuantity is the units in stock, in the card v4 detail and the
+	// newer search and catalog answers; nil when absent (the legacy
+	// catalog's priceU answer).
+	TotalQuantity *int `json:"totalQuantity"`
 }
 
+// size is one size of a product. Stocks, per warehouse, is in the card v4
+// detail answer only ([] when sold out); nil when the answer leaves it
+// out.
 type size struct {
 	Price *struct {
 		Basic   int64 `json:"basic"`
@@ -34,6 +41,16 @@ type size struct {
 	Stocks []struct {
 		Qty int `json:"qty"`
 	} `json:"stocks"`
+}
+
+// stocked reports a warehouse with a positive qty.
+func (sz size) stocked() bool {
+	for _, st := range sz.Stocks {
+		if st.Qty > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // productList is a search/catalog/card response: products[] at the top
@@ -72,8 +89,25 @@ func (p product) toItem(s *site.Site, at time.Time) item.Item {
 		Site: Name, ID: id, Title: site.Clean(p.Name),
 		Price: price, OldPrice: old, Currency: "RUB",
 		Seller: site.Clean(p.Supplier), Rating: p.rating(), Reviews: p.reviews(),
-		URL: ItemURL(s, id), FetchedAt: at,
+		InStock: p.inStock(), URL: ItemURL(s, id), FetchedAt: at,
 	}
+}
+
+// inStock: a positive totalQuantity or a size with a positive stock qty
+// is in stock; a totalQuantity of 0, or sizes whose stocks are all empty,
+// is out of stock. nil when the answer has neither (the legacy catalog's
+// sizes carry no stocks and it has no totalQuantity).
+func (p product) inStock() *bool {
+	known := p.TotalQuantity != nil
+	in := known && *p.TotalQuantity > 0
+	for _, sz := range p.Sizes {
+		known = known || sz.Stocks != nil
+		in = in || sz.stocked()
+	}
+	if !known {
+		return nil
+	}
+	return &in
 }
 
 // prices: the first size in stock (else the cheapest priced size) gives

@@ -1,6 +1,7 @@
 package wildberries_test
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -20,8 +21,17 @@ func wb(id, title string, price, old int64, seller string, rating float64, revie
 		URL: "https://www.wildberries.ru/catalog/" + id + "/detail.aspx", FetchedAt: at}
 }
 
+// stocked is it with InStock set.
+func stocked(it item.Item, in bool) item.Item {
+	it.InStock = &in
+	return it
+}
+
 // TestParseRealSamples parses every real Wildberries sample into the exact
-// items the file holds (values read from the files by hand).
+// items the file holds (values read from the files by hand). Only the
+// card v4 detail says whether the product is in stock (totalQuantity
+// 2351); the legacy catalog, the card.json and the HTML pages leave
+// InStock nil.
 func TestParseRealSamples(t *testing.T) {
 	tests := []struct {
 		name, kind  string
@@ -36,8 +46,8 @@ func TestParseRealSamples(t *testing.T) {
 			first: wb("162352134", "Цикорий растворимый натуральный без кофеина BIO", 50000, 120400, "", 4.9, 21358),
 			last:  wb("188342879", "Натуральный цикорий растворимый 400г", 45300, 86600, "", 4.9, 3424)},
 		{name: "wb_card_v4_detail_2025-07.json", kind: "product", count: 1,
-			first: wb("67858518", "Швабра с отжимом и ведром для мытья пола 10 л", 408800, 649000,
-				"Zetter - официальный магазин", 4.9, 65754)},
+			first: stocked(wb("67858518", "Швабра с отжимом и ведром для мытья пола 10 л", 408800, 649000,
+				"Zetter - официальный магазин", 4.9, 65754), true)},
 		{name: "wb_basket_card_json_2025-07.json", kind: "product", count: 1,
 			first: wb("67858518", "Швабра с отжимом и ведром для мытья пола 10 л", 0, 0, "", 0, 0)},
 		{name: "wb_basket_card_json_2025-07.json", kind: "card", count: 1,
@@ -89,6 +99,98 @@ func TestCardRejectsOtherAnswers(t *testing.T) {
 		_, err := site.Parse(wildberries.Name, "card", sitetest.Sample(t, "wildberries", name), "", at)
 		if !errors.Is(err, site.ErrUnrecognized) {
 			t.Errorf("%s as a card: got %v, want an unrecognized-page error", name, err)
+		}
+	}
+}
+
+// TestCardV4Stock parses the real card v4 detail sample and copies of it
+// edited in memory: sold out when totalQuantity and every warehouse qty
+// are 0 or the stocks are empty; in the search answers' shape (sizes
+// without stocks) totalQuantity alone decides; with neither, the answer
+// does not say.
+func TestCardV4Stock(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name, kind string
+		edit       func(p map[string]any)
+		want       *bool
+	}{
+		{name: "as saved", kind: "product", edit: func(map[string]any) {}, want: &yes},
+		{name: "zero totalQuantity and qty", kind: "product", want: &no, edit: func(p map[string]any) {
+			p["totalQuantity"] = 0
+			eachSize(p, func(sz map[string]any) {
+				for _, st := range sz["stocks"].([]any) {
+					st.(map[string]any)["qty"] = 0
+				}
+			})
+		}},
+		{name: "empty stocks", kind: "product", want: &no, edit: func(p map[string]any) {
+			p["totalQuantity"] = 0
+			eachSize(p, func(sz map[string]any) { sz["stocks"] = []any{} })
+		}},
+		{name: "stocks left, totalQuantity 0", kind: "product", want: &yes, edit: func(p map[string]any) {
+			p["totalQuantity"] = 0
+		}},
+		{name: "search shape", kind: "search", want: &yes, edit: func(p map[string]any) {
+			eachSize(p, func(sz map[string]any) { delete(sz, "stocks") })
+		}},
+		{name: "search shape sold out", kind: "search", want: &no, edit: func(p map[string]any) {
+			p["totalQuantity"] = 0
+			eachSize(p, func(sz map[string]any) { delete(sz, "stocks") })
+		}},
+		{name: "no stock fields", kind: "product", want: nil, edit: func(p map[string]any) {
+			delete(p, "totalQuantity")
+			eachSize(p, func(sz map[string]any) { delete(sz, "stocks") })
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := editCard(t, tt.edit)
+			page, err := site.Parse(wildberries.Name, tt.kind, body, "", at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := wb("67858518", "Швабра с отжимом и ведром для мытья пола 10 л", 408800, 649000,
+				"Zetter - официальный магазин", 4.9, 65754)
+			want.InStock = tt.want
+			if d := cmp.Diff([]item.Item{want}, page.Items); d != "" {
+				t.Errorf("items (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// editCard is the card v4 detail sample with edit applied to its product.
+func editCard(t *testing.T, edit func(p map[string]any)) []byte {
+	t.Helper()
+	var card map[string]any
+	if err := json.Unmarshal(sitetest.Sample(t, "wildberries", "wb_card_v4_detail_2025-07.json"), &card); err != nil {
+		t.Fatal(err)
+	}
+	edit(card["products"].([]any)[0].(map[string]any))
+	b, err := json.Marshal(card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func eachSize(p map[string]any, f func(sz map[string]any)) {
+	for _, sz := range p["sizes"].([]any) {
+		f(sz.(map[string]any))
+	}
+}
+
+// TestLegacyCatalogHasNoStock: the legacy catalog answer has neither
+// totalQuantity nor stocks, so none of its 100 items says InStock.
+func TestLegacyCatalogHasNoStock(t *testing.T) {
+	page, err := site.Parse(wildberries.Name, "search", sitetest.Sample(t, "wildberries", "wb_catalog_v2_legacy_priceU.json"), "", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range page.Items {
+		if it.InStock != nil {
+			t.Errorf("item %s: InStock %v, want nil", it.ID, *it.InStock)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package wildberries_test
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,42 +16,53 @@ import (
 )
 
 // TestTestbedSearchAndCards walks every search page the testbed serves for
-// a query, until Next is false, and parses each followed card: the items
-// are exactly the catalog's matches.
+// a query, until Next is false, and parses the followed cards of the first
+// product and of the first one out of stock: the items are exactly the
+// catalog's matches, InStock included (the search answer's totalQuantity,
+// the card's stocks).
 func TestTestbedSearchAndCards(t *testing.T) {
 	tb := sitetest.Testbed(t)
 	s := sitetest.SiteOn(t, tb, "wildberries")
 	q := sitetest.Query(tb, "wildberries")
 	got, follow := sitetest.WalkSearch(t, s, site.Request{Query: q})
-	want := wantItems(tb, s, tb.Catalog.Matches("wildberries", q))
+	matches := tb.Catalog.Matches("wildberries", q)
+	want := wantItems(s, matches)
 	if len(want) <= testbed.PageSizes["wildberries"] {
 		t.Fatalf("query %q has %d matches: not several pages", q, len(want))
 	}
+	soldOut := sitetest.SoldOut(t, matches)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("search items (-catalog +parsed):\n%s", d)
 	}
-	card, err := s.Parse("product", sitetest.Get(t, follow[0].URL), follow[0].URL, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(want[:1], card.Items); d != "" {
-		t.Fatalf("card (-catalog +parsed):\n%s", d)
+	for _, p := range []testbed.Product{matches[0], soldOut} {
+		i := slices.IndexFunc(follow, func(f site.Target) bool { return f.ID == p.ID })
+		if i < 0 {
+			t.Fatalf("the search followed no card of %s", p.ID)
+		}
+		card, err := s.Parse("product", sitetest.Get(t, follow[i].URL), follow[i].URL, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(wantItems(s, []testbed.Product{p}), card.Items); d != "" {
+			t.Fatalf("card %s (-catalog +parsed):\n%s", p.ID, d)
+		}
 	}
 }
 
-func wantItems(tb *testbed.Testbed, s *site.Site, ps []testbed.Product) []item.Item {
+func wantItems(s *site.Site, ps []testbed.Product) []item.Item {
 	out := make([]item.Item, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, item.Item{Site: "wildberries", ID: p.ID, Title: p.Title, Price: p.Price,
 			OldPrice: sitetest.Old(p), Currency: "RUB", Seller: p.Seller, Rating: p.Rating,
-			Reviews: p.Reviews, URL: s.BaseURL + p.URL, FetchedAt: at})
+			Reviews: p.Reviews, InStock: sitetest.InStock(p), URL: s.BaseURL + p.URL, FetchedAt: at})
 	}
 	return out
 }
 
 // TestTestbedCardJSON: the testbed's card.json of catalog products, at
 // the URL the card kind builds, parses to the product's ID and title (no
-// price); an unknown nm, or a vol/part that is not the nm's, is a 404.
+// price, no InStock: the card.json has no stock); an unknown nm, or a
+// vol/part that is not the nm's, is a 404.
 func TestTestbedCardJSON(t *testing.T) {
 	tb := sitetest.Testbed(t)
 	s := sitetest.SiteOn(t, tb, "wildberries")

@@ -79,3 +79,29 @@ func WalkSearch(t testing.TB, s *site.Site, req site.Request) ([]item.Item, []si
 	t.Fatal("the testbed search never said it had no next page")
 	return nil, nil
 }
+
+// InStock is the InStock a parser that reads stock reports for catalog
+// product p.
+func InStock(p testbed.Product) *bool {
+	in := p.InStock()
+	return &in
+}
+
+// SoldOut returns the first product of ps that is out of stock, and fails
+// the test unless ps has products both in and out of stock (so a test of
+// ps checks both answers).
+func SoldOut(t testing.TB, ps []testbed.Product) testbed.Product {
+	t.Helper()
+	var in, out []testbed.Product
+	for _, p := range ps {
+		if p.InStock() {
+			in = append(in, p)
+		} else {
+			out = append(out, p)
+		}
+	}
+	if len(in) == 0 || len(out) == 0 {
+		t.Fatalf("%d products in stock and %d out of stock: want some of each", len(in), len(out))
+	}
+	return out[0]
+}
