@@ -97,8 +97,8 @@ func (b *RedisBroker) List(ctx context.Context) ([]Proxy, error) {
 	return out, nil
 }
 
-// Remove deletes proxies from the pool, with their leases and quarantines.
-// It returns how many were in the pool.
+// Remove deletes proxies from the pool, with their leases, quarantines and
+// clearance marks. It returns how many were in the pool.
 func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
@@ -107,20 +107,20 @@ func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {
 	err := b.withKnown(ctx, func(fields, ready []string) *redis.Cmd {
 		keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.busy(), b.k.known()}, ready...)
 		sites := map[string]bool{}
-		var hashes []string
+		var perSite []string
 		for _, f := range fields {
 			site, class, _ := strings.Cut(f, "\t")
 			keys = append(keys, b.k.quarantine(site, Class(class)))
 			if !sites[site] {
 				sites[site] = true
-				hashes = append(hashes, b.k.leases(site))
+				perSite = append(perSite, b.k.leases(site), b.k.cleared(site))
 			}
 		}
 		args := knownArgs(fields)
 		for _, id := range ids {
 			args = append(args, id)
 		}
-		cmd := removeScript.Run(ctx, b.rdb, append(keys, hashes...), args...)
+		cmd := removeScript.Run(ctx, b.rdb, append(keys, perSite...), args...)
 		v, _ := cmd.Int64()
 		n = int(v)
 		return cmd

@@ -137,6 +137,15 @@ type SiteStats struct {
 	Leased      int `json:"leased"`
 	Cooling     int `json:"cooling"`
 	Quarantined int `json:"quarantined"`
+	// Cleared counts the proxies of the site holding a live clearance of
+	// its JavaScript challenge (MarkCleared). It is not a fifth state: a
+	// cleared proxy is also ready, leased, cooling or quarantined and
+	// counted there, so Cleared is in no sum of the states nor in
+	// StateCounts. Stats counts the proxies that serve the site; Summary
+	// counts the site's live marks, which are the same proxies (Remove
+	// drops a proxy's marks, MarkCleared marks no proxy outside the pool)
+	// except one re-imported without the site, until its mark ends.
+	Cleared int `json:"cleared"`
 	// Exhausted lists classes whose every proxy is quarantined for the site.
 	Exhausted []Class               `json:"exhausted,omitempty"`
 	ByClass   map[Class]StateCounts `json:"by_class,omitempty"`

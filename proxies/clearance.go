@@ -15,7 +15,8 @@ import (
 type ClearanceMarker interface {
 	// MarkCleared notes that proxyID holds the site's clearance for ttl:
 	// until then, Lease and LeaseWait of the site take it before a proxy
-	// without one, and wait up to the site's ClearanceWait for it.
+	// without one, and wait up to the site's ClearanceWait for it. A proxy
+	// no longer in the pool (removed while leased) is not marked.
 	MarkCleared(ctx context.Context, site, proxyID string, ttl time.Duration) error
 	// ForgetCleared drops the mark (the site refused the clearance).
 	ForgetCleared(ctx context.Context, site, proxyID string) error
@@ -26,12 +27,15 @@ var (
 	_ ClearanceMarker = (*FallbackBroker)(nil)
 )
 
-// markClearedScript marks a proxy cleared on the site's clock, drops the
-// marks that have ended, and keeps the set no longer than its last mark.
+// markClearedScript marks a proxy of the pool cleared on the site's clock,
+// drops the marks that have ended, and keeps the set no longer than its
+// last mark. It returns 0 for a proxy not in the pool, which it does not
+// mark.
 //
-// KEYS[1] cleared ZSET (site)
+// KEYS[1] cleared ZSET (site)  KEYS[2] proxies HASH
 // ARGV[1] skew ms  ARGV[2] ttl ms  ARGV[3] proxy id
 var markClearedScript = redis.NewScript(luaNow + `
+if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 0 end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZADD', KEYS[1], now + ARGV[2], ARGV[3])
 if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
@@ -43,7 +47,7 @@ func (b *RedisBroker) MarkCleared(ctx context.Context, site, proxyID string, ttl
 	if ttl < time.Millisecond {
 		return nil
 	}
-	if err := markClearedScript.Run(ctx, b.rdb, []string{b.k.cleared(site)}, b.cfg.skew(), ttl.Milliseconds(), proxyID).Err(); err != nil {
+	if err := markClearedScript.Run(ctx, b.rdb, []string{b.k.cleared(site), b.k.proxies()}, b.cfg.skew(), ttl.Milliseconds(), proxyID).Err(); err != nil {
 		return fmt.Errorf("mark proxy %s cleared on %s: %w", proxyID, site, err)
 	}
 	return nil

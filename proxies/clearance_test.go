@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"crawlq/internal/testredis"
 )
 
@@ -108,4 +110,89 @@ func TestLeasePrefersClearedProxies(t *testing.T) {
 	if l := lease("av"); name[l.Proxy.ID] == 6 {
 		t.Fatal("av lease took 6 while it cools down")
 	}
+}
+
+// TestClearedCountsLiveMarksOfThePool: Summary, Stats and a
+// FallbackBroker's Stats count per site the proxies whose clearance mark
+// has not ended, leased ones too and outside the state sums; not a mark
+// that ended (still in the set, not yet pruned), nor one of a removed
+// proxy, which Remove drops and MarkCleared no longer makes.
+func TestClearedCountsLiveMarksOfThePool(t *testing.T) {
+	ck := &clock{}
+	rdb := testredis.Client(t, testredis.DBProxies)
+	b := NewRedisBroker(rdb, ck.config(Config{Sites: map[string]SiteConfig{"av": {}}}))
+	ps := importN(t, b, 6, ImportOptions{})
+	ctx := context.Background()
+	mark := func(site string, i int, ttl time.Duration) {
+		t.Helper()
+		if err := b.MarkCleared(ctx, site, ps[i].ID, ttl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark("wb", 4, time.Minute)
+	mark("wb", 0, time.Minute)
+	mark("wb", 1, time.Minute)
+	mark("oz", 3, time.Minute)
+	for _, l := range []struct {
+		site string
+		i    int
+	}{{"wb", 0}, {"oz", 3}} { // a cleared proxy leased is counted in both
+		if _, err := b.LeaseProxy(ctx, l.site, ps[l.i].ID, "h", "t", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := b.Remove(ctx, ps[4].ID); err != nil || n != 1 {
+		t.Fatalf("Remove = %d, %v; want 1", n, err)
+	}
+	mark("wb", 2, time.Millisecond)
+	ck.advance(10 * time.Millisecond) // 2's mark has ended
+	mark("wb", 4, time.Minute)        // removed: not marked (and nothing pruned)
+	if n := rdb.ZCard(ctx, b.k.cleared("wb")).Val(); n != 3 {
+		t.Fatalf("wb's cleared set holds %d marks, want 3: 0 and 1, and 2's ended one", n)
+	}
+
+	want := map[string]int{"wb": 2, "oz": 1, "av": 0}
+	fb := NewFallbackBroker(b, FallbackConfig{ServerID: "a"})
+	for i, step := range []string{"out of date", "synced"} {
+		st, err := b.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := b.Summary(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fst, err := fb.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name  string
+			sites map[string]SiteStats
+		}{{"Stats", st.Sites}, {"Summary", sum.Sites}, {"FallbackBroker.Stats", fst.Sites}} {
+			if d := cmp.Diff(want, cleared(tc.sites)); d != "" {
+				t.Errorf("%s: %s cleared per site (-want +got):\n%s", step, tc.name, d)
+			}
+		}
+		if d := cmp.Diff(st.Sites, sum.Sites); d != "" {
+			t.Errorf("%s: Summary (-stats +summary):\n%s", step, d)
+		}
+		if wb := st.Sites["wb"]; wb.Ready+wb.Leased+wb.Cooling+wb.Quarantined != 5 || wb.Leased != 1+i {
+			t.Errorf("%s: wb = %+v; want 5 proxies by state, %d leased", step, wb, 1+i)
+		}
+		for _, site := range []string{"wb", "oz"} { // syncs the sets Remove put out of date
+			if _, err := b.Lease(ctx, site, Datacenter, "h", "t", time.Minute); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// cleared is the Cleared count of each site.
+func cleared(sites map[string]SiteStats) map[string]int {
+	out := map[string]int{}
+	for site, st := range sites {
+		out[site] = st.Cleared
+	}
+	return out
 }

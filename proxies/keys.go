@@ -42,7 +42,9 @@ func (k keys) quarantine(site string, c Class) string {
 
 // cleared is a ZSET id -> end (ms, Redis clock) of the clearance of a
 // site's JavaScript challenge the proxy holds (MarkCleared): a lease of
-// the site takes these proxies first.
+// the site takes these proxies first. Its members are proxies of the pool
+// (Remove drops them: a mark follows a lease, so its site has a ready
+// set Remove knows of); marks that ended are pruned lazily.
 func (k keys) cleared(site string) string { return k.prefix + "cleared:" + site }
 
 // leases is a HASH id -> "token|expiry-ms|holder|task" of one site.

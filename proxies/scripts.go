@@ -327,13 +327,13 @@ return unsync(KEYS[4], 5)
 `)
 
 // removeScript deletes proxies from the pool and every ready, quarantine,
-// lease and busy entry, and bumps the version.
+// lease, clearance and busy entry, and bumps the version.
 //
 // KEYS[1] proxies HASH  KEYS[2] classes HASH  KEYS[3] version
 // KEYS[4] busy HASH  KEYS[5] known HASH
 // KEYS[6 .. 5+n] the ready ZSET of each known field
 // KEYS[6+n .. 5+2n] the quarantine ZSET of each known field
-// KEYS[6+2n ..] lease HASHes (one per site)
+// KEYS[6+2n ..] per site: its lease HASH, then its cleared ZSET
 // ARGV[1] n  ARGV[2 .. 1+n] the known fields  ARGV[2+n ..] ids.
 // Returns how many proxies were in the pool, or -1 as importScript.
 var removeScript = redis.NewScript(luaUnsync + `
@@ -345,7 +345,11 @@ for i = 2 + nf, #ARGV do
   redis.call('HDEL', KEYS[2], id)
   redis.call('HDEL', KEYS[4], id)
   for k = 6, #KEYS do
-    if k < 6 + 2 * nf then redis.call('ZREM', KEYS[k], id) else redis.call('HDEL', KEYS[k], id) end
+    if k < 6 + 2 * nf or (k - 6 - 2 * nf) % 2 == 1 then
+      redis.call('ZREM', KEYS[k], id)
+    else
+      redis.call('HDEL', KEYS[k], id)
+    end
   end
 end
 unsync(KEYS[5], 6)

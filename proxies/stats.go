@@ -28,7 +28,8 @@ var classes = []Class{Datacenter, Residential, Mobile}
 // whole pool (O(N)): it is meant for dashboards, not the lease path. Every
 // imported proxy is listed, and the sites of Config.Sites are reported
 // even before any lease synced their ready sets: a proxy not yet synced
-// counts as ready (the next lease makes it so).
+// counts as ready (the next lease makes it so). A site's Cleared counts
+// the proxies of its ready sets whose clearance mark has not ended.
 func (b *RedisBroker) Stats(ctx context.Context) (*PoolStats, error) {
 	sets, err := b.statSets(ctx)
 	if err != nil {
@@ -98,6 +99,7 @@ type snap struct {
 	quar    map[siteClass]map[string]float64
 	leases  map[string]map[string]string
 	stats   map[string]map[string]*counters // site -> id -> counters
+	cleared map[string]map[string]float64   // site -> id -> end of its clearance (ms)
 }
 
 // counters are one proxy's stats fields on one site.
@@ -123,7 +125,8 @@ func (b *RedisBroker) snapshot(ctx context.Context, sets []statSet) (*snap, erro
 	}
 	s := &snap{now: now.UnixMilli() + b.cfg.skew(),
 		ready: map[siteClass][]redis.Z{}, quar: map[siteClass]map[string]float64{},
-		leases: map[string]map[string]string{}, stats: map[string]map[string]*counters{}}
+		leases: map[string]map[string]string{}, stats: map[string]map[string]*counters{},
+		cleared: map[string]map[string]float64{}}
 	if err := b.readProxies(ctx, s); err != nil {
 		return nil, err
 	}
@@ -135,16 +138,30 @@ func (b *RedisBroker) snapshot(ctx context.Context, sets []statSet) (*snap, erro
 		if _, ok := s.leases[sc.site]; ok {
 			continue
 		}
-		if s.leases[sc.site], err = scanHash(ctx, b.rdb, b.k.leases(sc.site)); err != nil {
+		if err := b.readSite(ctx, s, sc.site); err != nil {
 			return nil, err
 		}
-		stats, err := scanHash(ctx, b.rdb, b.k.stats(sc.site))
-		if err != nil {
-			return nil, err
-		}
-		s.stats[sc.site] = indexStats(stats)
 	}
 	return s, nil
+}
+
+// readSite reads one site's leases, counters and clearance marks.
+func (b *RedisBroker) readSite(ctx context.Context, s *snap, site string) error {
+	var err error
+	if s.leases[site], err = scanHash(ctx, b.rdb, b.k.leases(site)); err != nil {
+		return err
+	}
+	stats, err := scanHash(ctx, b.rdb, b.k.stats(site))
+	if err != nil {
+		return err
+	}
+	s.stats[site] = indexStats(stats)
+	cleared, err := scanZSet(ctx, b.rdb, b.k.cleared(site))
+	if err != nil {
+		return err
+	}
+	s.cleared[site] = zmap(cleared)
+	return nil
 }
 
 // readProxies reads every proxy's spec, sorted by ID.
@@ -332,6 +349,9 @@ func (s *snap) addSet(ps *PoolStats, byID map[string]*ProxyStats, sc siteClass) 
 		id := z.Member.(string)
 		st := s.proxySite(sc, id, z.Score)
 		counts.add(st.State)
+		if s.cleared[sc.site][id] > float64(s.now) {
+			site.Cleared++
+		}
 		if p := byID[id]; p != nil {
 			p.Sites[sc.site] = st
 		}

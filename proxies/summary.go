@@ -19,11 +19,12 @@ type PoolSummary struct {
 	Sites map[string]SiteStats `json:"sites"`
 }
 
-// Summary counts the pool's proxies by site, class and state without
-// reading the pool: O(log N) per ready set plus the live leases, one round
-// trip (a second one reads the proxies' specs while a ready set is not
-// synced yet, e.g. after an import before any lease). Its counts are
-// those of Stats.
+// Summary counts the pool's proxies by site, class and state, and the
+// cleared proxies by site, without reading the pool: O(log N) per ready
+// set and per site plus the live leases, one round trip (a second one
+// reads the proxies' specs while a ready set is not synced yet, e.g. after
+// an import before any lease). Its counts are those of Stats (for Cleared,
+// see SiteStats).
 func (b *RedisBroker) Summary(ctx context.Context) (*PoolSummary, error) {
 	sets, err := b.statSets(ctx)
 	if err != nil {
@@ -46,11 +47,11 @@ func (b *RedisBroker) Summary(ctx context.Context) (*PoolSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts, err := b.countSets(ctx, sets, now, live)
+	counts, cleared, err := b.countSets(ctx, sets, now, live)
 	if err != nil {
 		return nil, err
 	}
-	return summarize(ms(now), int(totalCmd.Val()), sets, counts), nil
+	return summarize(ms(now), int(totalCmd.Val()), sets, counts, cleared), nil
 }
 
 // liveLeases counts the unexpired leases per site and class (the class
@@ -96,8 +97,9 @@ type setCount struct {
 }
 
 // countSets counts every set: synced ones with ZCOUNTs, the others from
-// the proxies that may serve them.
-func (b *RedisBroker) countSets(ctx context.Context, sets []statSet, now int64, live map[siteClass]int) (map[siteClass]setCount, error) {
+// the proxies that may serve them; and each site's live clearance marks,
+// in the same pipeline.
+func (b *RedisBroker) countSets(ctx context.Context, sets []statSet, now int64, live map[siteClass]int) (map[siteClass]setCount, map[string]int, error) {
 	nowArg := strconv.FormatInt(now, 10)
 	pipe := b.rdb.Pipeline()
 	type cmds struct{ card, marker, ready, quar *redis.IntCmd }
@@ -107,12 +109,13 @@ func (b *RedisBroker) countSets(ctx context.Context, sets []statSet, now int64, 
 		cs[sc.siteClass] = cmds{card: pipe.ZCard(ctx, ready), marker: pipe.ZCount(ctx, ready, "-inf", "-inf"),
 			ready: pipe.ZCount(ctx, ready, "(-inf", nowArg), quar: pipe.ZCount(ctx, quar, "("+nowArg, "+inf")}
 	}
+	clearedCmds := b.countCleared(ctx, pipe, sets, nowArg)
 	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("pool summary: %w", err)
+		return nil, nil, fmt.Errorf("pool summary: %w", err)
 	}
 	eligible, err := b.eligibleCounts(ctx, sets)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := map[siteClass]setCount{}
 	for _, sc := range sets {
@@ -127,7 +130,23 @@ func (b *RedisBroker) countSets(ctx context.Context, sets []statSet, now int64, 
 		n.Cooling = max(0, n.members-n.Ready-n.Leased-n.Quarantined)
 		out[sc.siteClass] = n
 	}
-	return out, nil
+	cleared := make(map[string]int, len(clearedCmds))
+	for site, c := range clearedCmds {
+		cleared[site] = int(c.Val())
+	}
+	return out, cleared, nil
+}
+
+// countCleared queues in pipe one ZCOUNT per site of the clearance marks
+// that end after now (a mark that ended is pruned lazily, not at once).
+func (b *RedisBroker) countCleared(ctx context.Context, pipe redis.Pipeliner, sets []statSet, nowArg string) map[string]*redis.IntCmd {
+	out := map[string]*redis.IntCmd{}
+	for _, sc := range sets {
+		if out[sc.site] == nil {
+			out[sc.site] = pipe.ZCount(ctx, b.k.cleared(sc.site), "("+nowArg, "+inf")
+		}
+	}
+	return out
 }
 
 // eligibleCounts counts the proxies that may serve each unsynced set,
@@ -158,9 +177,10 @@ func (b *RedisBroker) eligibleCounts(ctx context.Context, sets []statSet) (map[s
 	return out, nil
 }
 
-// summarize folds the set counts into sites; an unsynced set without any
-// proxy that may serve it is left out, as Stats does.
-func summarize(at time.Time, total int, sets []statSet, counts map[siteClass]setCount) *PoolSummary {
+// summarize folds the set counts into sites, with each site's cleared
+// proxies; an unsynced set without any proxy that may serve it is left
+// out, as Stats does.
+func summarize(at time.Time, total int, sets []statSet, counts map[siteClass]setCount, cleared map[string]int) *PoolSummary {
 	ps := &PoolSummary{At: at, Total: total, Sites: map[string]SiteStats{}}
 	for _, sc := range sets {
 		n := counts[sc.siteClass]
@@ -173,6 +193,7 @@ func summarize(at time.Time, total int, sets []statSet, counts map[siteClass]set
 		}
 		site.ByClass[sc.class] = n.StateCounts
 		site.addCounts(n.StateCounts)
+		site.Cleared = cleared[sc.site]
 		if n.members > 0 && n.Quarantined == n.members {
 			site.Exhausted = append(site.Exhausted, sc.class)
 		}

@@ -50,9 +50,9 @@ func newBrowser(t *testing.T, bin string) context.Context {
 }
 
 // poolTableJS reads the dashboard's per-site pool table into
-// site -> [ready, leased, cooling, quarantined].
+// site -> [ready, leased, cooling, quarantined, cleared].
 const poolTableJS = `Object.fromEntries([...document.querySelectorAll('#pool tr[data-site]')].map(tr =>
-  [tr.dataset.site, ['ready','leased','cooling','quarantined'].map(c => +tr.querySelector('td.'+c).textContent)]))`
+  [tr.dataset.site, ['ready','leased','cooling','quarantined','cleared'].map(c => +tr.querySelector('td.'+c).textContent)]))`
 
 // proxyRowsJS reads the proxy table's rows as "id/site/state".
 const proxyRowsJS = `[...document.querySelectorAll('#proxies tr.proxy-row')].map(tr =>
@@ -101,10 +101,10 @@ func checkPoolTable(t *testing.T, ctx context.Context, c *cluster) {
 	}
 	want := map[string][]int{}
 	for site, s := range ps.Sites {
-		want[site] = []int{s.Ready, s.Leased, s.Cooling, s.Quarantined}
+		want[site] = []int{s.Ready, s.Leased, s.Cooling, s.Quarantined, s.Cleared}
 	}
-	if len(want) == 0 {
-		t.Fatal("seeded pool has no sites")
+	if len(want) == 0 || want["wildberries"][4] != 1 {
+		t.Fatalf("seeded pool has no sites or no cleared proxy on wildberries: %v", want)
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("pool table (-broker +page):\n%s", d)

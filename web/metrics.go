@@ -30,6 +30,8 @@ var (
 		"Proxies per site by state (ready, leased, cooling, quarantined).", []string{"site", "state"}, nil)
 	poolClassDesc = prometheus.NewDesc("crawlq_pool_class_proxies",
 		"Proxies per site, class and state.", []string{"site", "class", "state"}, nil)
+	poolClearedDesc = prometheus.NewDesc("crawlq_pool_cleared_proxies",
+		"Proxies per site holding a live clearance of its JavaScript challenge (also counted in their state).", []string{"site"}, nil)
 	poolOKDesc = prometheus.NewDesc("crawlq_pool_ok_total",
 		"Leases released as a success, per site and class (as of the last full read of the pool).", []string{"site", "class"}, nil)
 	poolFailedDesc = prometheus.NewDesc("crawlq_pool_failed_total",
@@ -64,7 +66,7 @@ type poolCollector struct {
 
 // Describe sends the pool descriptors.
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{poolUpDesc, poolTotalDesc, poolSiteDesc, poolClassDesc,
+	for _, d := range []*prometheus.Desc{poolUpDesc, poolTotalDesc, poolSiteDesc, poolClassDesc, poolClearedDesc,
 		poolOKDesc, poolFailedDesc, poolBannedDesc, poolLatencyDesc, poolReadDesc, poolReadAgeDesc} {
 		ch <- d
 	}
@@ -104,6 +106,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 func collectSites(ch chan<- prometheus.Metric, sites map[string]proxies.SiteStats) {
 	for site, st := range sites {
 		sendStates(ch, poolSiteDesc, counts(st), site)
+		ch <- gauge(poolClearedDesc, float64(st.Cleared), site)
 		for class, sc := range st.ByClass {
 			sendStates(ch, poolClassDesc, sc, site, string(class))
 		}

@@ -87,6 +87,13 @@ func TestMetricsMatchStatus(t *testing.T) {
 	if d := cmp.Diff(wantPool, values(mf, "crawlq_pool_proxies", "site", "state")); d != "" {
 		t.Errorf("crawlq_pool_proxies (-status +metrics):\n%s", d)
 	}
+	wantCleared := map[string]float64{"wildberries": 1, "ozon": 0, "avito": 0} // seedPool's one mark
+	if d := cmp.Diff(wantCleared, values(mf, "crawlq_pool_cleared_proxies", "site")); d != "" {
+		t.Errorf("crawlq_pool_cleared_proxies (-want +metrics):\n%s", d)
+	}
+	if got := mf["crawlq_pool_cleared_proxies"].GetType(); got != dto.MetricType_GAUGE {
+		t.Errorf("crawlq_pool_cleared_proxies is a %v, want a gauge", got)
+	}
 	if got := values(mf, "crawlq_pool_proxies_total")[""]; got != float64(st.Pool.Total) {
 		t.Errorf("crawlq_pool_proxies_total = %v, want %d", got, st.Pool.Total)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
 
 	"crawlq/internal/testredis"
@@ -80,5 +81,35 @@ func TestPoolPageWithoutJavaScript(t *testing.T) {
 	}
 	if !strings.Contains(page, `<option selected>quarantined</option>`) {
 		t.Error("the filter form does not keep the chosen state")
+	}
+}
+
+// TestPoolPageShowsCleared: the pool table has a cleared column per site,
+// rendered by the server and updated in place from /api/summary's
+// "pool/SITE/cleared" values (seedPool marks one wildberries proxy).
+func TestPoolPageShowsCleared(t *testing.T) {
+	c := newCluster(t)
+	base := startServer(t, Config{Redis: c.opt, Broker: c.broker})
+	_, page := get(t, http.MethodGet, base+"/", "")
+	for _, want := range []string{`<th title=`, `>cleared</th>`,
+		`<td class="cleared" data-k="pool/wildberries/cleared">1</td>`, `<td class="cleared" data-k="pool/ozon/cleared">0</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("pool page lacks %q", want)
+		}
+	}
+	_, body := get(t, http.MethodGet, base+"/api/summary", "")
+	var sum Summary
+	if err := json.Unmarshal([]byte(body), &sum); err != nil {
+		t.Fatalf("/api/summary: %v\n%s", err, body)
+	}
+	got := map[string]string{}
+	for _, site := range []string{"wildberries", "ozon", "avito"} {
+		got[site] = sum.Values["pool/"+site+"/cleared"]
+	}
+	if d := cmp.Diff(map[string]string{"wildberries": "1", "ozon": "0", "avito": "0"}, got); d != "" {
+		t.Errorf("/api/summary pool/SITE/cleared (-want +got):\n%s", d)
+	}
+	if n := sum.Status.Pool.Sites["wildberries"].Cleared; n != 1 {
+		t.Errorf("/api/summary status.pool.sites.wildberries.cleared = %d, want 1", n)
 	}
 }

@@ -23,8 +23,9 @@ var seedLines = []struct {
 
 // seedPool imports the pool into a real RedisBroker and drives leases so
 // that every state shows: on wildberries one proxy cooling after an ok and
-// one leased; on ozon one quarantined after a ban; on avito one cooling
-// after a failure. A one-hour min interval keeps the states still.
+// one leased, which holds wildberries' clearance (cleared 1 there, 0 on
+// the other sites); on ozon one quarantined after a ban; on avito one
+// cooling after a failure. A one-hour min interval keeps the states still.
 func seedPool(t *testing.T, rdb *redis.Client) proxies.Broker {
 	t.Helper()
 	ctx := context.Background()
@@ -42,7 +43,10 @@ func seedPool(t *testing.T, rdb *redis.Client) proxies.Broker {
 		t.Fatalf("import: %v", err)
 	}
 	leaseAndRelease(t, b, "wildberries", proxies.Datacenter, "server-a", proxies.OK(120*time.Millisecond))
-	lease(t, b, "wildberries", proxies.Datacenter, "server-b")
+	held := lease(t, b, "wildberries", proxies.Datacenter, "server-b")
+	if err := b.MarkCleared(ctx, "wildberries", held.Proxy.ID, time.Hour); err != nil {
+		t.Fatalf("mark cleared: %v", err)
+	}
 	leaseAndRelease(t, b, "ozon", proxies.Datacenter, "server-a", proxies.Banned("captcha page"))
 	leaseAndRelease(t, b, "avito", proxies.Residential, "server-b", proxies.Failed("connect timeout"))
 	return b

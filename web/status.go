@@ -47,7 +47,8 @@ type QueueStatus struct {
 type PoolStatus struct {
 	// Total is the number of proxies in the pool.
 	Total int `json:"total"`
-	// Sites maps a site to its ready/leased/cooling/quarantined counts.
+	// Sites maps a site to its ready/leased/cooling/quarantined counts
+	// and its cleared proxies.
 	Sites map[string]proxies.SiteStats `json:"sites"`
 }
 

@@ -56,15 +56,15 @@ func (s *Status) writeQueues(w io.Writer) {
 }
 
 func (s *Status) writePool(w io.Writer) {
-	fmt.Fprintf(w, "SITE\tREADY\tLEASED\tCOOLING\tQUARANTINED\tEXHAUSTED\t(pool: %d proxies)\n", s.Pool.Total)
+	fmt.Fprintf(w, "SITE\tREADY\tLEASED\tCOOLING\tQUARANTINED\tCLEARED\tEXHAUSTED\t(pool: %d proxies)\n", s.Pool.Total)
 	for _, site := range sortedKeys(s.Pool.Sites) {
 		st := s.Pool.Sites[site]
 		ex := make([]string, len(st.Exhausted))
 		for i, c := range st.Exhausted {
 			ex[i] = string(c)
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%s\t\n", site, st.Ready, st.Leased, st.Cooling,
-			st.Quarantined, dash(strings.Join(ex, ",")))
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", site, st.Ready, st.Leased, st.Cooling,
+			st.Quarantined, st.Cleared, dash(strings.Join(ex, ",")))
 	}
 	if len(s.Pool.Sites) == 0 {
 		fmt.Fprintln(w, "(pool is empty: import proxies)")

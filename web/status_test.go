@@ -38,8 +38,10 @@ func TestCollectQueuesAndPool(t *testing.T) {
 		return proxies.SiteStats{Ready: n.Ready, Leased: n.Leased, Cooling: n.Cooling, Quarantined: n.Quarantined,
 			ByClass: map[proxies.Class]proxies.StateCounts{c: n}}
 	}
+	wb := site(proxies.Datacenter, sc(1, 1, 1, 0))
+	wb.Cleared = 1 // the leased proxy, in no more state sums
 	wantPool := PoolStatus{Total: 4, Sites: map[string]proxies.SiteStats{
-		"wildberries": site(proxies.Datacenter, sc(1, 1, 1, 0)),
+		"wildberries": wb,
 		"ozon":        site(proxies.Datacenter, sc(2, 0, 0, 1)),
 		"avito":       site(proxies.Residential, sc(0, 0, 1, 0)),
 	}}
@@ -113,6 +115,12 @@ func TestStatusWriteTable(t *testing.T) {
 	}
 	if !containsLine(out, "wildberries", "3", "0", "1") {
 		t.Errorf("no wildberries queue row with pending 3, active 0, scheduled 1:\n%s", out)
+	}
+	if !containsLine(out, "SITE", "READY", "LEASED", "COOLING", "QUARANTINED", "CLEARED", "EXHAUSTED") {
+		t.Errorf("no pool header with a CLEARED column after QUARANTINED:\n%s", out)
+	}
+	if !containsLine(out, "wildberries", "1", "1", "1", "0", "1", "-") || !containsLine(out, "ozon", "2", "0", "0", "1", "0", "-") {
+		t.Errorf("no pool rows wildberries 1 1 1 0 cleared 1 and ozon 2 0 0 1 cleared 0:\n%s", out)
 	}
 }
 

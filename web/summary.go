@@ -66,12 +66,13 @@ func (s *Server) collect(ctx context.Context) (*Status, error) {
 }
 
 // pageValues are the page's in-place numbers by key: "total", "pool/SITE/STATE",
-// "class/SITE/CLASS/FIELD" and "queue/QUEUE/FIELD".
+// "pool/SITE/cleared", "class/SITE/CLASS/FIELD" and "queue/QUEUE/FIELD".
 func pageValues(sum *Summary) map[string]string {
 	v := map[string]string{"total": fmt.Sprint(sum.Status.Pool.Total),
 		"at": sum.Status.At.Format("15:04:05"), "table_at": clock(sum.TableAt)}
 	for site, st := range sum.Status.Pool.Sites {
 		states(v, "pool/"+site, proxies.StateCounts{Ready: st.Ready, Leased: st.Leased, Cooling: st.Cooling, Quarantined: st.Quarantined})
+		v["pool/"+site+"/cleared"] = fmt.Sprint(st.Cleared)
 		for class, sc := range st.ByClass {
 			states(v, "class/"+site+"/"+string(class), sc)
 		}

@@ -50,7 +50,8 @@ func TestProxiesStatsBeforeAnyWorker(t *testing.T) {
 		lines[strings.Join(strings.Fields(l), " ")] = true
 	}
 	for _, want := range []string{
-		"wildberries * 1 0 0 0 -", "ozon * 2 0 0 0 -", "avito * 1 0 0 0 -", // per configured site
+		"SITE CLASS READY LEASED COOLING QUARANTINED CLEARED EXHAUSTED",
+		"wildberries * 1 0 0 0 0 -", "ozon * 2 0 0 0 0 -", "avito * 1 0 0 0 0 -", // per configured site
 	} {
 		if !lines[want] {
 			t.Errorf("proxies stats lacks the line %q:\n%s", want, out)
@@ -71,6 +72,71 @@ func TestProxiesStatsBeforeAnyWorker(t *testing.T) {
 	}
 	if strings.Contains(out, "pw-one") || strings.Contains(out, "pw-two") {
 		t.Errorf("proxies stats leaks a password:\n%s", out)
+	}
+}
+
+// TestProxiesStatsAndStatusShowCleared: a proxy holding ozon's clearance
+// is counted in the CLEARED column of `proxies stats` (the site's "*" row;
+// its class row leaves it blank) and of `status`, and in `status --json`,
+// on ozon only, as well as in its state.
+func TestProxiesStatsAndStatusShowCleared(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBCmd)
+	file := filepath.Join(t.TempDir(), "pool.txt")
+	if err := os.WriteFile(file, []byte("http://u1:pw-one@127.0.0.2:8080\nhttp://u2:pw-two@127.0.0.3:8080\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "proxies", "import", file); err != nil {
+		t.Fatal(err)
+	}
+	b := proxies.NewRedisBroker(rdb, proxies.Config{})
+	ctx := context.Background()
+	ps, err := b.List(ctx)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("list = %d proxies, %v; want 2", len(ps), err)
+	}
+	if err := b.MarkCleared(ctx, "ozon", ps[0].ID, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	stats, err := run(t, "proxies", "stats", "--sites-only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := run(t, "status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, out string
+		lines     []string
+	}{
+		{name: "proxies stats", out: stats, lines: []string{"SITE CLASS READY LEASED COOLING QUARANTINED CLEARED EXHAUSTED",
+			"ozon * 2 0 0 0 1 -", "ozon datacenter 2 0 0 0", "wildberries * 2 0 0 0 0 -"}},
+		{name: "status", out: status, lines: []string{"SITE READY LEASED COOLING QUARANTINED CLEARED EXHAUSTED (pool: 2 proxies)",
+			"ozon 2 0 0 0 1 -", "wildberries 2 0 0 0 0 -"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := map[string]bool{}
+			for _, l := range strings.Split(tc.out, "\n") {
+				lines[strings.Join(strings.Fields(l), " ")] = true
+			}
+			for _, want := range tc.lines {
+				if !lines[want] {
+					t.Errorf("lacks the line %q:\n%s", want, tc.out)
+				}
+			}
+		})
+	}
+	out, err := run(t, "status", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st web.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	if oz, wb := st.Pool.Sites["ozon"], st.Pool.Sites["wildberries"]; oz.Cleared != 1 || oz.Ready != 2 || wb.Cleared != 0 {
+		t.Errorf("status --json: ozon %+v, wildberries %+v; want ozon 2 ready of which 1 cleared, wildberries 0 cleared", oz, wb)
 	}
 }
 

@@ -141,7 +141,7 @@ func proxiesStatsCmd(a *app) *cobra.Command {
 	var config string
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Pool totals per site and class (ready, leased, cooling, quarantined) and every proxy's state and counters per site",
+		Short: "Pool totals per site and class (ready, leased, cooling, quarantined; cleared per site) and every proxy's state and counters per site",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withConfiguredBroker(cmd, a, config, func(b *proxies.RedisBroker) error {
@@ -165,18 +165,19 @@ func proxiesStatsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// printStats prints the totals per site and class, then one line per
-// proxy and site (a proxy no site serves yet gets one line with site "-").
+// printStats prints the totals per site and class (CLEARED on the site's
+// "*" row only: clearances are per site), then one line per proxy and
+// site (a proxy no site serves yet gets one line with site "-").
 func printStats(w io.Writer, st *proxies.PoolStats) error {
 	fmt.Fprintf(w, "%d proxies in the pool\n", st.Total)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SITE\tCLASS\tREADY\tLEASED\tCOOLING\tQUARANTINED\tEXHAUSTED")
+	fmt.Fprintln(tw, "SITE\tCLASS\tREADY\tLEASED\tCOOLING\tQUARANTINED\tCLEARED\tEXHAUSTED")
 	for _, s := range sortedSites(st.Sites) {
 		x := st.Sites[s]
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s, "*", x.Ready, x.Leased, x.Cooling, x.Quarantined, classList(x.Exhausted))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s, "*", x.Ready, x.Leased, x.Cooling, x.Quarantined, x.Cleared, classList(x.Exhausted))
 		for _, c := range []proxies.Class{proxies.Datacenter, proxies.Residential, proxies.Mobile} {
 			if n, ok := x.ByClass[c]; ok {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t\n", s, c, n.Ready, n.Leased, n.Cooling, n.Quarantined)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t\t\n", s, c, n.Ready, n.Leased, n.Cooling, n.Quarantined)
 			}
 		}
 	}
