@@ -68,6 +68,9 @@ func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.
 		return false, retryAfter(challengeRetry, fmt.Errorf("site %s: %s is behind a JavaScript challenge (%s) and %s: %w",
 			r.job.Site, pageURL, v.Rule, why, detect.ErrChallenge))
 	}
+	if r.kept {
+		r.dropClearance(ctx)
+	}
 	if r.reuseClearance(ctx) {
 		return r.page(ctx, page)
 	}
@@ -127,6 +130,7 @@ func (r *run) reuseClearance(ctx context.Context) bool {
 		r.log.Warn("load clearance", zap.Error(err))
 	}
 	if ok {
+		r.kept = true
 		r.sum.ClearancesReused++
 		if f := r.h.cfg.OnChallenge; f != nil {
 			f(ChallengeStats{Site: r.job.Site, Reused: true})
@@ -145,9 +149,27 @@ func (r *run) loadClearance(ctx context.Context) {
 	if s, _ := r.h.cfg.Sites.Get(r.job.Site); r.noBrowser(s) != "" {
 		return
 	}
-	if _, err := r.sess.LoadClearance(ctx); err != nil {
+	ok, err := r.sess.LoadClearance(ctx)
+	if err != nil {
 		r.log.Warn("load clearance", zap.Error(err))
 	}
+	r.kept = ok
+}
+
+// dropClearance forgets the clearance kept for the session's proxy on the
+// site, and its mark in the broker, once the site has challenged a
+// request that carried it (it expired early, or the site revoked it):
+// the challenge is cleared anew instead of asked again with the same
+// cookie, and the broker no longer leases the proxy first for a
+// clearance it lacks.
+func (r *run) dropClearance(ctx context.Context) {
+	r.kept = false
+	r.sum.ClearancesRefused++
+	if err := r.sess.DropClearance(ctx); err != nil {
+		r.log.Warn("drop a refused clearance", zap.Error(err))
+		return
+	}
+	r.log.Info("the site refused a kept clearance; dropped", zap.String("proxy", r.sess.ProxyID()))
 }
 
 // Bounds of a kept clearance's life.

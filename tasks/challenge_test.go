@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -313,6 +314,46 @@ func TestClearedProxyLeasedFirst(t *testing.T) {
 	}
 	if rep := tb.Check(); !rep.OK() {
 		t.Errorf("politeness: %+v", rep)
+	}
+}
+
+// TestRefusedKeptClearanceIsDropped: a clearance kept for a proxy that
+// the site no longer accepts (its cookie expired at the site) is dropped
+// at the first challenge of a request that carried it, and the challenge
+// cleared anew: the same cookie is not tried a second time, and the proxy
+// holds the new clearance after.
+func TestRefusedKeptClearanceIsDropped(t *testing.T) {
+	var ahead atomic.Int64 // the sites' clock runs ahead of ours by this
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 1, Seed: 5, Challenge: true,
+		Now: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	serveWithBrowser(t, reg, 1)
+	products := tb.Catalog.Products(testbed.SiteWildberries)
+	crawl := func(i int) tasks.Summary {
+		t.Helper()
+		c, infos := enqueueAndWait(t, rdb, reg, []tasks.Job{{Site: testbed.SiteWildberries, Kind: "product", Request: site.Request{ID: products[i].ID}}})
+		var s tasks.Summary
+		if err := json.Unmarshal(infos[0].Result, &s); err != nil {
+			t.Fatal(err)
+		}
+		if c.Completed != 1 || s.Items != 1 {
+			t.Fatalf("job %d: counts %+v, summary %+v: want its item", i, c, s)
+		}
+		return s
+	}
+	if s := crawl(0); s.ChallengesSolved != 1 {
+		t.Fatalf("first job %+v: want one challenge cleared", s)
+	}
+	ahead.Store(int64(testbed.DefaultChallengeTTL + time.Minute)) // the site's cookie has expired; the kept clearance has not
+	before := tb.Log.Challenges().Served
+	s := crawl(1)
+	if s.ClearancesRefused != 1 || s.ClearancesReused != 0 || s.ChallengesSolved != 1 {
+		t.Errorf("second job %+v: want the kept clearance refused once, not reused, and the challenge cleared anew", s)
+	}
+	if served := tb.Log.Challenges().Served - before; served != 2 {
+		t.Errorf("the site served %d challenges in the second job; want 2 (the request with the refused cookie, the browser's visit)", served)
+	}
+	if s := crawl(2); s.Challenges != 0 || s.ClearancesRefused != 0 {
+		t.Errorf("third job %+v: want the new clearance used, no challenge", s)
 	}
 }
 

@@ -197,9 +197,11 @@ type run struct {
 	sum     Summary
 	log     *zap.Logger
 	// solves counts the attempt's browser visits (bounded by maxSolves);
-	// reused says a kept clearance was tried.
+	// reused says a kept clearance was tried; kept that the session's
+	// cookies are a kept clearance no answer of the site has refused yet.
 	solves int
 	reused bool
+	kept   bool
 }
 
 func (r *run) crawl(ctx context.Context) error {
@@ -283,7 +285,7 @@ func (r *run) session(ctx context.Context) error {
 	case err != nil:
 		return err
 	}
-	r.sess = s
+	r.sess, r.kept = s, false
 	r.loadClearance(ctx)
 	p := s.Lease().Proxy
 	r.sum.ProxyID, r.sum.Proxy, r.sum.Resumed = p.ID, p.Masked(), s.Resumed()

@@ -48,6 +48,10 @@ type Summary struct {
 	// ClearancesReused counts challenges met with the clearance another
 	// session of the same proxy got (no browser visit).
 	ClearancesReused int `json:"clearances_reused,omitempty"`
+	// ClearancesRefused counts kept clearances the site challenged
+	// anyway: they were dropped (and their broker marks) and the
+	// challenge cleared anew.
+	ClearancesRefused int `json:"clearances_refused,omitempty"`
 }
 
 func (s *Summary) count(v detect.Verdict) {
