@@ -60,6 +60,10 @@ func (s *Session) AdoptProfile(p fetcher.Profile) {
 	s.rec.Profile = p.Name
 }
 
+// ForgetCookie deletes the session's cookies named name (a clearance
+// cookie the site has just refused), on every host and path.
+func (s *Session) ForgetCookie(name string) { s.jar.forget(name) }
+
 // CookiesFor are the session's cookies for rawURL, for the browser.
 func (s *Session) CookiesFor(rawURL string) []*http.Cookie {
 	u, err := url.Parse(rawURL)

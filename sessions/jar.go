@@ -59,6 +59,24 @@ func (j *jar) SetCookies(u *url.URL, cookies []*http.Cookie) {
 	}
 }
 
+// forget deletes every cookie named name, whatever its host and path.
+func (j *jar) forget(name string) {
+	j.mu.Lock()
+	var gone []storedCookie
+	for key, c := range j.set {
+		if c.Name == name {
+			gone = append(gone, c)
+			delete(j.set, key)
+		}
+	}
+	j.mu.Unlock()
+	for _, c := range gone {
+		if u, err := url.Parse(c.URL); err == nil {
+			j.inner.SetCookies(u, []*http.Cookie{{Name: c.Name, Path: c.Path, Domain: c.Domain, MaxAge: -1}})
+		}
+	}
+}
+
 // Cookies implements http.CookieJar.
 func (j *jar) Cookies(u *url.URL) []*http.Cookie { return j.inner.Cookies(u) }
 

@@ -211,6 +211,14 @@ func (r *run) solveIn(ctx context.Context, sess *sessions.Session, s *site.Site,
 	if s != nil && !render {
 		target, cookie = s.ChallengeURL(pageURL), s.Challenge.Cookie
 	}
+	if cookie != "" {
+		// the challenge says the site refused the clearance cookie the
+		// session holds, if any: the visit starts without it, so the
+		// only one it can see is the one the challenge's script sets (a
+		// stale one looks cleared on a page that is not the challenge
+		// itself, Wildberries' home page, before the script has run)
+		sess.ForgetCookie(cookie)
+	}
 	p := sess.Profile()
 	res, err := r.h.cfg.Browser.Solve(ctx, browser.Job{URL: target, Proxy: sess.Proxy(), UserAgent: p.UserAgent,
 		AcceptLanguage: p.AcceptLanguage, Cookies: sess.CookiesFor(target), Gate: sess.Gate, Done: sess.Answered, Settled: sess.Settled,
