@@ -42,17 +42,21 @@ func (st *Stored) Discard(ctx context.Context) {
 }
 
 // openPreleased opens a fresh session with st's preloaded lease when the
-// task has no stored session of site to resume (ok true); otherwise it
-// gives the lease back and the caller opens as usual (ok false), as it
-// does when the preloaded lease found no proxy ready (the usual path then
-// waits for one).
+// task has no stored session of site to resume, and resumes the stored
+// session on it when the preload took the stored session's own proxy (ok
+// true); otherwise it gives the lease back and the caller opens as usual
+// (ok false), as it does when the preloaded lease found no proxy ready
+// (the usual path then waits for one).
 func (m *Manager) openPreleased(ctx context.Context, st *Stored, rec *record, task, site string, class proxies.Class) (s *Session, ok bool, err error) {
 	if st == nil || st.lease == nil {
 		return nil, false, nil
 	}
-	if st.task != task || st.site != site || st.class != class || (rec != nil && rec.Site == site) {
+	if st.task != task || st.site != site || st.class != class {
 		st.Discard(ctx)
 		return nil, false, nil
+	}
+	if rec != nil && rec.Site == site {
+		return m.resumePreleased(ctx, st, rec)
 	}
 	answer := st.lease
 	st.lease = nil
@@ -68,5 +72,29 @@ func (m *Manager) openPreleased(ctx context.Context, st *Stored, rec *record, ta
 	if s != nil && rec != nil {
 		s.stored = true // a record of another site is still there: Finish drops it
 	}
+	return s, true, err
+}
+
+// resumePreleased resumes rec on st's preloaded lease when that lease is
+// on rec's own proxy (a pool with one ready proxy, or the stored proxy
+// had waited longest). Given back, the lease would set the proxy's
+// ready-at a min_interval ahead (nothing was sent, but a release cannot
+// tell), and the resume's LeaseProxy would find it cooling down: in a
+// pool of one ready proxy, on every attempt of the task. A lease on
+// another proxy goes back (ok false) and the caller resumes as usual.
+func (m *Manager) resumePreleased(ctx context.Context, st *Stored, rec *record) (*Session, bool, error) {
+	answer := st.lease
+	st.lease = nil
+	l, err := answer(ctx)
+	if err != nil {
+		return nil, false, nil
+	}
+	if l.Proxy.ID != rec.ProxyID {
+		_ = m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral()) // nothing was sent
+		return nil, false, nil
+	}
+	rec.Attempts++
+	rec.Holder = m.cfg.Holder
+	s, err := m.start(ctx, rec, l, true, true)
 	return s, true, err
 }

@@ -119,3 +119,52 @@ func leased(t *testing.T, ctx context.Context, b *proxies.RedisBroker) int {
 	}
 	return st.Sites[wb].Leased
 }
+
+// TestPreloadOfTheStoredProxyResumes: in a pool of one proxy, a retry's
+// preloaded lease is the stored session's own proxy; the session resumes
+// on it. (Given back, the lease set the proxy's ready-at a min_interval
+// ahead, the resume found it cooling down, and so on every attempt: the
+// task never ran again.)
+func TestPreloadOfTheStoredProxyResumes(t *testing.T) {
+	w := newWorld(t, 1)
+	ctx := context.Background()
+	m := w.manager("server-1", 10*time.Second)
+	const task = "job-one-proxy"
+	s, err := m.Open(ctx, task, wb, proxies.Datacenter) // Open stores the record
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := s.ProxyID()
+	if err := s.Close(ctx, proxies.Neutral()); err != nil {
+		t.Fatal(err)
+	}
+	// the first try may find the proxy cooling down after Close; the next
+	// one, after the wait the broker gives, must resume
+	for try := 1; ; try++ {
+		st := preloadLease(t, ctx, w.rdb, m, task)
+		s, err = m.OpenStored(ctx, st, task, wb, proxies.Datacenter)
+		var nr *proxies.NotReadyError
+		if !errors.As(err, &nr) {
+			break
+		}
+		if try == 2 {
+			t.Fatalf("try %d: %v; want the stored session resumed on the preloaded lease", try, err)
+		}
+		time.Sleep(nr.Wait)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Resumed() || s.ProxyID() != stored {
+		t.Errorf("resumed=%v on %s; want the stored session on %s", s.Resumed(), s.ProxyID(), stored)
+	}
+	if n := leased(t, ctx, w.broker); n != 1 {
+		t.Errorf("%d leases with the session open, want only the session's", n)
+	}
+	if err := s.Finish(ctx, proxies.OK(0)); err != nil {
+		t.Fatal(err)
+	}
+	if n := leased(t, ctx, w.broker); n != 0 {
+		t.Errorf("%d leases after Finish, want 0", n)
+	}
+}
