@@ -165,6 +165,11 @@ func (m *Manager) resume(ctx context.Context, rec *record, callerStores bool) (*
 	if err != nil {
 		return nil, err
 	}
+	return m.resumeOn(ctx, rec, l, callerStores)
+}
+
+// resumeOn resumes rec's session on l, a lease of its proxy.
+func (m *Manager) resumeOn(ctx context.Context, rec *record, l *proxies.Lease, callerStores bool) (*Session, error) {
 	rec.Attempts++
 	rec.Holder = m.cfg.Holder
 	return m.start(ctx, rec, l, true, callerStores)

@@ -34,11 +34,21 @@ func (st *Stored) Discard(ctx context.Context) {
 	if st == nil || st.lease == nil {
 		return
 	}
+	if l, err := st.take(ctx); err == nil {
+		st.giveBack(ctx, l)
+	}
+}
+
+// take answers st's preloaded lease, which is st's no longer.
+func (st *Stored) take(ctx context.Context) (*proxies.Lease, error) {
 	answer := st.lease
 	st.lease = nil
-	if l, err := answer(ctx); err == nil {
-		_ = st.m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral()) // nothing was sent
-	}
+	return answer(ctx)
+}
+
+// giveBack releases a preloaded lease no session took.
+func (st *Stored) giveBack(ctx context.Context, l *proxies.Lease) {
+	_ = st.m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral()) // nothing was sent
 }
 
 // openPreleased opens a fresh session with st's preloaded lease when the
@@ -58,9 +68,7 @@ func (m *Manager) openPreleased(ctx context.Context, st *Stored, rec *record, ta
 	if rec != nil && rec.Site == site {
 		return m.resumePreleased(ctx, st, rec)
 	}
-	answer := st.lease
-	st.lease = nil
-	l, err := answer(ctx)
+	l, err := st.take(ctx)
 	var nr *proxies.NotReadyError
 	if err != nil {
 		if !errors.As(err, &nr) {
@@ -83,18 +91,14 @@ func (m *Manager) openPreleased(ctx context.Context, st *Stored, rec *record, ta
 // pool of one ready proxy, on every attempt of the task. A lease on
 // another proxy goes back (ok false) and the caller resumes as usual.
 func (m *Manager) resumePreleased(ctx context.Context, st *Stored, rec *record) (*Session, bool, error) {
-	answer := st.lease
-	st.lease = nil
-	l, err := answer(ctx)
+	l, err := st.take(ctx)
 	if err != nil {
 		return nil, false, nil
 	}
 	if l.Proxy.ID != rec.ProxyID {
-		_ = m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral()) // nothing was sent
+		st.giveBack(ctx, l)
 		return nil, false, nil
 	}
-	rec.Attempts++
-	rec.Holder = m.cfg.Holder
-	s, err := m.start(ctx, rec, l, true, true)
+	s, err := m.resumeOn(ctx, rec, l, true)
 	return s, true, err
 }
