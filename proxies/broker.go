@@ -10,7 +10,7 @@ import (
 )
 
 // Broker hands out per-task proxy leases for sites across a whole cluster.
-// Every state change is atomic; see ARCHITECTURE.md for the invariants.
+// Every state change is atomic; see docs/architecture.md#invariants.
 type Broker interface {
 	// Lease takes the free proxy of class that has waited longest for site
 	// (a ClearanceMarker first takes a free one holding the site's

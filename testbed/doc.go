@@ -2,8 +2,9 @@
 // addresses (each proxy listens on, and dials out from, its own 127.0.0.x
 // address, so sites see one client IP per proxy), simulated Wildberries, Ozon
 // and Avito sites with a deterministic catalog and configurable anti-bot
-// rules, a request log, and a checker for the invariants I1 and I2 of
-// ARCHITECTURE.md. The demo, the tests and the benchmarks all run on it.
+// rules, a request log, and a checker for the invariants I1 and I2
+// (docs/architecture.md#invariants). The demo, the tests and the
+// benchmarks all run on it.
 //
 // Every site also serves HTTPS with a certificate of a CA generated per run;
 // with Config.Fingerprint it computes each client's JA4 (ja4.go) and HTTP/2
