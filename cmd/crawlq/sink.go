@@ -98,9 +98,14 @@ func runSink(cmd *cobra.Command, a *app, f sinkFlags) error {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
 	}
 	g.Go(func() error { return s.Run(gctx) })
-	err = g.Wait()
+	if err := g.Wait(); err != nil { // one line: a permanent PostgreSQL error, or the metrics listener
+		if n := s.Rows(); n > 0 {
+			return fmt.Errorf("%w (after %d observations written)", err, n)
+		}
+		return err
+	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "sink stopped: %d observations written\n", s.Rows())
-	return err
+	return nil
 }
 
 // benchSinkCmd is `crawlq bench sink`.
