@@ -81,6 +81,6 @@ type statusJSON struct {
 // there are any.
 func writeStatusRejected(w io.Writer, r *results.Backlog) {
 	if r != nil && (r.Sink || r.Rejected > 0) {
-		fmt.Fprintf(w, "results: %d entries rejected by the sink (not items), kept in its PostgreSQL table rejected\n", r.Rejected)
+		fmt.Fprintf(w, "results: %d rejected by the sink (not items: not JSON, or no id), kept in its PostgreSQL table rejected\n", r.Rejected)
 	}
 }
