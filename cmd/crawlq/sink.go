@@ -98,7 +98,14 @@ func runSink(cmd *cobra.Command, a *app, f sinkFlags) error {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
 	}
 	g.Go(func() error { return s.Run(gctx) })
-	if err := g.Wait(); err != nil { // one line: a permanent PostgreSQL error, or the metrics listener
+	return sinkStopped(cmd, s, g.Wait())
+}
+
+// sinkStopped says how the sink ended: on err (a permanent PostgreSQL
+// error, or the metrics listener's) only err, on one line, for main to
+// print; else the observations written.
+func sinkStopped(cmd *cobra.Command, s *pgsink.Sink, err error) error {
+	if err != nil {
 		if n := s.Rows(); n > 0 {
 			return fmt.Errorf("%w (after %d observations written)", err, n)
 		}

@@ -110,6 +110,15 @@ func (s *Sink) Run(ctx context.Context) error {
 	}
 	defer func() { _ = s.store.Close() }()
 	s.cfg.Logger.Info("sink started", zap.String("consumer", s.cfg.Consumer), zap.String("postgres", Redact(s.cfg.Postgres)))
+	if err := s.drain(ctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// drain commits the batches a reader fetches meanwhile, until ctx ends or
+// a batch fails for good.
+func (s *Sink) drain(ctx context.Context) error {
 	batches := make(chan batch, 1)
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -121,16 +130,10 @@ func (s *Sink) Run(ctx context.Context) error {
 			for range batches {
 			}
 			<-readDone
-			if ctx.Err() != nil {
-				return nil
-			}
 			return err
 		}
 	}
-	if err := <-readDone; err != nil && ctx.Err() == nil {
-		return err
-	}
-	return nil
+	return <-readDone
 }
 
 // start marks the stream and removes the consumers of sinks that stopped:
