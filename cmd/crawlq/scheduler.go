@@ -17,7 +17,7 @@ func newSchedulerCmd(a *app) *cobra.Command {
 	var sync time.Duration
 	cmd := &cobra.Command{
 		Use:   "scheduler",
-		Short: "Run the schedules (Asynq's PeriodicTaskManager); run two for availability, each tick is queued once",
+		Short: "Run the schedules: each tick's jobs queued at the NEXT time `schedule list` shows; run two for availability, each tick is queued once",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := a.logger()
@@ -34,7 +34,7 @@ func newSchedulerCmd(a *app) *cobra.Command {
 			}
 			defer conn.Close()
 			log.Info("scheduler started", zap.String("redis", conn.URL), zap.Duration("sync", sync))
-			return schedule.Run(cmd.Context(), schedule.Config{RDB: conn.Client, Asynq: conn.Asynq,
+			return schedule.Run(cmd.Context(), schedule.Config{RDB: conn.Client,
 				Sites: loaded.Sites, SyncInterval: sync, Logger: log})
 		},
 	}

@@ -98,9 +98,21 @@ func runSink(cmd *cobra.Command, a *app, f sinkFlags) error {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
 	}
 	g.Go(func() error { return s.Run(gctx) })
-	err = g.Wait()
+	return sinkStopped(cmd, s, g.Wait())
+}
+
+// sinkStopped says how the sink ended: on err (a permanent PostgreSQL
+// error, or the metrics listener's) only err, on one line, for main to
+// print; else the observations written.
+func sinkStopped(cmd *cobra.Command, s *pgsink.Sink, err error) error {
+	if err != nil {
+		if n := s.Rows(); n > 0 {
+			return fmt.Errorf("%w (after %d observations written)", err, n)
+		}
+		return err
+	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "sink stopped: %d observations written\n", s.Rows())
-	return err
+	return nil
 }
 
 // benchSinkCmd is `crawlq bench sink`.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
@@ -139,5 +140,57 @@ func TestSinkFlags(t *testing.T) {
 	}
 	if groups, _ := rdb.XInfoGroups(ctx, results.StreamKey).Result(); len(groups) != 0 {
 		t.Fatalf("after --detach the stream still has groups %+v", groups)
+	}
+}
+
+// runMainWithin runs crawlq as a process for at most d (then kills it)
+// and returns its stderr and exit error.
+func runMainWithin(t *testing.T, d time.Duration, args ...string) (stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	raw, _ := json.Marshal(args)
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainEnv+"="+string(raw))
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("crawlq %s still running after %v; stderr:\n%s", strings.Join(args, " "), d, errb.String())
+	}
+	return errb.String(), err
+}
+
+// TestSinkMissingDatabaseExits: `crawlq sink` on a database that does not
+// exist exits non-zero at once with one line naming it, instead of
+// retrying.
+func TestSinkMissingDatabaseExits(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	pg := testpg.WithDB(testpg.URL(t), "crawlq_no_such_db")
+	stderr, err := runMainWithin(t, 60*time.Second, "--redis", testredis.URL(t, testredis.DBCmd), "sink", "--postgres", pg)
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if err == nil || len(lines) != 1 || !strings.HasPrefix(lines[0], "crawlq: postgres at") ||
+		!strings.Contains(lines[0], `database "crawlq_no_such_db" does not exist`) {
+		t.Fatalf("exit %v, stderr %d lines:\n%s\nwant a non-zero exit and one line naming the missing database", err, len(lines), stderr)
+	}
+}
+
+// TestStatusCountsRejected: an entry whose item is not JSON, drained by a
+// `crawlq sink` process, is counted on a line of `crawlq status`.
+func TestStatusCountsRejected(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBCmd)
+	pg := testpg.DB(t)
+	ctx := context.Background()
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: results.StreamKey, Values: map[string]any{"site": "ozon", "item": "oops"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	startMain(t, "--redis", testredis.URL(t, testredis.DBCmd), "--log-level", "error", "sink", "--postgres", pg)
+	waitFor(t, 60*time.Second, "the sink counted the entry rejected", func() bool {
+		b, err := results.ReadBacklog(ctx, rdb, 0)
+		return err == nil && b.Rejected == 1 && b.Unacked == 0
+	})
+	out, err := run(t, "status")
+	if err != nil || !strings.Contains(out, "results: 1 rejected by the sink (not items") {
+		t.Fatalf("status (%v) lacks the rejected line:\n%s", err, out)
 	}
 }

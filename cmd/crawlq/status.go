@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/hibiken/asynq"
 	"github.com/spf13/cobra"
 
 	"crawlq/proxies"
+	"crawlq/tasks/results"
 	"crawlq/tasks/schedule"
 	"crawlq/web"
 )
@@ -60,6 +62,7 @@ func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config s
 		if err := st.WriteTable(out); err != nil {
 			return err
 		}
+		writeStatusRejected(out, st.Results)
 		return writeStatusSchedules(out, scheds, st.At)
 	}
 	enc := json.NewEncoder(out)
@@ -71,4 +74,13 @@ func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config s
 type statusJSON struct {
 	*web.Status
 	Schedules []schedule.Status `json:"schedules"`
+}
+
+// writeStatusRejected says how many results stream entries the sink kept
+// in its rejected table (not items: not JSON, no id), with a sink or once
+// there are any.
+func writeStatusRejected(w io.Writer, r *results.Backlog) {
+	if r != nil && (r.Sink || r.Rejected > 0) {
+		fmt.Fprintf(w, "results: %d rejected by the sink (not items: not JSON, or no id), kept in its PostgreSQL table rejected\n", r.Rejected)
+	}
 }

@@ -160,7 +160,7 @@ func runSchedulers(ctx context.Context, target *redisx.Target, reg *site.Registr
 			defer wg.Done()
 			rdb := target.NewClient()
 			defer rdb.Close()
-			err := schedule.Run(ctx, schedule.Config{RDB: rdb, Asynq: target.AsynqOpt(), Sites: reg,
+			err := schedule.Run(ctx, schedule.Config{RDB: rdb, Sites: reg,
 				Names: []string{name}, SyncInterval: time.Second, OnFire: onFire})
 			if err != nil {
 				onFire(schedule.Fired{}, err)

@@ -82,16 +82,18 @@ return redis.call('XTRIM', KEYS[1], 'MINID', '~', min)
 // entries its group has not acknowledged: pending plus not yet delivered
 // (the group's lag; the stream's length when Redis cannot tell it).
 //
-// KEYS[1] the stream, KEYS[2] the sink marker. ARGV[1] the group.
-// Returns {marked (0/1), length, unacknowledged}.
+// KEYS[1] the stream, KEYS[2] the sink marker, KEYS[3] the rejected
+// counter. ARGV[1] the group.
+// Returns {marked (0/1), length, unacknowledged, rejected}.
 var backlogScript = redis.NewScript(groupInfo + `
 local n = redis.call('XLEN', KEYS[1])
-if redis.call('EXISTS', KEYS[2]) == 0 then return {0, n, 0} end
+local rej = tonumber(redis.call('GET', KEYS[3]) or '0')
+if redis.call('EXISTS', KEYS[2]) == 0 then return {0, n, 0, rej} end
 local g = groupOf(KEYS[1], ARGV[1])
-if not g then return {1, n, n} end
+if not g then return {1, n, n, rej} end
 local lag = g['lag']
-if type(lag) ~= 'number' then return {1, n, n} end
-return {1, n, g['pending'] + lag}
+if type(lag) ~= 'number' then return {1, n, n, rej} end
+return {1, n, g['pending'] + lag, rej}
 `)
 
 // MarkSink creates the sink's consumer group, from the stream's first
@@ -149,6 +151,9 @@ type Backlog struct {
 	Unacked int64 `json:"unacked"`
 	// MaxLen is the stream's MAXLEN bound without a sink.
 	MaxLen int64 `json:"max_len"`
+	// Rejected is how many entries the sink could not make a row of and
+	// kept in its rejected table instead (RejectedKey).
+	Rejected int64 `json:"rejected"`
 }
 
 // AtBound says the stream, without a sink, reached its MAXLEN bound: from
@@ -160,9 +165,9 @@ func ReadBacklog(ctx context.Context, rdb redis.UniversalClient, maxLen int64) (
 	if maxLen <= 0 {
 		maxLen = DefaultMaxLen
 	}
-	v, err := backlogScript.Run(ctx, rdb, []string{StreamKey, SinkMarkerKey}, SinkGroup).Int64Slice()
-	if err != nil || len(v) != 3 {
+	v, err := backlogScript.Run(ctx, rdb, []string{StreamKey, SinkMarkerKey, RejectedKey}, SinkGroup).Int64Slice()
+	if err != nil || len(v) != 4 {
 		return Backlog{}, fmt.Errorf("read the backlog of %s: %v", StreamKey, err)
 	}
-	return Backlog{Sink: v[0] == 1, Length: v[1], Unacked: v[2], MaxLen: maxLen}, nil
+	return Backlog{Sink: v[0] == 1, Length: v[1], Unacked: v[2], MaxLen: maxLen, Rejected: v[3]}, nil
 }

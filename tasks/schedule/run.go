@@ -3,13 +3,12 @@ package schedule
 import (
 	"context"
 	"fmt"
-	"sync"
+	"slices"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"crawlq/tasks/site"
 )
@@ -19,14 +18,13 @@ type Config struct {
 	// RDB is the queue's Redis: schedules, Asynq's queues, follow-ups.
 	// Required.
 	RDB redis.UniversalClient
-	// Asynq is the same Redis for Asynq's scheduler, which opens (and at
-	// shutdown closes) its own connections. Required.
-	Asynq asynq.RedisConnOpt
 	// Sites is the registry jobs are built with. Default site.Default().
 	Sites *site.Registry
 	// SyncInterval is how often the schedules are read again, so a change
 	// applies within it. Default 5s.
 	SyncInterval time.Duration
+	// Clock is the scheduler's time. Default the system clock.
+	Clock Clock
 	// Logger logs each firing. Default zap.NewNop().
 	Logger *zap.Logger
 	// Names, if set, limits the scheduler to these schedules (a bench's
@@ -39,44 +37,35 @@ type Config struct {
 // DefaultSyncInterval is Config.SyncInterval's default.
 const DefaultSyncInterval = 5 * time.Second
 
-// Run runs the schedules until ctx ends: an Asynq PeriodicTaskManager
-// whose config provider reads the store, and whose PreEnqueueFunc fires
-// the schedule (Ticker.Fire) at each firing, at the scheduled time.
+// Clock is the scheduler's time: the time now, and a channel that
+// receives once a duration has passed. Tests inject their own.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+// systemClock is Config.Clock's default.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time                         { return time.Now() }
+func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Run runs the active schedules until ctx ends: it reads them every
+// SyncInterval, waits for the earliest Next of them and fires it
+// (Ticker.Fire) at that time, so a tick's jobs are queued at the NEXT
+// `schedule list` showed. Firings still going when ctx ends are carried
+// to their end before Run returns.
 func Run(ctx context.Context, cfg Config) error {
 	cfg = cfg.withDefaults()
-	if cfg.RDB == nil || cfg.Asynq == nil {
-		return fmt.Errorf("schedule: config.RDB and config.Asynq are required")
+	if cfg.RDB == nil {
+		return fmt.Errorf("schedule: config.RDB is required")
 	}
-	client := asynq.NewClientFromRedisClient(cfg.RDB)
 	insp := asynq.NewInspectorFromRedisClient(cfg.RDB)
 	defer insp.Close()
 	store := NewStore(cfg.RDB)
-	tk := &Ticker{Store: store, Client: client, Insp: insp, RDB: cfg.RDB, Sites: cfg.Sites}
-	var firing sync.WaitGroup
-	mgr, err := asynq.NewPeriodicTaskManager(asynq.PeriodicTaskManagerOpts{
-		PeriodicTaskConfigProvider: &Provider{Store: store, Names: cfg.Names},
-		RedisConnOpt:               cfg.Asynq,
-		SyncInterval:               cfg.SyncInterval,
-		SchedulerOpts: &asynq.SchedulerOpts{
-			Logger:   cfg.Logger.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel)).Sugar(),
-			LogLevel: asynq.WarnLevel,
-			PreEnqueueFunc: func(t *asynq.Task, _ []asynq.Option) {
-				firing.Add(1)
-				defer firing.Done()
-				cfg.fire(ctx, tk, t)
-			},
-			PostEnqueueFunc: func(info *asynq.TaskInfo, err error) { dropMarker(insp, info, err) },
-		},
-	})
-	if err != nil {
-		return err
-	}
-	if err := mgr.Start(); err != nil {
-		return err
-	}
-	<-ctx.Done()
-	mgr.Shutdown()
-	firing.Wait()
+	tk := &Ticker{Store: store, Client: asynq.NewClientFromRedisClient(cfg.RDB), Insp: insp, RDB: cfg.RDB,
+		Sites: cfg.Sites, Now: cfg.Clock.Now}
+	(&loop{cfg: cfg, store: store, tk: tk}).run(ctx)
 	return nil
 }
 
@@ -87,21 +76,24 @@ func (cfg Config) withDefaults() Config {
 	if cfg.SyncInterval <= 0 {
 		cfg.SyncInterval = DefaultSyncInterval
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = systemClock{}
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
 	return cfg
 }
 
+func (cfg Config) wants(name string) bool {
+	return len(cfg.Names) == 0 || slices.Contains(cfg.Names, name)
+}
+
 // fireTimeout bounds one firing.
 const fireTimeout = 30 * time.Second
 
-// fire runs one firing of the marker t's schedule and logs it.
-func (cfg Config) fire(ctx context.Context, tk *Ticker, t *asynq.Task) {
-	name, ok := scheduleOf(t)
-	if !ok || ctx.Err() != nil {
-		return
-	}
+// fire runs one firing of the schedule name and logs it.
+func (cfg Config) fire(ctx context.Context, tk *Ticker, name string) {
 	// A firing that started is carried to its end even when the scheduler
 	// stops meanwhile (Run waits for it): cut short, a tick could be
 	// decided and its jobs queued but not counted, and the cut would be
@@ -122,14 +114,5 @@ func (cfg Config) fire(ctx context.Context, tk *Ticker, t *asynq.Task) {
 	}
 	if cfg.OnFire != nil {
 		cfg.OnFire(f, err)
-	}
-}
-
-// dropMarker deletes the marker task the scheduler just queued: its work
-// is done, and nothing consumes the tick queue. (It shows in Asynq's
-// scheduler history all the same.)
-func dropMarker(insp *asynq.Inspector, info *asynq.TaskInfo, err error) {
-	if err == nil && info != nil && info.Type == TypeTick {
-		_ = insp.DeleteTask(info.Queue, info.ID)
 	}
 }

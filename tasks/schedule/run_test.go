@@ -102,7 +102,7 @@ func startSchedulers(t *testing.T, db, n int, f *fires) (stop func()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := schedule.Run(ctx, schedule.Config{RDB: rdb, Asynq: asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: db}, SyncInterval: 100 * time.Millisecond, OnFire: f.add})
+			err := schedule.Run(ctx, schedule.Config{RDB: rdb, SyncInterval: 100 * time.Millisecond, OnFire: f.add})
 			if err != nil {
 				f.add(schedule.Fired{}, err)
 			}
@@ -243,4 +243,86 @@ func TestTickSkippedWhilePreviousRunGoing(t *testing.T) {
 	waitFor(t, 5*time.Second, "the state's skip count to match the ticks skipped", func() bool { return int64(distinct()) == st.Skipped })
 	startWorker(t, db)
 	waitFor(t, 10*time.Second, "a second run after the first finished", func() bool { return state().Runs >= 2 })
+}
+
+// waitsEnd reads the next n waits schedulers began on clock and checks
+// each ends at want.
+func waitsEnd(t *testing.T, clock *fakeClock, n int, want time.Time) {
+	t.Helper()
+	for range n {
+		select {
+		case at := <-clock.waits:
+			if !at.Equal(want) {
+				t.Fatalf("a scheduler waits until %s, want %s (the NEXT shown)", at, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no scheduler began to wait within 30s")
+		}
+	}
+}
+
+// TestTickQueuedAtTheNextShown: a schedule @every 15s at 12:00:07 shows
+// NEXT 12:00:15 (a multiple of 15s since the epoch); two schedulers on an
+// injected clock both wait until exactly then, and when the clock gets
+// there each fires the tick 12:00:15 at 12:00:15, which is queued once,
+// its task ID carrying that tick. Then both wait for the NEXT shown at
+// 12:00:15: 12:00:30.
+func TestTickQueuedAtTheNextShown(t *testing.T) {
+	db := testredis.DBSchedule
+	rdb := testredis.Client(t, db)
+	addSchedule(t, rdb, "every-15s", "@every 15s")
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	shown := func(now time.Time) time.Time {
+		ss, err := schedule.Statuses(context.Background(), insp, rdb, now)
+		if err != nil || len(ss) != 1 {
+			t.Fatalf("statuses: %+v %v", ss, err)
+		}
+		return ss[0].Next
+	}
+	t0 := time.Date(2026, 12, 3, 12, 0, 7, 0, time.UTC)
+	next := shown(t0)
+	if want := t0.Add(8 * time.Second); !next.Equal(want) {
+		t.Fatalf("NEXT at %s: %s, want %s", t0, next, want)
+	}
+	clock := newFakeClock(t0)
+	fired := make(chan schedule.Fired, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for range 2 {
+		wg.Go(func() {
+			_ = schedule.Run(ctx, schedule.Config{RDB: testredis.NewClient(t, db), Clock: clock, SyncInterval: time.Hour,
+				OnFire: func(f schedule.Fired, err error) {
+					if err != nil {
+						t.Errorf("firing: %v", err)
+					}
+					fired <- f
+				}})
+		})
+	}
+	waitsEnd(t, clock, 2, next)
+	clock.Set(next)
+	decided := 0
+	for range 2 {
+		f := <-fired
+		if !f.At.Equal(next) || !f.Tick.Equal(next) || f.Outcome != schedule.OutcomeRun {
+			t.Fatalf("firing %+v: want the tick %s run at %s", f, next, next)
+		}
+		if f.Decided {
+			decided++
+		}
+	}
+	queued, err := insp.ListPendingTasks("wildberries")
+	if err != nil || len(queued) != 1 || decided != 1 {
+		t.Fatalf("%d tasks queued (%v), %d deciders; want the tick's one task, decided once", len(queued), err, decided)
+	}
+	if name, tick, ok := tasks.TickOf(queued[0].ID); !ok || name != "every-15s" || !tick.Equal(next) {
+		t.Fatalf("queued task %s: tick %s of %q, want the NEXT shown, %s", queued[0].ID, tick, name, next)
+	}
+	then := shown(next)
+	if !then.Equal(next.Add(15 * time.Second)) {
+		t.Fatalf("NEXT at %s: %s, want %s", next, then, next.Add(15*time.Second))
+	}
+	waitsEnd(t, clock, 2, then)
 }

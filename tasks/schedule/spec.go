@@ -8,8 +8,8 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// parser reads the specs Asynq's scheduler reads: five fields or a
-// descriptor (@hourly, @every 2h).
+// parser reads five fields or a descriptor (@hourly, @every 2h), as
+// Asynq's scheduler does.
 var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // Spec is a parsed cron spec that names the tick a firing belongs to.
@@ -19,7 +19,8 @@ type Spec struct {
 	sched cron.Schedule
 }
 
-// ParseSpec parses a cron spec as Asynq's scheduler does.
+// ParseSpec parses a cron spec as Asynq's scheduler does, but refuses an
+// "@every" period under a second or not in whole seconds.
 func ParseSpec(text string) (Spec, error) {
 	s, err := parser.Parse(text)
 	if err != nil {
@@ -29,10 +30,29 @@ func ParseSpec(text string) (Spec, error) {
 		return Spec{}, fmt.Errorf("cron spec %q: time zones are not supported, specs run in UTC", text)
 	}
 	sp := Spec{text: text, sched: s}
-	if d, ok := s.(cron.ConstantDelaySchedule); ok {
-		sp.every = d.Delay
+	if _, ok := s.(cron.ConstantDelaySchedule); ok {
+		if sp.every, err = everyPeriod(text); err != nil {
+			return Spec{}, err
+		}
 	}
 	return sp, nil
+}
+
+// everyPeriod is the period of "@every D", refused under a second or not
+// a whole number of seconds (the cron library would round it to one
+// silently: "@every 0s" and "@every 500ms" would run every second).
+func everyPeriod(text string) (time.Duration, error) {
+	raw := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), "@every"))
+	d, err := time.ParseDuration(raw)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("cron spec %q: %v", text, err)
+	case d < time.Second:
+		return 0, fmt.Errorf("cron spec %q: @every %s is under 1s, the shortest period", text, raw)
+	case d%time.Second != 0:
+		return 0, fmt.Errorf("cron spec %q: @every %s is not a whole number of seconds", text, raw)
+	}
+	return d, nil
 }
 
 // String is the spec as given.
@@ -44,9 +64,8 @@ const lookback = time.Hour
 // Tick is the scheduled time a firing at now belongs to: the latest
 // activation at or before now. "@every D" ticks on the multiples of D since
 // the Unix epoch, whenever a scheduler started, so all schedulers agree on
-// the tick (each fires once per period, at its own phase within it). A
-// five-field spec ticks on its activations. Zero when none was within an
-// hour.
+// the tick and fire it at that time (Run waits for Next). A five-field
+// spec ticks on its activations. Zero when none was within an hour.
 func (s Spec) Tick(now time.Time) time.Time {
 	now = now.UTC() // Asynq's scheduler runs its cron in UTC
 	if s.every > 0 {
@@ -63,7 +82,8 @@ func (s Spec) Tick(now time.Time) time.Time {
 	return t.UTC()
 }
 
-// Next is the first tick after now.
+// Next is the first tick after now: when Run fires it, and the NEXT that
+// `schedule list`, `status` and the dashboard show.
 func (s Spec) Next(now time.Time) time.Time {
 	now = now.UTC()
 	if s.every > 0 {

@@ -16,6 +16,7 @@ type Metrics struct {
 	entries  prometheus.Counter
 	claims   prometheus.Counter
 	failures prometheus.Counter
+	rejects  prometheus.Counter
 	latency  prometheus.Histogram
 	rate     prometheus.Gauge
 	last     time.Time
@@ -36,12 +37,14 @@ func NewMetrics(reg prometheus.Registerer, rdb redis.UniversalClient) *Metrics {
 			Help: "Entries taken over from a sink that stopped acknowledging (XAUTOCLAIM)."}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "crawlq_sink_batch_failures_total",
 			Help: "Batches PostgreSQL did not commit (retried)."}),
+		rejects: prometheus.NewCounter(prometheus.CounterOpts{Name: "crawlq_sink_rejected_total",
+			Help: "Stream entries that are not items (not JSON, no id), kept in the rejected table and acknowledged."}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "crawlq_sink_batch_seconds",
 			Help: "Time to commit one batch.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 12)}),
 		rate: prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawlq_sink_rows_per_second",
 			Help: "Observations added per second, over the last batches (at least one second)."}),
 	}
-	reg.MustRegister(m.rows, m.entries, m.claims, m.failures, m.latency, m.rate, backlogGauge(rdb))
+	reg.MustRegister(m.rows, m.entries, m.claims, m.failures, m.rejects, m.latency, m.rate, backlogGauge(rdb))
 	return m
 }
 
@@ -66,6 +69,12 @@ func (m *Metrics) batch(entries, added int, took time.Duration) {
 func (m *Metrics) failed() {
 	if m != nil {
 		m.failures.Inc()
+	}
+}
+
+func (m *Metrics) rejected(n int64) {
+	if m != nil {
+		m.rejects.Add(float64(n))
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 func Connect(ctx context.Context, url string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("--postgres: %v", redactErr(err))
+		return nil, ErrBadURL
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
@@ -32,7 +32,7 @@ func Connect(ctx context.Context, url string) (*pgx.Conn, error) {
 func OpenPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("--postgres: %v", redactErr(err))
+		return nil, ErrBadURL
 	}
 	cfg.MaxConns = 4
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -1,7 +1,6 @@
 package pgsink
 
 import (
-	"errors"
 	"net/url"
 	"regexp"
 )
@@ -25,11 +24,3 @@ func Redact(u string) string {
 
 // passwordKV finds password=… in a keyword/value connection string.
 var passwordKV = regexp.MustCompile(`password=\S*`)
-
-// redactErr drops a parse error's text, which may quote the password.
-func redactErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	return errors.New("not a valid PostgreSQL URL or connection string")
-}

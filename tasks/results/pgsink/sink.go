@@ -68,12 +68,16 @@ type Sink struct {
 	rows  atomic.Int64
 }
 
-// batch is what one read gave: the observations and every entry ID to
-// acknowledge (undecodable entries are acknowledged without a row).
+// batch is what one read gave: the observations and their entries' IDs,
+// and the entries that are not items, kept as rejected.
 type batch struct {
-	obs []Observation
-	ids []string
+	obs      []Observation
+	ids      []string
+	rejected []Rejection
 }
+
+// entries is how many stream entries b holds.
+func (b batch) entries() int { return len(b.ids) + len(b.rejected) }
 
 // New builds a Sink; Run connects and drains.
 func New(cfg Config) *Sink {
@@ -84,21 +88,37 @@ func New(cfg Config) *Sink {
 // Rows is how many observations this sink added so far.
 func (s *Sink) Rows() int64 { return s.rows.Load() }
 
-// Run marks the stream (results.MarkSink), connects to PostgreSQL (applying
-// the migrations) and drains the stream until ctx ends. A reader fetches
-// the next batch while the writer commits the current one; an entry is
-// acknowledged only after its rows committed, so a sink killed at any
-// point leaves it pending, to be claimed by the next sink. PostgreSQL
-// errors are retried until ctx ends; a newer schema is fatal.
+// Run marks the stream (results.MarkSink), removes the group's consumers
+// idle for ClaimIdle with nothing pending, connects to PostgreSQL
+// (applying the migrations) and drains the stream until ctx ends. A
+// reader fetches the next batch while the writer commits the current one;
+// an entry is acknowledged only after its row, or its rejected row (an
+// entry that is not an item), committed, so a sink killed at any point
+// leaves it pending, to be claimed by the next sink. PostgreSQL errors are
+// retried until ctx ends, but for a *PermanentError (a database or role
+// that does not exist, authentication refused, a newer schema), which Run
+// returns. Run returns nil when ctx ends.
 func (s *Sink) Run(ctx context.Context) error {
-	if err := results.MarkSink(ctx, s.cfg.Redis); err != nil {
+	if err := s.start(ctx); err != nil {
 		return err
 	}
 	if err := s.connect(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return err
 	}
 	defer func() { _ = s.store.Close() }()
 	s.cfg.Logger.Info("sink started", zap.String("consumer", s.cfg.Consumer), zap.String("postgres", Redact(s.cfg.Postgres)))
+	if err := s.drain(ctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// drain commits the batches a reader fetches meanwhile, until ctx ends or
+// a batch fails for good.
+func (s *Sink) drain(ctx context.Context) error {
 	batches := make(chan batch, 1)
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -113,13 +133,27 @@ func (s *Sink) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := <-readDone; err != nil && ctx.Err() == nil {
+	return <-readDone
+}
+
+// start marks the stream and removes the consumers of sinks that stopped:
+// idle for ClaimIdle with nothing pending.
+func (s *Sink) start(ctx context.Context) error {
+	if err := results.MarkSink(ctx, s.cfg.Redis); err != nil {
 		return err
+	}
+	gone, err := results.RemoveIdleConsumers(ctx, s.cfg.Redis, s.cfg.ClaimIdle)
+	switch {
+	case err != nil:
+		s.cfg.Logger.Warn("idle consumers not removed", zap.Error(err))
+	case len(gone) > 0:
+		s.cfg.Logger.Info("removed idle consumers of the sink group", zap.Strings("consumers", gone))
 	}
 	return nil
 }
 
-// connect opens the store, retrying while PostgreSQL is down.
+// connect opens the store, retrying while PostgreSQL is down (with one
+// log line each time), until ctx ends or the error is permanent.
 func (s *Sink) connect(ctx context.Context) error {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 		st, err := Open(ctx, s.cfg.Postgres)
@@ -127,7 +161,7 @@ func (s *Sink) connect(ctx context.Context) error {
 			s.store = st
 			return nil
 		}
-		if errors.Is(err, ErrNewerSchema) || strings.HasPrefix(err.Error(), "--postgres") || ctx.Err() != nil {
+		if Permanent(err) || ctx.Err() != nil {
 			return err
 		}
 		s.cfg.Logger.Warn("postgres not ready; retrying", zap.Error(err), zap.Duration("in", wait))
@@ -142,29 +176,39 @@ func (s *Sink) connect(ctx context.Context) error {
 func (s *Sink) commit(ctx context.Context, b batch) error {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 		started := time.Now()
-		added, err := s.write(ctx, b.obs)
+		added, err := s.write(ctx, b)
 		if err == nil {
 			s.rows.Add(int64(added))
-			s.cfg.Metrics.batch(len(b.ids), added, time.Since(started))
+			s.cfg.Metrics.batch(b.entries(), added, time.Since(started))
+			s.logRejected(b.rejected)
 			if s.cfg.OnCommit != nil {
-				s.cfg.OnCommit(len(b.ids), added)
+				s.cfg.OnCommit(b.entries(), added)
 			}
-			return s.ack(ctx, b.ids)
+			return s.ack(ctx, b)
 		}
-		if errors.Is(err, ErrNewerSchema) || ctx.Err() != nil {
+		if Permanent(err) || ctx.Err() != nil {
 			return err
 		}
 		s.cfg.Metrics.failed()
-		s.cfg.Logger.Warn("batch not written; retrying", zap.Int("entries", len(b.ids)), zap.Error(err), zap.Duration("in", wait))
+		s.cfg.Logger.Warn("batch not written; retrying", zap.Int("entries", b.entries()),
+			zap.String("error", oneLine(err)), zap.Duration("in", wait))
 		if !sleep(ctx, wait) {
 			return ctx.Err()
 		}
 	}
 }
 
-// write commits the observations, reconnecting when the connection broke.
-func (s *Sink) write(ctx context.Context, obs []Observation) (int, error) {
-	if len(obs) == 0 {
+// logRejected says, on one line, that entries were kept as rejected.
+func (s *Sink) logRejected(rs []Rejection) {
+	if len(rs) > 0 {
+		s.cfg.Logger.Warn("entries that are not items kept in the rejected table", zap.Int("entries", len(rs)),
+			zap.String("first", rs[0].ID), zap.String("reason", rs[0].Reason))
+	}
+}
+
+// write commits b, reconnecting when the connection broke.
+func (s *Sink) write(ctx context.Context, b batch) (int, error) {
+	if b.entries() == 0 {
 		return 0, nil
 	}
 	if s.store.conn.IsClosed() {
@@ -175,19 +219,25 @@ func (s *Sink) write(ctx context.Context, obs []Observation) (int, error) {
 		_ = s.store.Close()
 		s.store = st
 	}
-	n, err := s.store.Write(ctx, obs)
+	n, err := s.store.Write(ctx, b.obs, b.rejected)
 	if err != nil && !s.store.conn.IsClosed() && s.store.conn.PgConn().TxStatus() != 'I' {
 		_ = s.store.Close() // an unknown state: start over on a new connection
 	}
 	return n, err
 }
 
-// ack acknowledges the entries and trims the stream, retrying while Redis
-// does not answer (the rows are committed: a redelivery would add none).
-func (s *Sink) ack(ctx context.Context, ids []string) error {
+// ack acknowledges b's entries (counting the rejected ones) and trims the
+// stream, retrying while Redis does not answer (the rows are committed: a
+// redelivery would add none).
+func (s *Sink) ack(ctx context.Context, b batch) error {
+	rejected := make([]string, len(b.rejected))
+	for i, r := range b.rejected {
+		rejected[i] = r.ID
+	}
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
-		err := s.cfg.Redis.XAck(ctx, results.StreamKey, results.SinkGroup, ids...).Err()
+		a, err := results.Ack(ctx, s.cfg.Redis, b.ids, rejected)
 		if err == nil {
+			s.cfg.Metrics.rejected(a.Rejected)
 			if _, err := results.TrimAcked(ctx, s.cfg.Redis); err != nil {
 				s.cfg.Logger.Debug("trim", zap.Error(err))
 			}
@@ -270,33 +320,46 @@ func (s *Sink) claim(ctx context.Context) ([]redis.XMessage, error) {
 
 func isNoGroup(err error) bool { return err != nil && strings.Contains(err.Error(), "NOGROUP") }
 
-// decodeBatch turns stream entries into observations.
+// decodeBatch turns stream entries into observations, and those that are
+// not items into rejections.
 func decodeBatch(msgs []redis.XMessage) batch {
 	b := batch{obs: make([]Observation, 0, len(msgs)), ids: make([]string, 0, len(msgs))}
 	for _, m := range msgs {
-		b.ids = append(b.ids, m.ID)
-		if o, ok := Decode(m); ok {
-			b.obs = append(b.obs, o)
+		o, err := Decode(m)
+		if err != nil {
+			b.rejected = append(b.rejected, reject(m, err))
+			continue
 		}
+		b.obs = append(b.obs, o)
+		b.ids = append(b.ids, m.ID)
 	}
 	return b
 }
 
-// Decode reads one stream entry; false for an entry that is not an item (it
-// cannot become a row, and is acknowledged so it does not block the group).
-func Decode(m redis.XMessage) (Observation, bool) {
+// Decode reads one stream entry; an entry that is not an item (it cannot
+// become a row) is an error saying why: the sink keeps it as rejected.
+func Decode(m redis.XMessage) (Observation, error) {
 	ms, seq, ok := parseID(m.ID)
-	raw, _ := m.Values["item"].(string)
+	if !ok {
+		return Observation{}, fmt.Errorf("stream ID %q is not MS-SEQ", m.ID)
+	}
+	raw, ok := m.Values["item"].(string)
+	if !ok {
+		return Observation{}, errors.New("no item field")
+	}
 	var it item.Item
-	if !ok || json.Unmarshal([]byte(raw), &it) != nil || it.ID == "" {
-		return Observation{}, false
+	if err := json.Unmarshal([]byte(raw), &it); err != nil {
+		return Observation{}, notItem(err)
+	}
+	if it.ID == "" {
+		return Observation{}, errors.New("item has no id")
 	}
 	if s, _ := m.Values["site"].(string); it.Site == "" {
 		it.Site = s
 	}
 	task, _ := m.Values["task"].(string)
 	sched, _ := m.Values["schedule"].(string)
-	return Observation{EntryMS: ms, EntrySeq: seq, Item: it, Task: task, Schedule: sched}, true
+	return Observation{EntryMS: ms, EntrySeq: seq, Item: it, Task: task, Schedule: sched}, nil
 }
 
 func parseID(id string) (ms, seq int64, ok bool) {

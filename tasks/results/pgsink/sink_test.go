@@ -155,11 +155,11 @@ func TestSinkStoresEveryEntryOnce(t *testing.T) {
 	defer st.Close()
 	obs := make([]pgsink.Observation, 0)
 	for _, m := range msgs {
-		if o, ok := pgsink.Decode(m); ok {
+		if o, err := pgsink.Decode(m); err == nil {
 			obs = append(obs, o)
 		}
 	}
-	if n, err := st.Write(context.Background(), obs); err != nil || n != 0 {
+	if n, err := st.Write(context.Background(), obs, nil); err != nil || n != 0 {
 		t.Fatalf("rewriting %d delivered entries added %d rows (%v), want 0", len(obs), n, err)
 	}
 	exactlyOnce(t, c, keys)

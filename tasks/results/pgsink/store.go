@@ -33,26 +33,27 @@ type Store struct {
 }
 
 // Open connects to url, applies the migrations (Migrate) and prepares the
-// connection's staging table.
+// connection's staging table. An error retrying cannot mend is a
+// *PermanentError (or ErrBadURL); every error is on one line.
 func Open(ctx context.Context, url string) (*Store, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("--postgres: %v", redactErr(err))
+		return nil, ErrBadURL
 	}
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = AppName
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres at %s: %w", Redact(url), err)
+		return nil, classify(url, err)
 	}
 	if _, err := Migrate(ctx, conn); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("postgres at %s: %w", Redact(url), err)
+		return nil, classify(url, err)
 	}
 	if _, err := conn.Exec(ctx, stageTable); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("postgres at %s: create the staging table: %w", Redact(url), err)
+		return nil, classify(url, fmt.Errorf("create the staging table: %w", err))
 	}
 	return &Store{conn: conn}, nil
 }
@@ -114,24 +115,39 @@ WITH ins AS (
 )
 SELECT count(*) FROM ins`
 
-// Write commits a batch in one transaction: COPY into the staging table,
-// then one statement (mergeBatch). It returns the observations added (an
-// entry written before adds none).
-func (s *Store) Write(ctx context.Context, batch []Observation) (int, error) {
+// Write commits a batch in one transaction: the observations (COPY into
+// the staging table, then one statement, mergeBatch) and the entries
+// rejected (insertRejected). It returns the observations added (an entry
+// written before adds none).
+func (s *Store) Write(ctx context.Context, obs []Observation, rejected []Rejection) (int, error) {
 	var added int
 	err := pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"sink_stage"}, stageColumns, pgx.CopyFromSlice(len(batch), func(i int) ([]any, error) {
-			return row(batch[i]), nil
-		}))
-		if err != nil {
-			return fmt.Errorf("copy: %w", err)
+		var err error
+		if len(obs) > 0 {
+			added, err = writeObservations(ctx, tx, obs)
 		}
-		return tx.QueryRow(ctx, mergeBatch).Scan(&added)
+		if err == nil && len(rejected) > 0 {
+			ids, fields, reasons := rejectedArgs(rejected)
+			_, err = tx.Exec(ctx, insertRejected, ids, fields, reasons)
+		}
+		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("write %d observations: %w", len(batch), err)
+		return 0, fmt.Errorf("write %d observations and %d rejected entries: %w", len(obs), len(rejected), err)
 	}
 	return added, nil
+}
+
+func writeObservations(ctx context.Context, tx pgx.Tx, obs []Observation) (int, error) {
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"sink_stage"}, stageColumns, pgx.CopyFromSlice(len(obs), func(i int) ([]any, error) {
+		return row(obs[i]), nil
+	}))
+	if err != nil {
+		return 0, fmt.Errorf("copy: %w", err)
+	}
+	var added int
+	err = tx.QueryRow(ctx, mergeBatch).Scan(&added)
+	return added, err
 }
 
 func row(o Observation) []any {
