@@ -16,7 +16,8 @@ import (
 // entries a durable sink may lag behind before workers pause.
 const DefaultResultsBacklog = 5_000_000
 
-// backlogEvery is how often a worker reads the results backlog.
+// backlogEvery is how often a gate reads the results backlog; a Worker's
+// gate reads it every SideInterval of its poll interval instead.
 const backlogEvery = time.Second
 
 // BacklogGate pauses a worker's jobs while the results stream holds more
@@ -41,7 +42,8 @@ func NewBacklogGate(rdb redis.UniversalClient, bound int64, log *zap.Logger) *Ba
 	return &BacklogGate{rdb: rdb, bound: bound, log: log, every: backlogEvery, resumed: make(chan struct{})}
 }
 
-// Run reads the backlog every second until ctx ends, pausing and resuming.
+// Run reads the backlog every backlogEvery (a Worker's: SideInterval)
+// until ctx ends, pausing and resuming.
 func (g *BacklogGate) Run(ctx context.Context) {
 	if g == nil || g.bound <= 0 {
 		return

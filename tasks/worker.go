@@ -72,7 +72,28 @@ type WorkerConfig struct {
 	// acknowledged: above it the worker takes no new job until the sink
 	// catches up. Default DefaultResultsBacklog; < 0: no bound.
 	ResultsBacklog int64
+	// PollInterval is how long a worker whose queues are empty waits
+	// before it looks at them again (Asynq's TaskCheckInterval, jittered
+	// by Asynq between half and one and a half of it): each look costs
+	// Redis three commands per queue. The worker's other loops follow it
+	// (SideInterval): retried and scheduled jobs are moved to their queue
+	// and the results backlog is read every five poll intervals, never
+	// more often than once a second. Default DefaultPollInterval.
+	PollInterval time.Duration
 }
+
+// DefaultPollInterval is WorkerConfig.PollInterval's default: an idle
+// worker with the four default queues looks at them once a second.
+const DefaultPollInterval = time.Second
+
+// SideInterval is how often a worker polling its queues every poll runs
+// its loops that need not react at once: five poll intervals, at least a
+// second (their pace before the poll interval could be set).
+func SideInterval(poll time.Duration) time.Duration { return max(time.Second, 5*poll) }
+
+// janitorInterval is how often Asynq deletes the finished tasks whose
+// retention (a day by default) has expired; minutes late is no harm.
+const janitorInterval = time.Minute
 
 func (c *WorkerConfig) withDefaults() {
 	if c.ServerID == "" {
@@ -102,6 +123,9 @@ func (c *WorkerConfig) withDefaults() {
 	}
 	if c.ResultsBacklog == 0 {
 		c.ResultsBacklog = DefaultResultsBacklog
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
 	}
 }
 
@@ -151,6 +175,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	cfg.withDefaults()
 	client := asynq.NewClient(cfg.Redis)
 	gate := NewBacklogGate(cfg.RDB, cfg.ResultsBacklog, cfg.Logger)
+	gate.every = SideInterval(cfg.PollInterval)
 	h := NewHandler(HandlerConfig{Gate: gate,
 		Sites: cfg.Sites, Fetcher: fetcher.New(withLogger(cfg.Fetcher, cfg.Logger)), Rules: *cfg.Rules,
 		Sink: results.NewSink(cfg.RDB, 0).WithReplicas(cfg.Replicas, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
@@ -216,8 +241,9 @@ func (w *Worker) asynqConfig(base context.Context) asynq.Config {
 		BaseContext:              func() context.Context { return base },
 		RetryDelayFunc:           RetryDelay,
 		ShutdownTimeout:          w.cfg.ShutdownTimeout,
-		TaskCheckInterval:        100 * time.Millisecond,
-		DelayedTaskCheckInterval: time.Second,
+		TaskCheckInterval:        w.cfg.PollInterval,
+		DelayedTaskCheckInterval: SideInterval(w.cfg.PollInterval),
+		JanitorInterval:          janitorInterval,
 		Logger:                   log.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel)).Sugar(),
 		LogLevel:                 asynq.WarnLevel,
 		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {

@@ -79,7 +79,9 @@ func TestParseAuthRejectsMalformed(t *testing.T) {
 	}
 }
 
-func TestReadOnlyRefusesQueueDelete(t *testing.T) {
+// TestReadOnlyRefusesQueueChanges: with ReadOnly, Asynq's UI neither
+// deletes nor pauses a queue; without it, it does both.
+func TestReadOnlyRefusesQueueChanges(t *testing.T) {
 	tests := []struct {
 		name     string
 		readOnly bool
@@ -92,14 +94,21 @@ func TestReadOnlyRefusesQueueDelete(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCluster(t)
 			base := startServer(t, Config{Redis: c.opt, ReadOnly: tt.readOnly})
-			// ozon holds only pending tasks; asynqmon's delete is not forced,
-			// so it would succeed only on an empty queue: empty it first.
 			insp := asynq.NewInspector(c.opt)
 			defer insp.Close()
+			code, body := get(t, http.MethodPost, base+"/monitoring/api/queues/wildberries:pause", "")
+			if refused := code >= 400; refused != tt.refused {
+				t.Errorf("pause: status %d (%s), want refused=%t", code, body, tt.refused)
+			}
+			if info, err := insp.GetQueueInfo("wildberries"); err != nil || info.Paused == tt.refused {
+				t.Errorf("queue wildberries paused=%t (%v) after the pause, want %t", info != nil && info.Paused, err, !tt.refused)
+			}
+			// ozon holds only pending tasks; asynqmon's delete is not forced,
+			// so it would succeed only on an empty queue: empty it first.
 			if _, err := insp.DeleteAllPendingTasks("ozon"); err != nil {
 				t.Fatal(err)
 			}
-			code, body := get(t, http.MethodDelete, base+"/monitoring/api/queues/ozon", "")
+			code, body = get(t, http.MethodDelete, base+"/monitoring/api/queues/ozon", "")
 			if refused := code >= 400; refused != tt.refused {
 				t.Fatalf("DELETE status %d (%s), want refused=%t", code, body, tt.refused)
 			}

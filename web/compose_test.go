@@ -48,7 +48,7 @@ func TestComposeServices(t *testing.T) {
 		{name: "scheduler runs the schedules", service: "scheduler", command: []string{"crawlq", "scheduler"}},
 		{name: "sink drains results into postgres", service: "sink", command: []string{"crawlq", "sink", "--metrics-addr", ":9101"}},
 		{name: "web listens for the cluster", service: "web",
-			command: []string{"crawlq", "web", "--listen", "0.0.0.0:8080", "--prometheus", "http://prometheus:9090"}},
+			command: []string{"crawlq", "web", "--listen", "0.0.0.0:8080", "--insecure-no-auth", "--prometheus", "http://prometheus:9090"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,6 +60,25 @@ func TestComposeServices(t *testing.T) {
 				t.Errorf("%s command (-want +got):\n%s", tt.service, d)
 			}
 		})
+	}
+}
+
+// TestComposePublishesWebOnLoopback: the dashboard serves without auth in
+// its container (--insecure-no-auth), so the host publishes it on
+// 127.0.0.1 only.
+func TestComposePublishesWebOnLoopback(t *testing.T) {
+	p := loadCompose(t)
+	web, err := p.GetService("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(web.Ports) == 0 {
+		t.Fatal("web publishes no port")
+	}
+	for _, port := range web.Ports {
+		if port.HostIP != "127.0.0.1" {
+			t.Errorf("web port %s published on host IP %q, want 127.0.0.1 only", port.Published, port.HostIP)
+		}
 	}
 }
 

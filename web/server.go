@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -26,7 +27,7 @@ const MonitoringPath = "/monitoring"
 const viewTimeout = 2 * time.Minute
 
 // DefaultListen is the address `crawlq web` listens on by default: loopback
-// only, because the dashboard has no auth unless --auth is given.
+// only, the one place the dashboard serves without auth unless told to.
 const DefaultListen = "127.0.0.1:8080"
 
 // Config configures the dashboard server.
@@ -37,9 +38,19 @@ type Config struct {
 	// an empty pool.
 	Broker proxies.Broker
 	// Auth is "USER:PASS" for HTTP basic auth in front of every path.
-	// Empty means no auth (a warning is logged when listening beyond
-	// loopback).
+	// Empty means no auth: then Serve refuses a listener beyond loopback
+	// unless InsecureNoAuth is set. Beyond loopback over plain HTTP, a
+	// warning says the password crosses the network in clear text.
 	Auth string
+	// InsecureNoAuth lets the server listen beyond loopback without Auth,
+	// for a dashboard behind a proxy of one's own that authenticates (a
+	// warning is logged). Default false: such a listener is refused with
+	// ErrNoAuth.
+	InsecureNoAuth bool
+	// TLSCert and TLSKey are the PEM files of the certificate (chain) and
+	// its key: with both the server answers HTTPS only. Default: plain
+	// HTTP. One without the other is ErrTLSPair.
+	TLSCert, TLSKey string
 	// ReadOnly makes Asynq's UI view-only: every non-GET request under
 	// /monitoring/ is refused.
 	ReadOnly bool
@@ -79,17 +90,23 @@ type Server struct {
 	hist    *history
 	views   *viewCache
 	rdb     redis.UniversalClient // the queue's Redis, for the heartbeats
+	tls     *tls.Config           // nil: plain HTTP
 	handler http.Handler
 }
 
-// NewServer builds the dashboard. It fails for a missing Redis option or a
-// malformed Auth; it does not touch Redis yet.
+// NewServer builds the dashboard. It fails for a missing Redis option, a
+// malformed Auth or a TLS pair that does not load; it does not touch
+// Redis yet.
 func NewServer(cfg Config) (*Server, error) {
 	if cfg.Redis == nil {
 		return nil, errors.New("web: config.Redis is required")
 	}
+	tlsCfg, err := loadTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
 	cfg = withDefaults(cfg)
-	s := &Server{cfg: cfg, log: cfg.Logger, hist: newHistory(cfg.History)}
+	s := &Server{cfg: cfg, log: cfg.Logger, hist: newHistory(cfg.History), tls: tlsCfg}
 	s.views = &viewCache{build: s.buildView, timeout: viewTimeout, every: cfg.Refresh}
 	rdb, ok := cfg.Redis.MakeRedisClient().(redis.UniversalClient)
 	if !ok {
@@ -162,28 +179,48 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // Registry is the dashboard's Prometheus registry (served at /metrics).
 func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
-// Run listens on addr and serves until ctx ends, then shuts down gracefully.
-// Listening beyond loopback without Auth logs a warning.
+// Run listens on addr and serves until ctx ends, then shuts down
+// gracefully. Beyond loopback it needs Auth or InsecureNoAuth (see Serve).
 func (s *Server) Run(ctx context.Context, addr string) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("web: listen %s: %w", addr, err)
 	}
-	s.warnIfExposed(l.Addr())
-	s.log.Info("web: dashboard up", zap.String("url", "http://"+l.Addr().String()+"/"),
+	if err := s.admit(l.Addr()); err != nil {
+		l.Close()
+		return err
+	}
+	s.log.Info("web: dashboard up", zap.String("url", s.scheme()+"://"+l.Addr().String()+"/"),
 		zap.Bool("auth", s.cfg.Auth != ""), zap.Bool("read_only", s.cfg.ReadOnly))
-	return s.Serve(ctx, l)
+	return s.serve(ctx, l)
 }
 
-// Serve serves on l until ctx ends, sampling the pool every Refresh for
-// the success-rate chart; it closes l.
+// Serve serves on l (HTTPS with TLSCert and TLSKey) until ctx ends,
+// sampling the pool every Refresh for the success-rate chart; it closes
+// l. A listener beyond loopback without Auth or InsecureNoAuth is closed
+// at once and Serve returns ErrNoAuth.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.log)}
+	if err := s.admit(l.Addr()); err != nil {
+		l.Close()
+		return err
+	}
+	return s.serve(ctx, l)
+}
+
+// serve is Serve once the listener is admitted.
+func (s *Server) serve(ctx context.Context, l net.Listener) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.log), TLSConfig: s.tls}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); s.sampleLoop(ctx) }()
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(l) }()
+	go func() {
+		if s.tls != nil {
+			errc <- hs.ServeTLS(l, "", "")
+			return
+		}
+		errc <- hs.Serve(l)
+	}()
 	var err error
 	select {
 	case err = <-errc:
@@ -212,19 +249,4 @@ func shutdown(hs *http.Server, errc <-chan error) error {
 func (s *Server) Close() error {
 	s.views.wait()
 	return errors.Join(s.insp.Close(), s.mon.Close(), s.rdb.Close())
-}
-
-// warnIfExposed logs a warning when the dashboard listens beyond loopback
-// without auth.
-func (s *Server) warnIfExposed(a net.Addr) {
-	if s.cfg.Auth == "" && !isLoopback(a) {
-		s.log.Warn("web: listening beyond loopback without --auth: anyone who can reach it sees the pool and can manage the queues",
-			zap.String("listen", a.String()))
-	}
-}
-
-// isLoopback reports whether a listener address is on 127.0.0.0/8 or ::1.
-func isLoopback(a net.Addr) bool {
-	ta, ok := a.(*net.TCPAddr)
-	return ok && ta.IP.IsLoopback()
 }

@@ -33,29 +33,6 @@ func TestIsLoopback(t *testing.T) {
 	}
 }
 
-func TestWarnIfExposed(t *testing.T) {
-	tests := []struct {
-		name string
-		auth string
-		addr net.Addr
-		warn bool
-	}{
-		{name: "all interfaces without auth", addr: &net.TCPAddr{IP: net.IPv4zero, Port: 8080}, warn: true},
-		{name: "all interfaces with auth", auth: "u:p", addr: &net.TCPAddr{IP: net.IPv4zero, Port: 8080}},
-		{name: "loopback without auth", addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			core, logs := observer.New(zap.WarnLevel)
-			s := &Server{cfg: Config{Auth: tt.auth}, log: zap.New(core)}
-			s.warnIfExposed(tt.addr)
-			if got := logs.Len() == 1; got != tt.warn {
-				t.Errorf("warned=%t, want %t (%v)", got, tt.warn, logs.All())
-			}
-		})
-	}
-}
-
 // TestRunStopsCleanly runs the server with its sampler, cancels it, and
 // checks that Run returns, nothing leaks, and a loopback listen without
 // auth logs no warning.

@@ -67,6 +67,9 @@ func runDemo(cmd *cobra.Command, a *app, f demoFlags) error {
 	if f.listen == "off" {
 		f.listen = ""
 	}
+	if err := demoListenOnLoopback(f.listen); err != nil {
+		return err
+	}
 	// On a terminal, without --duration or --json, the dashboard keeps
 	// serving after the summary until Ctrl-C.
 	keep := !f.json && !cmd.Flags().Changed("duration") && onTerminal(os.Stdout)
@@ -83,3 +86,16 @@ func runDemo(cmd *cobra.Command, a *app, f demoFlags) error {
 
 // onTerminal reports whether f is a terminal (not a pipe, file or /dev/null).
 func onTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// demoListenOnLoopback refuses a dashboard address beyond loopback: the
+// demo's dashboard has no auth. An address that does not resolve is left
+// to the listen, which names it.
+func demoListenOnLoopback(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	if ok, err := web.IsLoopbackAddr(addr); err == nil && !ok {
+		return fmt.Errorf("--listen %s: the demo's dashboard has no auth, so it listens on loopback only (for one on the network: crawlq web --auth USER:PASS)", addr)
+	}
+	return nil
+}

@@ -15,8 +15,8 @@ import (
 // webFlags are the flags of `crawlq web`.
 type webFlags struct {
 	listen, auth, prometheus, config string
-	postgres                         string
-	readOnly, perProxy               bool
+	postgres, tlsCert, tlsKey        string
+	readOnly, perProxy, insecure     bool
 	refresh                          time.Duration
 }
 
@@ -31,9 +31,12 @@ func newWebCmd(a *app) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runWeb(cmd.Context(), a, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.listen, "listen", web.DefaultListen, "address to listen on (beyond loopback, set --auth)")
+	fl.StringVar(&f.listen, "listen", web.DefaultListen, "address to listen on (beyond loopback: --auth, or --insecure-no-auth)")
 	// The env default is read at run time so --help never prints it.
 	fl.StringVar(&f.auth, "auth", "", "USER:PASS for HTTP basic auth on every path; env CRAWLQ_WEB_AUTH")
+	fl.BoolVar(&f.insecure, "insecure-no-auth", false, "serve beyond loopback without --auth (behind a proxy of your own that authenticates): whoever reaches the port can manage the queues")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (with --tls-key)")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fl.BoolVar(&f.readOnly, "read-only", false, "make Asynq's UI view-only (no delete, pause, run, archive)")
 	fl.StringVar(&f.prometheus, "prometheus", "", "Prometheus URL for the time-series charts of Asynq's UI")
 	fl.DurationVar(&f.refresh, "refresh", 10*time.Second, "how often the page updates its numbers in place and the whole pool is read for the proxy table (less often when a read takes longer than a third of it)")
@@ -62,7 +65,8 @@ func runWeb(ctx context.Context, a *app, f webFlags) error {
 	defer conn.Close()
 	cfg := web.Config{
 		Redis: conn.Asynq, Broker: proxies.NewRedisBroker(conn.Client, bcfg),
-		Auth: f.auth, ReadOnly: f.readOnly, PrometheusURL: f.prometheus, Logger: log, Refresh: f.refresh,
+		Auth: f.auth, InsecureNoAuth: f.insecure, TLSCert: f.tlsCert, TLSKey: f.tlsKey,
+		ReadOnly: f.readOnly, PrometheusURL: f.prometheus, Logger: log, Refresh: f.refresh,
 		MetricsPerProxy: f.perProxy, Sections: []web.Section{schedulesSection(conn.Client)},
 	}
 	if pg, _ := postgresURL(f.postgres, false); pg != "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
@@ -35,6 +36,7 @@ type workerFlags struct {
 	chrome      string
 	browserWait time.Duration
 	backlog     int64
+	poll        time.Duration
 }
 
 func newWorkerCmd(a *app) *cobra.Command {
@@ -45,7 +47,12 @@ func newWorkerCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runWorker(cmd.Context(), a, f) },
 	}
-	fl := cmd.Flags()
+	addWorkerFlags(cmd.Flags(), &f)
+	return cmd
+}
+
+// addWorkerFlags declares the flags of `crawlq worker` into f.
+func addWorkerFlags(fl *pflag.FlagSet, f *workerFlags) {
 	fl.StringVar(&f.serverID, "server-id", "", "this worker's name in leases, logs and metrics (default host-pid)")
 	fl.IntVar(&f.concurrency, "concurrency", 10, "jobs run at once")
 	fl.StringVar(&f.queues, "queues", "", "queue weights, e.g. wildberries=3,ozon=2,avito=1 (default: every site, weight 1)")
@@ -59,10 +66,26 @@ func newWorkerCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.chrome, "chrome", "", "the Chromium binary (default: chromium, chromium-browser or google-chrome on PATH)")
 	fl.DurationVar(&f.browserWait, "browser-timeout", 30*time.Second, "how long the browser may take to clear one challenge before its page is closed")
 	fl.Int64Var(&f.backlog, "results-backlog", tasks.DefaultResultsBacklog, "with a sink, pause taking jobs while this many results entries wait for it (-1: no bound)")
-	return cmd
+	fl.DurationVar(&f.poll, "poll-interval", tasks.DefaultPollInterval, "how long a worker with empty queues waits before it looks again (3 Redis commands per queue each look); retries and scheduled jobs are moved to their queue every 5 of them")
+}
+
+// taskConfig is the part of the worker's config the flags set.
+func (f workerFlags) taskConfig() (tasks.WorkerConfig, error) {
+	if f.poll <= 0 {
+		return tasks.WorkerConfig{}, fmt.Errorf("--poll-interval %s: want a positive duration", f.poll)
+	}
+	if f.serverID == "" {
+		f.serverID = tasks.DefaultServerID()
+	}
+	return tasks.WorkerConfig{ServerID: f.serverID, Concurrency: f.concurrency, LeaseTTL: f.leaseTTL,
+		ShutdownTimeout: f.shutdown, ResultsBacklog: f.backlog, PollInterval: f.poll}, nil
 }
 
 func runWorker(ctx context.Context, a *app, f workerFlags) error {
+	wcfg, err := f.taskConfig()
+	if err != nil {
+		return err
+	}
 	log, err := a.logger()
 	if err != nil {
 		return err
@@ -72,8 +95,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	if err != nil {
 		return err
 	}
-	queues, err := parseQueues(f.queues)
-	if err != nil {
+	if wcfg.Queues, err = parseQueues(f.queues); err != nil {
 		return err
 	}
 	qconn, err := a.redis(ctx)
@@ -95,21 +117,15 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	bcfg.Logger = log
 	reg := prometheus.NewRegistry()
 	metrics := web.NewWorkerMetrics(reg)
-	if f.serverID == "" {
-		f.serverID = tasks.DefaultServerID()
-	}
 	broker := proxies.NewFallbackBroker(proxies.NewRedisBroker(bconn.Client, bcfg), proxies.FallbackConfig{
-		ServerID: f.serverID, Logger: log, OnFallback: fallbackGauge(reg)})
+		ServerID: wcfg.ServerID, Logger: log, OnFallback: fallbackGauge(reg), Heartbeat: fallbackHeartbeat(wcfg.PollInterval)})
 	solver, closeBrowser := startBrowser(log, reg, f, loaded.CAFiles)
 	defer closeBrowser()
-	w := tasks.NewWorker(tasks.WorkerConfig{
-		Redis: qconn.Asynq, RDB: qconn.Client, Broker: broker, // sessions and results live with the queue
-		ServerID: f.serverID, Concurrency: f.concurrency, Queues: queues, Sites: loaded.Sites,
-		Rules: &loaded.Rules, LeaseTTL: f.leaseTTL, ShutdownTimeout: f.shutdown, Logger: log,
-		Observe: metrics.ObserveRequest, Fetcher: fetcher.Config{TLS: loaded.TLS},
-		Replicas: sinkReplicas(f.failover, qconn.Target, f.leaseTTL), ResultsBacklog: f.backlog,
-		Browser: solver.tasks, OnChallenge: solver.observe,
-	})
+	wcfg.Redis, wcfg.RDB, wcfg.Broker = qconn.Asynq, qconn.Client, broker // sessions and results live with the queue
+	wcfg.Sites, wcfg.Rules, wcfg.Fetcher, wcfg.Logger = loaded.Sites, &loaded.Rules, fetcher.Config{TLS: loaded.TLS}, log
+	wcfg.Observe, wcfg.Browser, wcfg.OnChallenge = metrics.ObserveRequest, solver.tasks, solver.observe
+	wcfg.Replicas = sinkReplicas(f.failover, qconn.Target, f.leaseTTL)
+	w := tasks.NewWorker(wcfg)
 	backlogGauges(reg, w.Gate())
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
@@ -122,6 +138,14 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		return w.Run(gctx)
 	})
 	return g.Wait()
+}
+
+// fallbackHeartbeat is how often the fallback broker beats and reads the
+// live servers and the quarantines: with the worker's other side loops
+// (tasks.SideInterval), at least as often as its 2 s default and three
+// times within a member's TTL, so no live worker ever looks gone.
+func fallbackHeartbeat(poll time.Duration) time.Duration {
+	return min(max(2*time.Second, tasks.SideInterval(poll)), proxies.DefaultMemberTTL/3)
 }
 
 // fallbackGauge registers crawlq_worker_broker_fallback (1 while the worker

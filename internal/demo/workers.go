@@ -19,6 +19,10 @@ import (
 const (
 	leaseTTL        = 10 * time.Second
 	shutdownTimeout = 3 * time.Second
+	// pollInterval: the demo's workers look at empty queues ten times a
+	// second, so a job the demo queues starts at once (the run lasts a
+	// minute; the idle cost of a worker does not matter here).
+	pollInterval = 100 * time.Millisecond
 )
 
 // workers are the demo's in-process crawlq workers, named demo-1, demo-2…
@@ -40,7 +44,7 @@ func startWorkers(c *cluster, cfg Config) *workers {
 			Browser: solver, OnChallenge: c.challenges.add,
 			Redis: c.conn.Asynq, RDB: c.conn.Client, ServerID: fmt.Sprintf("demo-%d", i),
 			Concurrency: cfg.Concurrency, Sites: c.reg, LeaseTTL: leaseTTL,
-			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger, OnConfirm: c.confirms.add,
+			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger, OnConfirm: c.confirms.add, PollInterval: pollInterval,
 			Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: c.tb.CA.Pool()}}, // trust the testbed's CA
 		})
 		ws.wg.Add(1)
