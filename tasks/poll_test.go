@@ -21,7 +21,7 @@ func TestPollIntervalReachesAsynq(t *testing.T) {
 		wantSide    time.Duration
 		wantJanitor time.Duration
 	}{
-		{name: "default", poll: 0, wantCheck: time.Second, wantSide: 5 * time.Second, wantJanitor: time.Minute},
+		{name: "default", poll: 0, wantCheck: 2 * time.Second, wantSide: 10 * time.Second, wantJanitor: time.Minute},
 		{name: "slower", poll: 3 * time.Second, wantCheck: 3 * time.Second, wantSide: 15 * time.Second, wantJanitor: time.Minute},
 		{name: "fast, as the demo", poll: 100 * time.Millisecond, wantCheck: 100 * time.Millisecond, wantSide: time.Second, wantJanitor: time.Minute},
 	}

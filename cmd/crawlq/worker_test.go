@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// TestWorkerPollInterval: --poll-interval (default one second) becomes the
+// TestWorkerPollInterval: --poll-interval (default two seconds) becomes the
 // worker config's PollInterval, which tasks hands to Asynq.
 func TestWorkerPollInterval(t *testing.T) {
 	tests := []struct {
@@ -17,7 +17,7 @@ func TestWorkerPollInterval(t *testing.T) {
 		want    time.Duration
 		wantErr string
 	}{
-		{name: "default one second", want: time.Second},
+		{name: "default two seconds", want: 2 * time.Second},
 		{name: "set", args: []string{"--poll-interval", "250ms"}, want: 250 * time.Millisecond},
 		{name: "zero refused", args: []string{"--poll-interval", "0s"}, wantErr: "--poll-interval 0s: want a positive duration"},
 	}
@@ -53,7 +53,7 @@ func TestFallbackHeartbeat(t *testing.T) {
 		want time.Duration
 	}{
 		{name: "fast poll keeps the default", poll: 100 * time.Millisecond, want: 2 * time.Second},
-		{name: "default poll", poll: time.Second, want: 5 * time.Second},
+		{name: "one-second poll", poll: time.Second, want: 5 * time.Second},
 		{name: "slow poll stays within the TTL", poll: 10 * time.Second, want: 5 * time.Second},
 	}
 	for _, tt := range tests {
