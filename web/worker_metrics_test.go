@@ -81,8 +81,11 @@ type fakeBrowser struct{}
 func (fakeBrowser) RSS() int64 { return 300 << 20 }
 func (fakeBrowser) Live() int  { return 2 }
 
-// TestBrowserMetrics: the browser's RSS and live contexts are read at
-// scrape time, and visits are counted per site and result.
+func (fakeBrowser) InterceptionErrors() int64 { return 3 }
+
+// TestBrowserMetrics: the browser's RSS, live contexts and interception
+// errors are read at scrape time, and visits are counted per site and
+// result.
 func TestBrowserMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewBrowserMetrics(reg, fakeBrowser{})
@@ -109,7 +112,8 @@ func TestBrowserMetrics(t *testing.T) {
 		}
 	}
 	want := map[string]float64{"crawlq_worker_browser_rss_bytes": 300 << 20, "crawlq_worker_browser_contexts": 2,
-		"crawlq_worker_challenges_total,solved,ozon": 1, "crawlq_worker_challenges_total,failed,ozon": 1} // labels sorted by name
+		"crawlq_worker_browser_interception_errors_total": 3,
+		"crawlq_worker_challenges_total,solved,ozon":      1, "crawlq_worker_challenges_total,failed,ozon": 1} // labels sorted by name
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
