@@ -120,3 +120,28 @@ func TestBrowserMetrics(t *testing.T) {
 		}
 	}
 }
+
+// fakeSessions stands for a worker's session manager.
+type fakeSessions struct{}
+
+func (fakeSessions) ReleaseErrors() int64 { return 2 }
+func (fakeSessions) StoreErrors() int64   { return 5 }
+
+// TestSessionErrorsMetrics: the sessions' failed releases and stores are
+// read at scrape time.
+func TestSessionErrorsMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	RegisterSessionErrors(reg, fakeSessions{})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		got[mf.GetName()] = mf.GetMetric()[0].GetCounter().GetValue()
+	}
+	want := map[string]float64{"crawlq_worker_session_release_errors_total": 2, "crawlq_worker_session_store_errors_total": 5}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("session error counters (-want +got):\n%s", diff)
+	}
+}

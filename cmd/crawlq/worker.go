@@ -111,6 +111,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		Browser: solver.tasks, OnChallenge: solver.observe,
 	})
 	backlogGauges(reg, w.Gate())
+	web.RegisterSessionErrors(reg, w.Sessions())
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
