@@ -104,7 +104,9 @@ func setDefault(d *time.Duration, def time.Duration) {
 // LeaseProxy for the same holder and task (taking over a live broker lease
 // of that task). The session's next Extend or Release of the local lease is
 // passed to the registered one; a lease that could not be registered is
-// ended, and its next Extend returns ErrStaleLease.
+// ended, and its next Extend returns ErrStaleLease. The return's round
+// trips are made without the lock Lease and Release take, so sessions
+// keep leasing locally meanwhile (see fallback_return.go).
 type FallbackBroker struct {
 	primary *RedisBroker
 	cfg     FallbackConfig
@@ -750,108 +752,4 @@ func (f *FallbackBroker) probe(ctx context.Context) {
 	if f.recover(rctx, members, pool) && f.cfg.OnFallback != nil {
 		f.cfg.OnFallback(false)
 	}
-}
-
-// recovery counts what a return to the broker did.
-type recovery struct {
-	replayed, registered, ended, cooled int
-}
-
-// recover returns to the broker. It holds f.mu throughout, so no local
-// lease starts or ends while it is registered; it stays in fallback if
-// Redis stops answering again.
-func (f *FallbackBroker) recover(ctx context.Context, members []string, pool []Proxy) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.down {
-		return false
-	}
-	var r recovery
-	var err error
-	if r.replayed, err = f.replayPending(ctx); err == nil {
-		if r.cooled, err = f.replayUses(ctx); err == nil {
-			r.registered, r.ended, err = f.registerLeases(ctx)
-		}
-	}
-	if err != nil {
-		f.log.Warn("broker redis answered but failed again during the return", zap.Error(err))
-		return false
-	}
-	f.members, f.pool = members, pool
-	down := f.now().Sub(f.since)
-	f.keepShard(f.now())
-	f.setMode(false, f.now())
-	f.log.Warn("broker redis answers again: back to the broker", zap.Duration("down", down),
-		zap.Int("registered_leases", r.registered), zap.Int("ended_leases", r.ended),
-		zap.Int("replayed_releases", r.replayed), zap.Int("paced_proxies", r.cooled), zap.Int("pool", len(pool)))
-	return true
-}
-
-// replayPending replays queued broker releases; f.mu is held.
-func (f *FallbackBroker) replayPending(ctx context.Context) (int, error) {
-	n := 0
-	for len(f.pending) > 0 {
-		p := f.pending[0]
-		err := f.primary.Release(ctx, &p.l, p.o)
-		if interrupted(ctx, err) {
-			return n, err
-		}
-		if err == nil {
-			n++
-		}
-		f.pending = f.pending[1:]
-	}
-	return n, nil
-}
-
-// replayUses tells the broker of every (proxy, site) used and released in
-// fallback that is still cooling: a LeaseProxy and a Release with the local
-// outcome, so the broker spaces its next use by min_interval (I2) and
-// counts it. A pair the broker refuses is left as the broker has it.
-func (f *FallbackBroker) replayUses(ctx context.Context) (int, error) {
-	n := 0
-	now := f.now()
-	for _, u := range f.local.cooling(now) {
-		l, err := f.primary.LeaseProxy(ctx, u.site, u.id, u.holder, u.task, u.ttl)
-		if err == nil {
-			err = f.primary.Release(ctx, l, u.o)
-		}
-		if interrupted(ctx, err) {
-			return n, err
-		}
-		if err == nil {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// interrupted reports whether a return to the broker must stop: Redis
-// stopped answering or the loop is ending.
-func interrupted(ctx context.Context, err error) bool {
-	return err != nil && (IsUnavailable(err) || ctx.Err() != nil)
-}
-
-// registerLeases registers every open local or adopted lease with the
-// broker for its holder and task; f.mu is held.
-func (f *FallbackBroker) registerLeases(ctx context.Context) (registered, ended int, err error) {
-	for _, ll := range f.local.openLeases(f.now()) {
-		l := ll.l
-		nl, err := f.primary.LeaseProxy(ctx, l.Site, l.Proxy.ID, l.Holder, l.Task, ll.ttl)
-		if interrupted(ctx, err) {
-			return registered, ended, err
-		}
-		k := leaseKey{l.Site, l.Proxy.ID}
-		if err != nil {
-			f.log.Info("fallback lease not registered: its session retires", zap.String("proxy", l.Proxy.ID),
-				zap.String("site", l.Site), zap.String("task", l.Task), zap.Error(err))
-			delete(f.held, k)
-			ended++
-			continue
-		}
-		f.moved[movedKey{l.Site, l.Proxy.ID, l.Token}] = nl
-		f.held[k] = heldLease{l: *nl, ttl: ll.ttl}
-		registered++
-	}
-	return registered, ended, nil
 }

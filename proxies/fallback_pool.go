@@ -19,6 +19,9 @@ type localPool struct {
 	leases  map[leaseKey]*localLease
 	used    map[leaseKey]localUse // last local release per pair
 	token   int64                 // last local token, counting down from 0
+	// reserved pairs are being told to the broker by a return: no new
+	// lease takes them until the return ends (see fallback_return.go).
+	reserved map[leaseKey]bool
 }
 
 // localLease is an open local (or adopted broker) lease.
@@ -32,6 +35,7 @@ type localUse struct {
 	site, id, holder, task string
 	ttl                    time.Duration
 	o                      Outcome
+	at                     time.Time // when it was released
 }
 
 func newLocalPool(b *RedisBroker, shard []Proxy, start time.Time) *localPool {
@@ -69,11 +73,15 @@ func (p *localPool) serves(px Proxy, site string) bool {
 	return px.AllowedOn(site)
 }
 
-// readyAt is when pair k may be leased again.
+// readyAt is when pair k may be leased again; a reserved pair is looked
+// at again LeasePoll from now.
 func (p *localPool) readyAt(k leaseKey, now time.Time) time.Time {
 	at, ok := p.ready[k]
 	if !ok {
 		at = p.start
+	}
+	if p.reserved[k] && !at.After(now) {
+		at = now.Add(p.cfg.LeasePoll)
 	}
 	if p.cfg.Mode == ModeExclusive {
 		if other := p.busyUntil(k, now); other.After(at) {
@@ -215,7 +223,7 @@ func (p *localPool) release(l *Lease, o Outcome, now time.Time) error {
 	k := leaseKey{l.Site, l.Proxy.ID}
 	delete(p.leases, k)
 	p.ready[k] = at
-	p.used[k] = localUse{site: l.Site, id: l.Proxy.ID, holder: ll.l.Holder, task: ll.l.Task, ttl: ll.ttl, o: o}
+	p.used[k] = localUse{site: l.Site, id: l.Proxy.ID, holder: ll.l.Holder, task: ll.l.Task, ttl: ll.ttl, o: o, at: now}
 	return nil
 }
 

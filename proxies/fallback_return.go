@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // After a return to the broker, the other servers may still be in fallback
@@ -90,4 +92,290 @@ func inShard(shard []Proxy, id string) bool {
 		}
 	}
 	return false
+}
+
+// A return tells the broker what happened in fallback: the releases of
+// broker leases queued meanwhile, the local uses still cooling (so the
+// broker paces them, I2) and the open local leases (registered for their
+// holder and task, so no other server gets them, I1). It does so in
+// rounds made without f.mu, so this server's sessions keep leasing and
+// releasing locally meanwhile. Each round takes, under f.mu, what the
+// broker has not been told yet, including what changed during the
+// previous round (a lease opened, a registered one released), and tells
+// it without the lock. The pairs a round involves are reserved in the
+// local pool: no new lease takes them until the return ends, so what the
+// broker is told stays true. Once a round finds nothing left, the switch
+// to the broker is made under that same lock, so nothing changes between
+// the last look and the switch. A pool that never stops changing has its
+// round maxFreeRounds+1 made under f.mu, its round trips included, so
+// the return ends.
+
+// maxFreeRounds bounds the rounds of a return made without f.mu.
+const maxFreeRounds = 4
+
+// returning is a return in progress: what the broker has been told so
+// far. Only the return's goroutine uses it.
+type returning struct {
+	uses  map[leaseKey]time.Time // per pair, the release time of the local use told
+	regs  map[movedKey]heldLease // local or adopted lease -> the broker lease registered for it
+	ended map[movedKey]bool      // leases the broker refused: their sessions retire
+	// replayed and cooled count the queued releases and local uses told.
+	replayed, cooled int
+}
+
+// returnWork is what one round of a return tells the broker.
+type returnWork struct {
+	pending []pendingRelease // queued releases of broker leases
+	ends    []regEnd         // registered leases whose local lease ended since
+	uses    []localUse       // local uses still cooling, not told yet
+	leases  []localLease     // open leases not registered yet
+}
+
+// regEnd is a registered broker lease whose local lease has ended: it is
+// released with the local outcome (useAt is the local use it stands for).
+type regEnd struct {
+	key   movedKey
+	l     Lease
+	o     Outcome
+	useAt time.Time
+}
+
+func (w *returnWork) empty() bool {
+	return len(w.pending)+len(w.ends)+len(w.uses)+len(w.leases) == 0
+}
+
+// recover returns to the broker (see above); it stays in fallback if
+// Redis stops answering again.
+func (f *FallbackBroker) recover(ctx context.Context, members []string, pool []Proxy) bool {
+	r := &returning{uses: map[leaseKey]time.Time{}, regs: map[movedKey]heldLease{}, ended: map[movedKey]bool{}}
+	for round := 0; ; round++ {
+		f.mu.Lock()
+		if !f.down {
+			f.mu.Unlock()
+			return false
+		}
+		w := f.returnWork(r)
+		if w.empty() || round == maxFreeRounds {
+			ok := f.finish(ctx, r, w, members, pool)
+			f.mu.Unlock()
+			return ok
+		}
+		f.mu.Unlock()
+		if err := f.tell(ctx, r, w); err != nil {
+			f.mu.Lock()
+			f.abandon(w, err)
+			f.mu.Unlock()
+			return false
+		}
+	}
+}
+
+// finish tells the broker the last round (nothing, unless the pool kept
+// changing) and switches to it; f.mu is held throughout.
+func (f *FallbackBroker) finish(ctx context.Context, r *returning, w *returnWork, members []string, pool []Proxy) bool {
+	if err := f.tell(ctx, r, w); err != nil {
+		f.abandon(w, err)
+		return false
+	}
+	f.commit(r, members, pool)
+	return true
+}
+
+// returnWork takes what the broker has not been told yet and reserves
+// its pairs; f.mu is held.
+func (f *FallbackBroker) returnWork(r *returning) *returnWork {
+	now := f.now()
+	w := &returnWork{pending: f.pending, ends: f.endedRegs(r, now)}
+	f.pending = nil
+	ending := map[leaseKey]bool{}
+	for _, e := range w.ends {
+		ending[leaseKey{e.key.site, e.key.id}] = true
+	}
+	for _, u := range f.local.cooling(now) {
+		if k := (leaseKey{u.site, u.id}); !ending[k] && !r.uses[k].Equal(u.at) {
+			w.uses = append(w.uses, u)
+		}
+	}
+	for _, ll := range f.local.openLeases(now) {
+		mk := movedKey{ll.l.Site, ll.l.Proxy.ID, ll.l.Token}
+		if _, ok := r.regs[mk]; !ok && !r.ended[mk] {
+			w.leases = append(w.leases, ll)
+		}
+	}
+	f.local.reserve(w)
+	return w
+}
+
+// endedRegs lists the registered leases whose local lease has ended
+// since their registration; a lease its task took again (a new token)
+// needs nothing: registering that one takes the broker lease over. f.mu
+// is held.
+func (f *FallbackBroker) endedRegs(r *returning, now time.Time) []regEnd {
+	var out []regEnd
+	for mk, h := range r.regs {
+		if f.local.current(&Lease{Site: mk.site, Proxy: Proxy{ID: mk.id}, Token: mk.token}) != nil {
+			continue
+		}
+		k := leaseKey{mk.site, mk.id}
+		if cur := f.local.live(k, now); cur != nil && cur.l.Task == h.l.Task {
+			delete(r.regs, mk)
+			continue
+		}
+		e := regEnd{key: mk, l: h.l, o: Neutral()}
+		if u, ok := f.local.used[k]; ok {
+			e.useAt = u.at
+			if u.task == h.l.Task {
+				e.o = u.o
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// reserve keeps the pairs of w from new leases until the return ends.
+func (p *localPool) reserve(w *returnWork) {
+	if p.reserved == nil {
+		p.reserved = map[leaseKey]bool{}
+	}
+	for _, e := range w.ends {
+		p.reserved[leaseKey{e.key.site, e.key.id}] = true
+	}
+	for _, u := range w.uses {
+		p.reserved[leaseKey{u.site, u.id}] = true
+	}
+	for _, ll := range w.leases {
+		p.reserved[leaseKey{ll.l.Site, ll.l.Proxy.ID}] = true
+	}
+}
+
+// tell sends one round to the broker, noting in r what it was told; an
+// error means Redis stopped answering (or the return is cancelled), and
+// w keeps the queued releases not replayed.
+func (f *FallbackBroker) tell(ctx context.Context, r *returning, w *returnWork) error {
+	if err := f.replayPending(ctx, r, w); err != nil {
+		return err
+	}
+	if err := f.endRegistered(ctx, r, w.ends); err != nil {
+		return err
+	}
+	if err := f.replayUses(ctx, r, w.uses); err != nil {
+		return err
+	}
+	return f.registerLeases(ctx, r, w.leases)
+}
+
+// replayPending replays the queued broker releases of w, removing each
+// one replayed (or refused) from w.
+func (f *FallbackBroker) replayPending(ctx context.Context, r *returning, w *returnWork) error {
+	for len(w.pending) > 0 {
+		p := w.pending[0]
+		err := f.primary.Release(ctx, &p.l, p.o)
+		if interrupted(ctx, err) {
+			return err
+		}
+		if err == nil {
+			r.replayed++
+		}
+		w.pending = w.pending[1:]
+	}
+	return nil
+}
+
+// endRegistered releases the registered broker leases whose local lease
+// has ended, with the local outcome.
+func (f *FallbackBroker) endRegistered(ctx context.Context, r *returning, ends []regEnd) error {
+	for _, e := range ends {
+		err := f.primary.Release(ctx, &e.l, e.o)
+		if interrupted(ctx, err) {
+			return err
+		}
+		delete(r.regs, e.key)
+		if !e.useAt.IsZero() {
+			r.uses[leaseKey{e.key.site, e.key.id}] = e.useAt
+		}
+		if err == nil {
+			r.cooled++
+		}
+	}
+	return nil
+}
+
+// replayUses tells the broker of every (proxy, site) used and released in
+// fallback that is still cooling: a LeaseProxy and a Release with the local
+// outcome, so the broker spaces its next use by min_interval (I2) and
+// counts it. A pair the broker refuses is left as the broker has it.
+func (f *FallbackBroker) replayUses(ctx context.Context, r *returning, uses []localUse) error {
+	for _, u := range uses {
+		l, err := f.primary.LeaseProxy(ctx, u.site, u.id, u.holder, u.task, u.ttl)
+		if err == nil {
+			err = f.primary.Release(ctx, l, u.o)
+		}
+		if interrupted(ctx, err) {
+			return err
+		}
+		r.uses[leaseKey{u.site, u.id}] = u.at
+		if err == nil {
+			r.cooled++
+		}
+	}
+	return nil
+}
+
+// interrupted reports whether a return to the broker must stop: Redis
+// stopped answering or the loop is ending.
+func interrupted(ctx context.Context, err error) bool {
+	return err != nil && (IsUnavailable(err) || ctx.Err() != nil)
+}
+
+// registerLeases registers open local or adopted leases with the broker
+// for their holder and task.
+func (f *FallbackBroker) registerLeases(ctx context.Context, r *returning, leases []localLease) error {
+	for _, ll := range leases {
+		l := ll.l
+		nl, err := f.primary.LeaseProxy(ctx, l.Site, l.Proxy.ID, l.Holder, l.Task, ll.ttl)
+		if interrupted(ctx, err) {
+			return err
+		}
+		mk := movedKey{l.Site, l.Proxy.ID, l.Token}
+		if err != nil {
+			f.log.Info("fallback lease not registered: its session retires", zap.String("proxy", l.Proxy.ID),
+				zap.String("site", l.Site), zap.String("task", l.Task), zap.Error(err))
+			r.ended[mk] = true
+			continue
+		}
+		r.regs[mk] = heldLease{l: *nl, ttl: ll.ttl}
+	}
+	return nil
+}
+
+// commit switches to the broker with what r registered; f.mu is held.
+func (f *FallbackBroker) commit(r *returning, members []string, pool []Proxy) {
+	for mk := range r.ended {
+		delete(f.held, leaseKey{mk.site, mk.id})
+	}
+	for mk, h := range r.regs {
+		nl := h.l
+		f.moved[mk] = &nl
+		f.held[leaseKey{mk.site, mk.id}] = h
+	}
+	f.members, f.pool = members, pool
+	now := f.now()
+	down := now.Sub(f.since)
+	f.keepShard(now)
+	f.setMode(false, now)
+	f.log.Warn("broker redis answers again: back to the broker", zap.Duration("down", down),
+		zap.Int("registered_leases", len(r.regs)), zap.Int("ended_leases", len(r.ended)),
+		zap.Int("replayed_releases", r.replayed), zap.Int("paced_proxies", r.cooled), zap.Int("pool", len(pool)))
+}
+
+// abandon stays in fallback after err: the queued releases w did not
+// replay go back to the queue, and the pairs are free again; f.mu is held.
+func (f *FallbackBroker) abandon(w *returnWork, err error) {
+	f.pending = append(w.pending, f.pending...)
+	if over := len(f.pending) - f.cfg.MaxPending; over > 0 {
+		f.pending = f.pending[over:]
+	}
+	f.local.reserved = nil
+	f.log.Warn("broker redis answered but failed again during the return", zap.Error(err))
 }

@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -180,15 +179,13 @@ func (s *Session) ask(ctx context.Context, f *fetcher.Fetcher, d *detect.Detecto
 	return Step{Response: resp, Verdict: v, Action: Retired}, nil
 }
 
-// release ends a lease with o and stores nothing.
+// release ends a lease with o and stores nothing. A failure is logged
+// with the task and counted (Manager.ReleaseErrors), so a caller that has
+// another error to return may leave it.
 func (s *Session) release(ctx context.Context, o proxies.Outcome) error {
 	if !s.shut() {
 		return nil
 	}
 	l := s.Lease()
-	err := s.m.cfg.Broker.Release(context.WithoutCancel(ctx), &l, o)
-	if err != nil && !errors.Is(err, proxies.ErrStaleLease) {
-		return err
-	}
-	return nil
+	return s.m.release(ctx, s.rec.Task, &l, o)
 }

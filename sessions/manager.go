@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,7 +40,8 @@ type Config struct {
 	MaxUsage int
 	// MaxAge retires a session this long after it was created. Default 30m.
 	MaxAge time.Duration
-	// Logger logs lease trouble. Default zap.NewNop().
+	// Logger logs lease trouble, and each failed lease release or session
+	// store with its task. Default zap.NewNop().
 	Logger *zap.Logger
 }
 
@@ -74,6 +76,8 @@ func setDur(d *time.Duration, def time.Duration) {
 type Manager struct {
 	cfg   Config
 	store store
+
+	releaseErrs, storeErrs atomic.Int64 // ReleaseErrors, StoreErrors
 }
 
 // NewManager builds a Manager.
@@ -202,9 +206,8 @@ func (m *Manager) start(ctx context.Context, rec *record, l *proxies.Lease, resu
 	s := newSession(m, rec, l, resumed)
 	s.callerStores, s.stored = callerStores, resumed
 	if !callerStores {
-		if err := m.store.save(ctx, rec); err != nil {
-			_ = m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral())
-			return nil, err
+		if err := m.save(ctx, rec); err != nil {
+			return nil, errors.Join(err, m.release(ctx, rec.Task, l, proxies.Neutral()))
 		}
 		s.stored = true
 	}

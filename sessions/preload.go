@@ -24,7 +24,9 @@ func (m *Manager) PreloadLease(ctx context.Context, p redis.Pipeliner, task, sit
 		return st
 	}
 	st.m, st.site, st.class = m, site, class
-	st.lease, _ = pl.LeaseIn(ctx, p, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL)
+	if answer, queued := pl.LeaseIn(ctx, p, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL); queued {
+		st.lease = answer
+	}
 	return st
 }
 
@@ -46,9 +48,11 @@ func (st *Stored) take(ctx context.Context) (*proxies.Lease, error) {
 	return answer(ctx)
 }
 
-// giveBack releases a preloaded lease no session took.
+// giveBack releases a preloaded lease no session took (nothing was sent
+// through it); a release that fails is logged and counted, and the lease
+// frees itself at its TTL (I4).
 func (st *Stored) giveBack(ctx context.Context, l *proxies.Lease) {
-	_ = st.m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral()) // nothing was sent
+	st.m.noteRelease(st.task, l, st.m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral()))
 }
 
 // openPreleased opens a fresh session with st's preloaded lease when the

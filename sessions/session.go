@@ -193,17 +193,25 @@ func (s *Session) Record(ctx context.Context, v detect.Verdict, latency time.Dur
 // opened by OpenStored is stored this way with what its response gave. The
 // caller runs p; Finish after a done StoreIn only releases the proxy.
 func (s *Session) StoreIn(ctx context.Context, p redis.Pipeliner, done bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if done {
-		if s.stored || !s.callerStores { // as isStored
-			p.Del(ctx, sessionKey(s.rec.Task))
-		}
-		s.stored = false
+		s.dropIn(ctx, p)
 		return nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	rec := s.snapshot()
 	return s.m.store.saveIn(ctx, p, &rec)
+}
+
+// dropIn queues in p the deletion of the session's record, if one may be
+// stored.
+func (s *Session) dropIn(ctx context.Context, p redis.Pipeliner) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stored || !s.callerStores { // as isStored
+		p.Del(ctx, sessionKey(s.rec.Task))
+	}
+	s.stored = false
 }
 
 // snapshot is the record to store, with the jar's cookies; the caller
@@ -231,7 +239,7 @@ func (s *Session) save(ctx context.Context) error {
 	s.mu.Lock()
 	rec := s.snapshot()
 	s.mu.Unlock()
-	return s.m.store.save(ctx, &rec)
+	return s.m.save(ctx, &rec)
 }
 
 // Close releases the proxy with outcome o and keeps the stored session, so
@@ -253,18 +261,23 @@ func (s *Session) Finish(ctx context.Context, o proxies.Outcome) error {
 // that same client; otherwise ok is false, nothing is queued, and the
 // caller calls Finish after p. Once p has run, answer gives the release's
 // answer (nil, proxies.ErrStaleLease, or the error of a release retried
-// alone).
+// alone; a failure is logged and counted, as Finish's).
 func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Outcome) (answer func(context.Context) error, ok bool) {
 	pr, can := s.m.cfg.Broker.(proxies.PipelineReleaser)
 	if !can || pr.Redis() != s.m.Redis() || s.isClosed() {
 		return nil, false
 	}
 	l := s.Lease()
-	if answer, ok = pr.ReleaseIn(ctx, p, &l, o); !ok || !s.shut() {
-		return answer, ok
+	released, ok := pr.ReleaseIn(ctx, p, &l, o)
+	if !ok || !s.shut() {
+		return released, ok
 	}
-	_ = s.StoreIn(ctx, p, true)
-	return answer, true
+	s.dropIn(ctx, p)
+	return func(ctx context.Context) error {
+		err := released(ctx)
+		s.m.noteRelease(s.rec.Task, &l, err)
+		return err
+	}, true
 }
 
 // shut marks the session closed and stops its keepAlive, so no extend
@@ -286,16 +299,13 @@ func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
 	var err error
 	if drop {
 		if s.isStored() {
-			err = s.m.store.drop(ctx, s.rec.Task)
+			err = s.m.drop(ctx, s.rec.Task)
 		}
 	} else {
 		err = s.save(ctx)
 	}
 	l := s.Lease()
-	if rerr := s.m.cfg.Broker.Release(ctx, &l, o); rerr != nil && !errors.Is(rerr, proxies.ErrStaleLease) {
-		err = errors.Join(err, rerr)
-	}
-	return err
+	return errors.Join(err, s.m.release(ctx, s.rec.Task, &l, o))
 }
 
 // isStored says whether a record of the session may be in Redis. Only a

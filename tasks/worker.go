@@ -202,6 +202,9 @@ func (w *Worker) ServerID() string { return w.cfg.ServerID }
 // Gate is the worker's results backlog gate (for its metrics).
 func (w *Worker) Gate() *BacklogGate { return w.gate }
 
+// Sessions is the worker's session manager (for its metrics).
+func (w *Worker) Sessions() *sessions.Manager { return w.handler.cfg.Sessions }
+
 // Run serves jobs until ctx ends, then stops taking work, gives in-flight
 // jobs ShutdownTimeout to finish, cancels the rest (Asynq hands the jobs
 // back to the queue), waits for their sessions to release their leases and

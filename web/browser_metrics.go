@@ -11,6 +11,9 @@ type BrowserGauges interface {
 	RSS() int64
 	// Live is the number of browser contexts open now.
 	Live() int
+	// InterceptionErrors is how many answers to requests paused at the
+	// browser's interception failed (each ended its visit).
+	InterceptionErrors() int64
 }
 
 // BrowserMetrics count a worker's browser visits. A nil *BrowserMetrics
@@ -21,7 +24,8 @@ type BrowserMetrics struct {
 
 // NewBrowserMetrics registers with reg the gauges of b
 // (crawlq_worker_browser_rss_bytes, crawlq_worker_browser_contexts, read at
-// each scrape) and the counter crawlq_worker_challenges_total{site,result}.
+// each scrape), the counter crawlq_worker_browser_interception_errors_total
+// (read from b too) and the counter crawlq_worker_challenges_total{site,result}.
 func NewBrowserMetrics(reg prometheus.Registerer, b BrowserGauges) *BrowserMetrics {
 	m := &BrowserMetrics{visits: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "crawlq_worker_challenges_total", Help: "JavaScript challenges met, per site and result: solved or failed by the browser, reused (a kept clearance of the proxy).",
@@ -32,7 +36,10 @@ func NewBrowserMetrics(reg prometheus.Registerer, b BrowserGauges) *BrowserMetri
 	live := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_worker_browser_contexts",
 		Help: "Browser contexts (challenges being cleared) open now."},
 		func() float64 { return float64(b.Live()) })
-	reg.MustRegister(m.visits, rss, live)
+	failed := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crawlq_worker_browser_interception_errors_total",
+		Help: "Answers to requests paused at the browser's interception that failed; each ended its visit (a request that may still be paused has its browser killed)."},
+		func() float64 { return float64(b.InterceptionErrors()) })
+	reg.MustRegister(m.visits, rss, live, failed)
 	return m
 }
 

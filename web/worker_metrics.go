@@ -53,6 +53,27 @@ func (m *WorkerMetrics) ObserveRequest(site, verdict string, latency time.Durati
 	m.latency.WithLabelValues(site).Observe(latency.Seconds())
 }
 
+// SessionErrors is what /metrics reads of a worker's sessions
+// (*sessions.Manager).
+type SessionErrors interface {
+	// ReleaseErrors is how many lease releases failed.
+	ReleaseErrors() int64
+	// StoreErrors is how many session record writes failed.
+	StoreErrors() int64
+}
+
+// RegisterSessionErrors registers with reg the counters
+// crawlq_worker_session_release_errors_total and
+// crawlq_worker_session_store_errors_total, read from s at each scrape.
+func RegisterSessionErrors(reg prometheus.Registerer, s SessionErrors) {
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crawlq_worker_session_release_errors_total",
+		Help: "Lease releases that failed (the broker's Redis refused or did not answer); each logged with its task. The lease frees itself at its TTL."},
+		func() float64 { return float64(s.ReleaseErrors()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crawlq_worker_session_store_errors_total",
+			Help: "Session record writes and deletions that failed; each logged with its task."},
+			func() float64 { return float64(s.StoreErrors()) }))
+}
+
 // ServeMetrics serves g at /metrics on addr until ctx ends. It returns an
 // error at once if addr cannot be bound, and nil after a clean shutdown.
 func ServeMetrics(ctx context.Context, addr string, g prometheus.Gatherer) error {

@@ -81,8 +81,11 @@ type fakeBrowser struct{}
 func (fakeBrowser) RSS() int64 { return 300 << 20 }
 func (fakeBrowser) Live() int  { return 2 }
 
-// TestBrowserMetrics: the browser's RSS and live contexts are read at
-// scrape time, and visits are counted per site and result.
+func (fakeBrowser) InterceptionErrors() int64 { return 3 }
+
+// TestBrowserMetrics: the browser's RSS, live contexts and interception
+// errors are read at scrape time, and visits are counted per site and
+// result.
 func TestBrowserMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewBrowserMetrics(reg, fakeBrowser{})
@@ -109,10 +112,36 @@ func TestBrowserMetrics(t *testing.T) {
 		}
 	}
 	want := map[string]float64{"crawlq_worker_browser_rss_bytes": 300 << 20, "crawlq_worker_browser_contexts": 2,
-		"crawlq_worker_challenges_total,solved,ozon": 1, "crawlq_worker_challenges_total,failed,ozon": 1} // labels sorted by name
+		"crawlq_worker_browser_interception_errors_total": 3,
+		"crawlq_worker_challenges_total,solved,ozon":      1, "crawlq_worker_challenges_total,failed,ozon": 1} // labels sorted by name
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
 		}
+	}
+}
+
+// fakeSessions stands for a worker's session manager.
+type fakeSessions struct{}
+
+func (fakeSessions) ReleaseErrors() int64 { return 2 }
+func (fakeSessions) StoreErrors() int64   { return 5 }
+
+// TestSessionErrorsMetrics: the sessions' failed releases and stores are
+// read at scrape time.
+func TestSessionErrorsMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	RegisterSessionErrors(reg, fakeSessions{})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		got[mf.GetName()] = mf.GetMetric()[0].GetCounter().GetValue()
+	}
+	want := map[string]float64{"crawlq_worker_session_release_errors_total": 2, "crawlq_worker_session_store_errors_total": 5}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("session error counters (-want +got):\n%s", diff)
 	}
 }

@@ -127,6 +127,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	wcfg.Replicas = sinkReplicas(f.failover, qconn.Target, f.leaseTTL)
 	w := tasks.NewWorker(wcfg)
 	backlogGauges(reg, w.Gate())
+	web.RegisterSessionErrors(reg, w.Sessions())
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -84,6 +85,12 @@ type Browser struct {
 	live    int
 	ends    map[int]context.CancelFunc // the solves running: their ends
 	nextEnd int
+
+	// interceptErrs counts the interception calls that failed.
+	interceptErrs atomic.Int64
+	// wrap, when set, stands between each page and its target (tests
+	// make calls fail through it).
+	wrap func(cdp.Session) cdp.Session
 }
 
 // New checks the binary and the CA files; the browser starts on the
@@ -178,7 +185,7 @@ func (b *Browser) startLocked() error {
 		os.RemoveAll(dir)
 		return fmt.Errorf("start chromium %s: %w", b.cfg.Path, err)
 	}
-	if err := blockBrowserFetches(root); err != nil {
+	if err := b.blockBrowserFetches(root); err != nil {
 		cancel()
 		cancelAlloc()
 		os.RemoveAll(dir)
@@ -281,6 +288,10 @@ func (b *Browser) PID() int {
 // pages they share are counted once; 0 when it is not running.
 func (b *Browser) RSS() int64 { return treeRSS(b.PID()) }
 
+// InterceptionErrors is how many calls answering a request paused at the
+// interception have failed (each ended its visit; see ErrInterception).
+func (b *Browser) InterceptionErrors() int64 { return b.interceptErrs.Load() }
+
 // addLive counts a browser context opening (+1) or closing (-1).
 func (b *Browser) addLive(n int) {
 	b.mu.Lock()
@@ -290,8 +301,9 @@ func (b *Browser) addLive(n int) {
 
 // blockBrowserFetches refuses the requests the browser makes by itself,
 // outside any page (a tab's /favicon.ico): they would reach the site
-// through the session's proxy past its gate.
-func blockBrowserFetches(root context.Context) error {
+// through the session's proxy past its gate. A refusal that fails is
+// logged and counted; the request stays paused, and goes nowhere.
+func (b *Browser) blockBrowserFetches(root context.Context) error {
 	c := chromedp.FromContext(root)
 	events := cdp.Events(root, c.Browser, fetch.RequestPaused)
 	go func() {
@@ -299,7 +311,11 @@ func blockBrowserFetches(root context.Context) error {
 			if err != nil {
 				return
 			}
-			_, _ = cdp.Call(root, c.Browser, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
+			_, err := cdp.Call(root, c.Browser, fetch.FailRequest, refusal(ev.RequestID))
+			if err != nil && !gone(err) && root.Err() == nil {
+				b.interceptErrs.Add(1)
+				b.cfg.Logger.Warn("browser: a request of its own could not be refused", zap.String("request", string(ev.RequestID)), zap.Error(err))
+			}
 		}
 	}()
 	patterns := []*fetch.RequestPattern{{URLPattern: "*", ResourceType: network.ResourceTypeOther}, {URLPattern: "*", ResourceType: network.ResourceTypeImage}}

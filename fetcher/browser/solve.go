@@ -1,17 +1,19 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
@@ -152,18 +154,10 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
-	p := &pageRun{job: job, c: chromedp.FromContext(cctx), gate: tctx}
-	for _, c := range job.Cookies {
-		if c.Name == job.Clearance {
-			p.had = c.Value
-		}
-	}
+	p := b.newPage(job, chromedp.FromContext(cctx), tctx, cancel)
 	err := p.start(loop, tctx)
 	if err == nil {
 		err = p.wait(tctx)
-	}
-	if ctx.Err() != nil && err != nil {
-		err = fmt.Errorf("%w (%w)", err, ctx.Err())
 	}
 	cancel() // the gate is closed: a request paused from now on is answered here
 	if err == nil {
@@ -171,13 +165,35 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 		p.res.Cookies, err = p.cookies(rctx)
 		rcancel()
 	}
-	if !p.rest(loop) {
-		b.kill(root, "its page could not be brought to rest before its context closed")
+	if rerr := p.rest(loop); rerr != nil {
+		b.kill(root, "its page could not be brought to rest before its context closed", zap.Error(rerr))
 	}
 	closeCtx()
+	if f := p.failure(); f != nil {
+		err = f
+	}
+	if ctx.Err() != nil && err != nil {
+		err = fmt.Errorf("%w (%w)", err, ctx.Err())
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.res, err
+}
+
+// newPage is the run of job's page in c (its target wrapped by b.wrap
+// when set); end ends its wait.
+func (b *Browser) newPage(job Job, c *chromedp.Context, gate context.Context, end context.CancelFunc) *pageRun {
+	var t cdp.Session = c.Target
+	if b.wrap != nil {
+		t = b.wrap(t)
+	}
+	p := &pageRun{job: job, c: c, t: t, gate: gate, end: end, failures: &b.interceptErrs}
+	for _, ck := range job.Cookies {
+		if ck.Name == job.Clearance {
+			p.had = ck.Value
+		}
+	}
+	return p
 }
 
 // restTimeout bounds bringing a page to rest.
@@ -187,36 +203,49 @@ const restTimeout = 30 * time.Second
 // navigation stopped, about:blank committed, and no request paused at the
 // interception (each is answered locally now that the gate is closed). A
 // request of the old document cannot start once about:blank has
-// committed. It reports whether the page came to rest within
-// restTimeout.
-func (p *pageRun) rest(loop context.Context) bool {
+// committed. It says why the page did not come to rest within
+// restTimeout, or that it never can (a request that could not be answered
+// may still be paused); nil once it has.
+func (p *pageRun) rest(loop context.Context) error {
 	ctx, cancel := context.WithTimeout(loop, restTimeout)
 	defer cancel()
-	t := p.c.Target
-	_, _ = cdp.Call(ctx, t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+	_, last := cdp.Call(ctx, p.t, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
 	quiet := 0
 	for ctx.Err() == nil {
+		if p.isStuck() {
+			return fmt.Errorf("a request may still be paused: %w", p.failure())
+		}
 		if p.held() == 0 && p.atBlank(ctx) {
 			quiet++
 			if quiet == 2 {
-				return true
+				return nil
 			}
 		} else {
 			quiet = 0
-			_, _ = cdp.Call(ctx, t, page.StopLoading, cdp.Empty{})
-			_, _ = cdp.Call(ctx, t, page.Navigate, page.NavigateParams{URL: "about:blank"})
+			last = p.toBlank(ctx)
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return false
+	return fmt.Errorf("not at rest within %v: %w", restTimeout, cmp.Or(last, ctx.Err()))
+}
+
+// toBlank stops the page's loading and navigates it to about:blank; it
+// returns the first call's error (the next round of rest tries again).
+func (p *pageRun) toBlank(ctx context.Context) error {
+	_, err := cdp.Call(ctx, p.t, page.StopLoading, cdp.Empty{})
+	nav, nerr := cdp.Call(ctx, p.t, page.Navigate, page.NavigateParams{URL: "about:blank"})
+	if nerr == nil && nav.ErrorText != "" {
+		nerr = errors.New(nav.ErrorText)
+	}
+	return cmp.Or(err, nerr)
 }
 
 // atBlank says whether the page's main frame shows about:blank.
 func (p *pageRun) atBlank(ctx context.Context) bool {
-	res, err := cdp.Call(ctx, p.c.Target, page.GetFrameTree, cdp.Empty{})
+	res, err := cdp.Call(ctx, p.t, page.GetFrameTree, cdp.Empty{})
 	return err == nil && res.FrameTree != nil && res.FrameTree.Frame != nil && res.FrameTree.Frame.URL == "about:blank"
 }
 
@@ -228,15 +257,23 @@ func (p *pageRun) held() int {
 	return p.paused
 }
 
+// isStuck says whether a request that could not be answered may still be
+// paused.
+func (p *pageRun) isStuck() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stuck
+}
+
 // kill ends the browser root belongs to at once (SIGKILL), if it is still
 // the running one; the next Solve starts a new one.
-func (b *Browser) kill(root context.Context, why string) {
+func (b *Browser) kill(root context.Context, why string, fields ...zap.Field) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.root != root {
 		return
 	}
-	b.cfg.Logger.Warn("killing the browser: "+why, zap.Int("pid", b.pid))
+	b.cfg.Logger.Warn("killing the browser: "+why, append(fields, zap.Int("pid", b.pid))...)
 	if b.pid > 0 {
 		_ = syscall.Kill(b.pid, syscall.SIGKILL)
 	}
@@ -247,15 +284,22 @@ func (b *Browser) kill(root context.Context, why string) {
 type pageRun struct {
 	job Job
 	c   *chromedp.Context
+	t   cdp.Session // the page's target
 
 	// gate ends when the wait does: no request passes the gate after.
 	gate context.Context
+	// end ends the wait (an interception failure ends the visit).
+	end context.CancelFunc
+	// failures counts the interception calls that failed (the Browser's).
+	failures *atomic.Int64
 
 	mu      sync.Mutex
 	res     Result
-	paused  int  // requests paused at the interception, not answered yet
-	pages   int  // page answers seen
-	cleared bool // the last page answer was not the challenge
+	paused  int   // requests paused at the interception, not answered yet
+	pages   int   // page answers seen
+	cleared bool  // the last page answer was not the challenge
+	failed  error // the first interception failure: the visit's end
+	stuck   bool  // a request that could not be answered may be paused
 	// had is the Clearance cookie's value among the job's cookies ("" for
 	// none): CookieSuffices waits for another one.
 	had string
@@ -265,11 +309,11 @@ type pageRun struct {
 // cancelled by the solve's end), sets the identity and cookies, and opens
 // the page.
 func (p *pageRun) start(loop, ctx context.Context) error {
-	paused := cdp.Events(loop, p.c.Target, fetch.RequestPaused)
-	auth := cdp.Events(loop, p.c.Target, fetch.AuthRequired)
+	paused := cdp.Events(loop, p.t, fetch.RequestPaused)
+	auth := cdp.Events(loop, p.t, fetch.AuthRequired)
 	go p.intercept(loop, paused)
 	go p.answerAuth(loop, auth)
-	t := p.c.Target
+	t := p.t
 	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
 		UserAgent: p.job.UserAgent, AcceptLanguage: p.job.AcceptLanguage}); err != nil {
 		return fmt.Errorf("set user agent: %w", err)
@@ -306,108 +350,14 @@ func (p *pageRun) setCookies(ctx context.Context) error {
 	origin := u.Scheme + "://" + u.Host + "/"
 	for _, c := range p.job.Cookies {
 		secure := strings.HasPrefix(c.Name, "__Secure-") || strings.HasPrefix(c.Name, "__Host-")
-		_, _ = cdp.Call(ctx, p.c.Target, network.SetCookies, network.SetCookiesParams{Cookies: []*network.CookieParam{
+		_, err := cdp.Call(ctx, p.t, network.SetCookies, network.SetCookiesParams{Cookies: []*network.CookieParam{
 			{Name: c.Name, Value: c.Value, URL: origin, Secure: secure}}})
-	}
-	return ctx.Err()
-}
-
-// intercept lets page and XHR requests through the session's gate, one
-// at a time, and blocks every other request; it judges page answers.
-// Every paused request is answered, over loop: one left paused would be
-// let go by Chromium when the target closes.
-func (p *pageRun) intercept(loop context.Context, events iter.Seq2[fetch.EventRequestPaused, error]) {
-	for ev, err := range events {
-		if err != nil {
-			return
+		var refused *cdproto.Error // the browser's answer: it refused the cookie
+		if err != nil && !errors.As(err, &refused) {
+			return fmt.Errorf("load cookie %s: %w", c.Name, err)
 		}
-		p.mu.Lock()
-		p.paused++
-		p.mu.Unlock()
-		ctx, cancel := context.WithTimeout(loop, answerTimeout)
-		switch {
-		case ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "":
-			p.answered(ctx, ev)
-		case !wanted(ev.ResourceType):
-			p.count(func(r *Result) { r.Blocked++ })
-			_, _ = cdp.Call(ctx, p.c.Target, fetch.FailRequest, fetch.FailRequestParams{RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient})
-		default:
-			p.pass(loop, ev.RequestID)
-		}
-		cancel()
-		p.mu.Lock()
-		p.paused--
-		p.mu.Unlock()
 	}
-}
-
-// answerTimeout bounds one answer to a paused request.
-const answerTimeout = 5 * time.Second
-
-// pass lets a request through once the session's gate opens, or answers
-// it here when the gate has closed (the wait has ended).
-func (p *pageRun) pass(loop context.Context, id fetch.RequestID) {
-	granted := p.gate.Err() == nil && p.job.Gate(p.gate) == nil
-	ctx, cancel := context.WithTimeout(loop, answerTimeout)
-	defer cancel()
-	if !granted {
-		// Answered here, with an empty 204: the request never leaves.
-		_, _ = cdp.Call(ctx, p.c.Target, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: id, ResponseCode: 204})
-		return
-	}
-	p.count(func(r *Result) { r.Requests++ })
-	_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
-}
-
-// wanted says which requests go to the network: pages and XHRs.
-func wanted(rt network.ResourceType) bool {
-	return rt == network.ResourceTypeDocument || rt == network.ResourceTypeXHR || rt == network.ResourceTypeFetch
-}
-
-// answered notes an answer at the response stage and lets it on.
-func (p *pageRun) answered(ctx context.Context, ev fetch.EventRequestPaused) {
-	if p.job.Done != nil {
-		p.job.Done()
-	}
-	if ev.ResourceType == network.ResourceTypeDocument {
-		cleared := true
-		var body []byte
-		if p.job.Cleared != nil {
-			got, err := cdp.Call(ctx, p.c.Target, fetch.GetResponseBody, fetch.GetResponseBodyParams{RequestID: ev.RequestID})
-			body = got.Body
-			cleared = err == nil && p.job.Cleared(int(ev.ResponseStatusCode), body)
-		}
-		p.mu.Lock()
-		p.pages++
-		p.cleared, p.res.Status, p.res.Body = cleared, int(ev.ResponseStatusCode), body
-		if ev.Request != nil {
-			p.res.URL = ev.Request.URL
-		}
-		p.mu.Unlock()
-	}
-	_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
-}
-
-func (p *pageRun) count(f func(*Result)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f(&p.res)
-}
-
-// answerAuth gives the proxy its credentials; any other auth is refused.
-func (p *pageRun) answerAuth(ctx context.Context, events iter.Seq2[fetch.EventAuthRequired, error]) {
-	for ev, err := range events {
-		if err != nil {
-			return
-		}
-		resp := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseCancelAuth}
-		if ev.AuthChallenge != nil && ev.AuthChallenge.Source == fetch.AuthChallengeSourceProxy && p.job.Proxy.User != nil {
-			pw, _ := p.job.Proxy.User.Password()
-			resp = &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials,
-				Username: p.job.Proxy.User.Username(), Password: pw}
-		}
-		_, _ = cdp.Call(ctx, p.c.Target, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID, AuthChallengeResponse: resp})
-	}
+	return nil
 }
 
 // wait polls until the challenge has cleared: the clearance cookie is
