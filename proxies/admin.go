@@ -2,7 +2,6 @@ package proxies
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -12,71 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
-
-// ImportOptions apply to every proxy of one import.
-type ImportOptions struct {
-	// Class overrides each proxy's class; empty keeps it (empty: datacenter).
-	Class Class
-	// Sites, if set, limits every imported proxy to these sites.
-	Sites []string
-}
-
-// Import adds (or replaces) proxies in the pool in one script: all or
-// nothing. It returns how many were imported.
-func (b *RedisBroker) Import(ctx context.Context, ps []Proxy, opt ImportOptions) (int, error) {
-	args := make([]any, 0, 3*len(ps))
-	for _, p := range ps {
-		p, err := prepare(p, opt)
-		if err != nil {
-			return 0, err
-		}
-		spec, err := json.Marshal(p)
-		if err != nil {
-			return 0, fmt.Errorf("import %s: %w", p.Masked(), err)
-		}
-		args = append(args, p.ID, string(spec), string(p.Class))
-	}
-	if len(ps) == 0 {
-		return 0, nil
-	}
-	err := b.withKnown(ctx, func(fields, ready []string) *redis.Cmd {
-		keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.known()}, ready...)
-		return importScript.Run(ctx, b.rdb, keys, append(knownArgs(fields), args...)...)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("import: %w", err)
-	}
-	b.log.Info("proxies imported", zap.Int("count", len(ps)), zap.String("class", string(opt.Class)))
-	return len(ps), nil
-}
-
-// prepare applies opt and checks p.
-func prepare(p Proxy, opt ImportOptions) (Proxy, error) {
-	if err := p.validate(); err != nil {
-		return p, fmt.Errorf("import %s: %w", p.Masked(), err)
-	}
-	if opt.Class != "" {
-		p.Class = opt.Class
-	}
-	if p.Class == "" {
-		p.Class = Datacenter
-	}
-	if !p.Class.Valid() {
-		return p, &ConfigError{Field: "class", Reason: fmt.Sprintf("unknown class %q", p.Class)}
-	}
-	if len(opt.Sites) > 0 {
-		p.Sites = append([]string(nil), opt.Sites...)
-	}
-	for _, s := range p.Sites {
-		if s == "" || strings.ContainsAny(s, "\t:{}") {
-			return p, &ConfigError{Field: "sites", Reason: fmt.Sprintf("bad site name %q", s)}
-		}
-	}
-	if p.ID == "" {
-		p.ID = computeID(p)
-	}
-	return p, nil
-}
 
 // List returns every proxy of the pool, sorted by ID, with credentials
 // (print them with Masked).

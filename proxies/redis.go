@@ -191,7 +191,7 @@ func (b *RedisBroker) leaseResult(ctx context.Context, res []any, set *specSet, 
 		return nil, &NotReadyError{Site: site, Class: class, Until: until, Wait: until.Sub(now),
 			Exhausted: num(res[3]) == 1, Leased: num(res[4]) > 0}
 	case -1:
-		return nil, fmt.Errorf("site %s class %s: %w", site, class, ErrPoolEmpty)
+		return nil, b.noneReady(ctx, site, class)
 	case -3:
 		return nil, fmt.Errorf("proxy %s not in the %s pool of site %s: %w", id, class, site, ErrUnknownProxy)
 	case -4:

@@ -651,11 +651,11 @@ func TestLeaseErrors(t *testing.T) {
 		t.Fatalf("empty pool: err = %v, want ErrPoolEmpty", err)
 	}
 	ps := importN(t, b, 1, ImportOptions{Sites: []string{"ozon"}})
-	if _, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute); !errors.Is(err, ErrPoolEmpty) {
-		t.Fatalf("proxy limited to ozon leased for wb: err = %v", err)
+	if _, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute); !errors.Is(err, ErrNotServed) {
+		t.Fatalf("proxy limited to ozon leased for wb: err = %v, want ErrNotServed", err)
 	}
-	if _, err := b.Lease(ctx, "ozon", Residential, "h", "t", time.Minute); !errors.Is(err, ErrPoolEmpty) {
-		t.Fatalf("no residential proxies: err = %v, want ErrPoolEmpty", err)
+	if _, err := b.Lease(ctx, "ozon", Residential, "h", "t", time.Minute); !errors.Is(err, ErrNotServed) {
+		t.Fatalf("no residential proxies: err = %v, want ErrNotServed", err)
 	}
 	l, err := b.LeaseProxy(ctx, "ozon", ps[0].ID, "h", "t", time.Minute)
 	if err != nil {

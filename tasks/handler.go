@@ -170,7 +170,7 @@ func (h *Handler) Drain(timeout time.Duration) bool {
 func (h *Handler) newRun(ctx context.Context, j Job) *run {
 	id, _ := asynq.GetTaskID(ctx)
 	n, _ := asynq.GetRetryCount(ctx)
-	r := &run{h: h, job: j, task: id, det: h.detect,
+	r := &run{h: h, job: j, task: id, det: h.detect, class: j.ProxyClass(h.cfg.Sites),
 		sum: Summary{Task: id, Site: j.Site, Kind: j.Kind, Attempt: n + 1}}
 	r.log = h.cfg.Logger.With(zap.String("server", h.cfg.Holder), zap.String("task", id), zap.String("site", j.Site))
 	if j.Kind == KindFetch {
@@ -184,8 +184,10 @@ type run struct {
 	h    *Handler
 	job  Job
 	task string
-	det  *detect.Detector
-	sess *sessions.Session
+	// class is the proxy class the job leases (Job.ProxyClass).
+	class proxies.Class
+	det   *detect.Detector
+	sess  *sessions.Session
 	// stored is the session record read with the progress, for the first
 	// open (shared Redis only).
 	stored *sessions.Stored
@@ -235,7 +237,7 @@ func (r *run) progress(ctx context.Context) (results.Progress, error) {
 	var prog func() (results.Progress, error)
 	_, err := sink.Redis().Pipelined(ctx, func(p redis.Pipeliner) error {
 		prog = sink.ProgressIn(ctx, p, results.RunID(r.task, r.job.Run))
-		r.stored = r.h.cfg.Sessions.PreloadLease(ctx, p, r.task, r.job.Site, r.job.Class)
+		r.stored = r.h.cfg.Sessions.PreloadLease(ctx, p, r.task, r.job.Site, r.class)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) { // Nil: no stored session
@@ -271,15 +273,17 @@ func (r *run) session(ctx context.Context) error {
 	var s *sessions.Session
 	var err error
 	if r.h.shared {
-		s, err = r.h.cfg.Sessions.OpenStored(ctx, r.stored, r.task, r.job.Site, r.job.Class)
+		s, err = r.h.cfg.Sessions.OpenStored(ctx, r.stored, r.task, r.job.Site, r.class)
 		r.stored = nil
 	} else {
-		s, err = r.h.cfg.Sessions.Open(ctx, r.task, r.job.Site, r.job.Class)
+		s, err = r.h.cfg.Sessions.Open(ctx, r.task, r.job.Site, r.class)
 	}
 	var nr *proxies.NotReadyError
 	switch {
 	case errors.As(err, &nr):
 		return retryAfter(max(nr.Wait, time.Second), err)
+	case errors.Is(err, proxies.ErrNotServed):
+		return permanent(err) // configuration, not a wait: no retry mends it
 	case errors.Is(err, proxies.ErrPoolEmpty):
 		return retryAfter(30*time.Second, err)
 	case err != nil:

@@ -45,7 +45,10 @@ type Job struct {
 	Pages int `json:"pages,omitempty"`
 	// Follow enqueues the product/item jobs a listing page links to.
 	Follow bool `json:"follow,omitempty"`
-	// Class is the proxy class; default the site's.
+	// Class is the proxy class the job needs. Empty (the default): its
+	// site's class in the configuration of the worker that runs it
+	// (ProxyClass), so the class is decided where the configuration lives
+	// and nothing is baked into the queued job.
 	Class proxies.Class `json:"class,omitempty"`
 	// Fetch describes a generic page:fetch job.
 	Fetch *PageSpec `json:"fetch,omitempty"`
@@ -81,7 +84,7 @@ func (j Job) Normalize(reg *site.Registry) (Job, error) {
 	if err != nil {
 		return j, &JobError{"kind", fmt.Sprintf("%q is not a kind of %s (kinds: %s)", j.Kind, j.Site, strings.Join(s.KindNames(), ", "))}
 	}
-	if err := j.normalizeCommon(s.Class); err != nil {
+	if err := j.normalizeCommon(); err != nil {
 		return j, err
 	}
 	if !k.Listing {
@@ -98,20 +101,32 @@ func (j Job) Normalize(reg *site.Registry) (Job, error) {
 	return j, nil
 }
 
-func (j *Job) normalizeCommon(def proxies.Class) error {
+func (j *Job) normalizeCommon() error {
 	switch {
 	case j.Pages < 0 || j.Pages > MaxPages:
 		return &JobError{"pages", fmt.Sprintf("%d is out of range 1..%d", j.Pages, MaxPages)}
 	case j.Pages == 0:
 		j.Pages = 1
 	}
-	if j.Class == "" {
-		j.Class = def
-	}
-	if !j.Class.Valid() {
+	if j.Class != "" && !j.Class.Valid() {
 		return &JobError{"class", fmt.Sprintf("%q: want datacenter, residential or mobile", j.Class)}
 	}
 	return nil
+}
+
+// ProxyClass is the proxy class the job leases: its own Class when it
+// names one, else its site's in reg (the configuration of the worker that
+// runs it); datacenter for a page job, or a site reg does not know.
+func (j Job) ProxyClass(reg *site.Registry) proxies.Class {
+	if j.Class != "" {
+		return j.Class
+	}
+	if j.Kind != KindFetch {
+		if s, err := reg.Get(j.Site); err == nil {
+			return s.Class
+		}
+	}
+	return proxies.Datacenter
 }
 
 func requestError(err error) error {

@@ -12,7 +12,6 @@ import (
 	"github.com/andybalholm/cascadia"
 
 	"crawlq/detect"
-	"crawlq/proxies"
 	"crawlq/tasks/item"
 	"crawlq/tasks/site"
 )
@@ -56,7 +55,7 @@ func (j Job) normalizeFetch() (Job, error) {
 		return j, err
 	}
 	j.Request, j.Pages, j.Follow = site.Request{}, 1, false
-	return j, j.normalizeCommon(proxies.Datacenter)
+	return j, j.normalizeCommon()
 }
 
 func (p *PageSpec) check() error {

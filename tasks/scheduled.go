@@ -69,7 +69,8 @@ func followUpID(parent string, j Job) string {
 }
 
 // followTask builds the job of a listing's follow-up target: it inherits
-// the job's proxy class and schedule, and its ID is followUpID's.
+// the job's schedule and the proxy class the job names (none: the site's,
+// decided by the worker that runs it), and its ID is followUpID's.
 func (r *run) followTask(t site.Target) (*asynq.Task, Queued, error) {
 	j := Job{Site: t.Site, Kind: t.Kind, Class: r.job.Class, Schedule: r.job.Schedule,
 		Request: site.Request{ID: t.ID, URL: t.URL}}

@@ -55,7 +55,7 @@ func (f *enqueueFlags) bindJob(fl *pflag.FlagSet) {
 	fl.StringVarP(&f.file, "file", "f", "", "JSON lines file of jobs ({\"site\":…,\"kind\":…,\"query\":…})")
 	fl.IntVar(&f.pages, "pages", 1, "listing pages to crawl")
 	fl.BoolVar(&f.follow, "follow", false, "also crawl the product/item pages a listing links to")
-	fl.StringVar(&f.class, "class", "", "proxy class: datacenter, residential or mobile (default: the site's)")
+	fl.StringVar(&f.class, "class", "", "proxy class: datacenter, residential or mobile (default: the site's in the configuration of the worker that runs the job)")
 	fl.StringVar(&f.location, "location", "", "Avito region slug (moskva, krasnodar…)")
 	fl.StringVar(&f.category, "category", "", "site category (for KIND category)")
 	fl.StringVar(&f.config, "config", "", "YAML config file (site overrides)")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,9 @@ import (
 	"github.com/hibiken/asynq"
 
 	"crawlq/internal/testredis"
+	"crawlq/proxies"
+	"crawlq/tasks"
+	"crawlq/tasks/schedule"
 )
 
 // run executes the crawlq CLI in-process with args against the test Redis.
@@ -115,4 +119,72 @@ func TestEnqueueWaitThroughAPipe(t *testing.T) {
 	if n := strings.Count(out, "0/1 done"); n != 1 {
 		t.Fatalf("a 2 s wait printed %d status lines, want 1 (then one per 10 s):\n%s", n, out)
 	}
+}
+
+// TestEnqueueAndScheduleBakeNoClass: `enqueue` and `schedule add` without
+// --class queue and store no proxy class (the worker's configuration
+// decides it when the job runs); with --class the job names it.
+func TestEnqueueAndScheduleBakeNoClass(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBCmd)
+	insp := asynq.NewInspector(asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: testredis.DBCmd})
+	defer insp.Close()
+	tests := []struct {
+		name, class string
+		want        proxies.Class
+	}{
+		{name: "no class", want: ""},
+		{name: "named class", class: "mobile", want: proxies.Mobile},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			query := fmt.Sprintf("велосипед %d", i)
+			args := []string{"avito", "search", query}
+			if tc.class != "" {
+				args = append(args, "--class", tc.class)
+			}
+			if out, err := run(t, append([]string{"enqueue"}, args...)...); err != nil {
+				t.Fatalf("enqueue: %v\n%s", err, out)
+			}
+			name := fmt.Sprint("bikes", i)
+			if out, err := run(t, append([]string{"schedule", "add", name, "--cron", "@hourly", "--"}, args...)...); err != nil {
+				t.Fatalf("schedule add: %v\n%s", err, out)
+			}
+			s, err := schedule.NewStore(rdb).Get(context.Background(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Jobs[0].Class != tc.want {
+				t.Errorf("schedule stored class %q, want %q", s.Jobs[0].Class, tc.want)
+			}
+			found := 0
+			for _, j := range pendingJobs(t, insp, "avito") {
+				if j.Query == query {
+					found++
+					if j.Class != tc.want {
+						t.Errorf("enqueue queued class %q, want %q", j.Class, tc.want)
+					}
+				}
+			}
+			if found != 1 {
+				t.Errorf("%d queued jobs of the query %q, want 1", found, query)
+			}
+		})
+	}
+}
+
+func pendingJobs(t *testing.T, insp *asynq.Inspector, queue string) []tasks.Job {
+	t.Helper()
+	infos, err := insp.ListPendingTasks(queue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []tasks.Job
+	for _, info := range infos {
+		j, err := tasks.DecodeJob(info.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, j)
+	}
+	return out
 }

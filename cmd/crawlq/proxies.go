@@ -49,14 +49,13 @@ func withConfiguredBroker(cmd *cobra.Command, a *app, path string, f func(*proxi
 }
 
 func proxiesImportCmd(a *app) *cobra.Command {
-	var class string
-	var sites []string
+	var f importFlags
 	cmd := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Import a proxy list (one a line, any common format); a bad line refuses the whole file",
+		Short: "Import a proxy list (one a line, any common format); a bad line, an unknown site or a change to proxies already in the pool (without --update) refuses the whole file",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := proxies.ParseClass(class)
+			c, err := proxies.ParseClass(f.class)
 			if err != nil {
 				return fmt.Errorf("--class: %w", err)
 			}
@@ -64,19 +63,50 @@ func proxiesImportCmd(a *app) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("import refused, pool unchanged: %w", err)
 			}
-			return withBroker(cmd, a, func(b *proxies.RedisBroker) error {
-				n, err := b.Import(cmd.Context(), ps, proxies.ImportOptions{Class: c, Sites: sites})
+			return withConfiguredBroker(cmd, a, f.config, func(b *proxies.RedisBroker) error {
+				r, err := b.ImportReport(cmd.Context(), ps, proxies.ImportOptions{Class: c, Sites: f.sites, Update: f.update})
 				if err != nil {
-					return err
+					return importRefused(err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "imported %d %s proxies from %s\n", n, c, args[0])
+				fmt.Fprintf(cmd.OutOrStdout(), "imported %d %s proxies from %s: %s\n", r.Imported, c, args[0], importedText(r))
 				return nil
 			})
 		},
 	}
-	cmd.Flags().StringVar(&class, "class", "datacenter", "proxy class: datacenter, residential or mobile")
-	cmd.Flags().StringSliceVar(&sites, "sites", nil, "limit the proxies to these sites (comma separated); default every site")
+	cmd.Flags().StringVar(&f.class, "class", "datacenter", "proxy class: datacenter, residential or mobile")
+	cmd.Flags().StringSliceVar(&f.sites, "sites", nil, "limit the proxies to these sites of the configuration (comma separated); default every site")
+	cmd.Flags().BoolVar(&f.update, "update", false, "change the class or sites of proxies already in the pool (without it such an import is refused)")
+	cmd.Flags().StringVar(&f.config, "config", "", "YAML config file whose sites --sites may name (default: the built-in sites)")
 	return cmd
+}
+
+type importFlags struct {
+	class, config string
+	sites         []string
+	update        bool
+}
+
+// importRefused is the one-line error of a refused import.
+func importRefused(err error) error {
+	if errors.Is(err, proxies.ErrWouldChange) {
+		return fmt.Errorf("import refused, pool unchanged: %w; rerun with --update to change them", err)
+	}
+	var us *proxies.UnknownSiteError
+	if errors.As(err, &us) {
+		return fmt.Errorf("import refused, pool unchanged: --sites: %w", err)
+	}
+	return err
+}
+
+// importedText says which of an import's proxies were new and which
+// changed.
+func importedText(r *proxies.ImportResult) string {
+	same := r.Imported - r.New - len(r.Changed)
+	s := fmt.Sprintf("%d new, %d already in the pool unchanged", r.New, same)
+	if len(r.Changed) > 0 {
+		s += fmt.Sprintf(", %d changed (%s)", len(r.Changed), proxies.SummarizeChanges(r.Changed))
+	}
+	return s
 }
 
 // listedProxy is one line of `proxies list --json`: credentials masked.

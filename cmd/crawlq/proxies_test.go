@@ -58,3 +58,58 @@ func TestRedisDownIsAClearError(t *testing.T) {
 		t.Fatalf("err = %v; want 'does not answer' with the password masked", err)
 	}
 }
+
+// TestProxiesImportRefusesSurprises: a typo in --sites and a re-import
+// that would move the pool's proxies to another class are refused with
+// one line saying why (and, for the move, what would change and that
+// --update does it); the pool stays as it was. With --update the move is
+// made and reported.
+func TestProxiesImportRefusesSurprises(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	url := testredis.URL(t, testredis.DBCmd)
+	file := filepath.Join(t.TempDir(), "proxies.txt")
+	if err := os.WriteFile(file, []byte("127.0.0.2:8080\nuser:pw-one@127.0.0.3:8080\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, "proxies", "import", file); err != nil {
+		t.Fatal(err)
+	}
+	before, err := run(t, "proxies", "list", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{name: "unknown site", args: []string{"--sites", "amazon"},
+			want: []string{`import refused, pool unchanged: --sites: site "amazon" is not a site of the configuration`, "known: avito, ozon, wildberries"}},
+		{name: "another class", args: []string{"--class", "residential"},
+			want: []string{"import refused, pool unchanged: 2 proxies already in the pool would change: 2 from datacenter on every site to residential on every site", "--update"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, err := runMain(t, append([]string{"--redis", url, "proxies", "import", file}, tc.args...)...)
+			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+			if err == nil || len(lines) != 1 {
+				t.Fatalf("import %v: err %v, stderr %q; want a failure with one line", tc.args, err, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q does not say %q", stderr, w)
+				}
+			}
+			if after, _ := run(t, "proxies", "list", "--json"); after != before {
+				t.Fatalf("a refused import changed the pool:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+	out, err := run(t, "proxies", "import", file, "--sites", "ozon", "--update")
+	if err != nil || !strings.Contains(out, "2 changed (2 from datacenter on every site to datacenter on ozon)") {
+		t.Fatalf("import --sites ozon --update: %v\n%s", err, out)
+	}
+	if list, _ := run(t, "proxies", "list"); strings.Count(list, "ozon") != 2 {
+		t.Fatalf("after --update, want both proxies on ozon:\n%s", list)
+	}
+}
