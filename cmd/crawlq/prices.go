@@ -57,10 +57,18 @@ func writePrices(w io.Writer, ps []pgsink.PricePoint) error {
 		if p.InStock != nil {
 			stock = fmt.Sprint(*p.InStock)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.At.Format(time.RFC3339), rub(p.Price), rub(p.OldPrice), stock,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.At.Format(time.RFC3339), rub(p.Price), optionalRub(p.OldPrice), stock,
 			dashStr(p.Seller), dashStr(p.Schedule), p.Task)
 	}
 	return tw.Flush()
+}
+
+// optionalRub is rub, or "-" for an unknown (zero) price.
+func optionalRub(k int64) string {
+	if k == 0 {
+		return "-"
+	}
+	return rub(k)
 }
 
 func dashStr(s string) string {

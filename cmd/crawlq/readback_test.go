@@ -58,6 +58,11 @@ func TestReadBackFromPostgres(t *testing.T) {
 	if err != nil || !strings.Contains(out, "8.00") || !strings.Contains(out, "hourly") {
 		t.Fatalf("prices: %v\n%s", err, out)
 	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		if f := strings.Fields(line); len(f) < 3 || f[2] != "-" {
+			t.Errorf("prices: an unknown old price shows as %q, want -:\n%s", f, out)
+		}
+	}
 	out, stderr, err = runMain(t, "results", "changes", "--postgres", pg, "--since", "2h", "--min-drop", "10%", "--json")
 	var cs []pgsink.Change
 	if err != nil || json.Unmarshal([]byte(out), &cs) != nil || len(cs) != 1 || cs[0].From != 1000 || cs[0].To != 800 {
