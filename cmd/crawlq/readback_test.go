@@ -81,6 +81,24 @@ func TestReadBackFromPostgres(t *testing.T) {
 	if err == nil || !strings.Contains(stderr, "--min-drop") {
 		t.Fatalf("a bad --min-drop: %v %s", err, stderr)
 	}
+	checkPricesSite(t, pg)
+}
+
+// checkPricesSite: `prices` of a site neither built in nor in the store
+// says the site is unknown and lists the known ones (text and --json); a
+// known site without the item says there are no observations.
+func checkPricesSite(t *testing.T, pg string) {
+	t.Helper()
+	for _, args := range [][]string{{"prices", "amazon", "1"}, {"prices", "amazon", "1", "--json"}} {
+		out, stderr, err := runMain(t, append(args, "--postgres", pg)...)
+		if want := `unknown site "amazon" (known: avito, ozon, wildberries)`; err == nil || !strings.Contains(stderr, want) || out != "" {
+			t.Errorf("%v: %v, stdout %q, stderr %q; want an error saying %s", args, err, out, stderr, want)
+		}
+	}
+	_, stderr, err := runMain(t, "prices", "wildberries", "1", "--postgres", pg)
+	if err == nil || !strings.Contains(stderr, "no observations of wildberries 1") {
+		t.Errorf("prices wildberries 1: %v %s", err, stderr)
+	}
 }
 
 // TestParseSince reads durations, days and dates, and names the flag on

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"crawlq/internal/testpg"
 	"crawlq/tasks/item"
 	"crawlq/tasks/results"
@@ -70,5 +72,25 @@ func TestUnknownOldPriceIsNull(t *testing.T) {
 	raw, _ := json.Marshal(ps)
 	if err != nil || len(ps) != 1 || strings.Contains(string(raw), "old_price") {
 		t.Errorf("prices of item 1: %s %v, want one point without old_price", raw, err)
+	}
+}
+
+// TestSitesListsStoredSites: Sites lists each site with items once,
+// sorted, a site no crawler knows by name included; none for an empty
+// store.
+func TestSitesListsStoredSites(t *testing.T) {
+	at := time.Now().UTC()
+	var its []item.Item
+	for _, s := range []string{"ozon", "shop.example", "avito", "ozon", "shop.example"} {
+		its = append(its, item.Item{Site: s, ID: s + time.Duration(len(its)).String(), FetchedAt: at})
+	}
+	st, _ := openStore(t, its...)
+	got, err := pgsink.Sites(context.Background(), st.Conn())
+	if d := cmp.Diff([]string{"avito", "ozon", "shop.example"}, got); err != nil || d != "" {
+		t.Errorf("Sites: %v (-want +got):\n%s", err, d)
+	}
+	empty, _ := openStore(t)
+	if got, err := pgsink.Sites(context.Background(), empty.Conn()); err != nil || len(got) != 0 {
+		t.Errorf("Sites of an empty store: %v %v", got, err)
 	}
 }
