@@ -16,14 +16,12 @@ var (
 	timeType        = reflect.TypeFor[time.Time]()
 )
 
-// Check walks n against t, the Go type it is to be decoded into, the way
+// check walks n against t, the Go type it is to be decoded into, the way
 // yaml.v3 maps keys to fields (the yaml tag's name, else the lower-cased
 // field name; ",inline" structs and maps), and returns the first unknown
-// key, duplicate key or value of the wrong kind as an *Error.
-func Check(n *yaml.Node, t reflect.Type) error {
-	return check(n, t, "")
-}
-
+// key, duplicate key or value of the wrong kind, at the dotted place at,
+// as an *Error. It follows aliases: n must hold no anchor that contains
+// itself (Decode has yaml.v3 refuse those first).
 func check(n *yaml.Node, t reflect.Type, at string) error {
 	n = resolve(n)
 	if n == nil || n.Tag == "!!null" {

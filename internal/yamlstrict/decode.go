@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -20,24 +21,43 @@ func Decode(data []byte, v any) error {
 	if t == nil || t.Kind() != reflect.Pointer {
 		return fmt.Errorf("yamlstrict: decode into %T: want a pointer", v)
 	}
+	root, err := parse(data)
+	if root == nil || err != nil {
+		return err
+	}
+	if err := check(root, t.Elem(), ""); err != nil {
+		return err
+	}
+	if err := root.Decode(v); err != nil {
+		return &Error{Msg: fmt.Sprintf("yaml: %v", err)} // check lets nothing through that fails here
+	}
+	return nil
+}
+
+// parse reads the one document of data (nil for none) and has yaml.v3
+// refuse what check cannot walk: a key that is a mapping or a list, an
+// anchor that contains itself, excessive aliasing.
+func parse(data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil
+			return nil, nil
 		}
-		return syntaxError(err)
+		return nil, syntaxError(err)
 	}
 	if err := oneDocument(dec); err != nil {
-		return err
+		return nil, err
 	}
-	if err := Check(&root, t.Elem()); err != nil {
-		return err
+	if k := complexKey(&root); k != nil {
+		return nil, &Error{Line: k.Line, Msg: "yaml: a key must be a plain value, not a mapping or a list"}
 	}
-	if err := root.Decode(v); err != nil {
-		return &Error{Msg: fmt.Sprintf("yaml: %v", err)} // Check lets nothing through that fails here
+	var probe any
+	var te *yaml.TypeError // a duplicate key: check names it with its place
+	if err := root.Decode(&probe); err != nil && !errors.As(err, &te) {
+		return nil, &Error{Msg: "yaml: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
-	return nil
+	return &root, nil
 }
 
 // oneDocument refuses a second document after the first.
@@ -51,4 +71,26 @@ func oneDocument(dec *yaml.Decoder) error {
 		return syntaxError(err)
 	}
 	return &Error{Line: extra.Line, Msg: "one YAML document expected, found another"}
+}
+
+// plain says n is a scalar, or an alias of one.
+func plain(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n.Kind == yaml.ScalarNode || n.Kind == yaml.AliasNode
+}
+
+// complexKey finds a mapping key that is itself a mapping or a list (the
+// tree as written: aliases are not followed).
+func complexKey(n *yaml.Node) *yaml.Node {
+	for i, c := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 0 && !plain(c) {
+			return c
+		}
+		if k := complexKey(c); k != nil {
+			return k
+		}
+	}
+	return nil
 }

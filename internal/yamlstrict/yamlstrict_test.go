@@ -65,6 +65,12 @@ func TestDecodeErrorsNameThePlace(t *testing.T) {
 			want: `line 3: sites.ozon: duplicate key (first at line 2)`},
 		{name: "two documents", yaml: "rules: a\n---\nrules: b\n",
 			want: `line 2: one YAML document expected, found another`},
+		{name: "anchor contains itself", yaml: "sites: &a {<<: *a}\n",
+			want: `yaml: anchor 'a' value contains itself`},
+		{name: "list as a key", yaml: "sites:\n  [1]: x\n",
+			want: `line 2: yaml: a key must be a plain value, not a mapping or a list`},
+		{name: "alias of a mapping as a key", yaml: "tags: &m {a: 1}\nsites: {*m : x}\n",
+			want: `line 2: yaml: a key must be a plain value, not a mapping or a list`},
 		{name: "syntax", yaml: "sites:\n  ozon:\n\t- a\n",
 			want: `line 3: yaml: found character that cannot start any token`},
 	}
