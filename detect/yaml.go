@@ -8,19 +8,26 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"crawlq/internal/yamlstrict"
 )
 
 // ConfigError is a problem in a rules file, printed as
-// "FILE:LINE: field: problem".
+// "FILE:LINE: field: problem", or "FILE:LINE: problem" when the problem
+// names its place itself (an unknown field: `unknown field "selector" in
+// sites.avito.kinds.search (did you mean selectors?)`).
 type ConfigError struct {
 	File    string
 	Line    int
-	Field   string // dotted place: "sites.avito.kinds.search.selectors[1]"
+	Field   string // dotted place: "sites.avito.kinds.search.selectors[1]"; "" when Problem names it
 	Problem string
 }
 
 // Error formats the problem with its place.
 func (e *ConfigError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Problem)
+	}
 	return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Field, e.Problem)
 }
 
@@ -103,7 +110,7 @@ func (p *parser) fields(n *yaml.Node, at string, known []string, f func(key stri
 		k, v := n.Content[i], n.Content[i+1]
 		switch {
 		case known != nil && !contains(known, k.Value):
-			p.fail(k, join(at, k.Value), "unknown field (want one of %s)", strings.Join(known, ", "))
+			p.fail(k, "", "%s", yamlstrict.UnknownField(k.Value, at, known))
 		case seen[k.Value]:
 			p.fail(k, join(at, k.Value), "duplicate key")
 		default:

@@ -1,17 +1,13 @@
 package tasks
 
 import (
-	"bytes"
 	"crypto/tls"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
-	"gopkg.in/yaml.v3"
-
 	"crawlq/detect"
+	"crawlq/internal/yamlstrict"
 	"crawlq/proxies"
 	"crawlq/tasks/site"
 )
@@ -68,22 +64,19 @@ func LoadConfig(path string) (*Loaded, error) {
 	}
 	cfg, err := ParseConfig(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, yamlstrict.WithFile(err, path)
 	}
 	return l, l.apply(cfg, filepath.Dir(path), path)
 }
 
-// ParseConfig decodes a config strictly: unknown keys are errors.
+// ParseConfig decodes a config strictly: an unknown key, a value of the
+// wrong kind or a second document is a *yamlstrict.Error naming the line
+// and the place ("unknown field "base_ulr" in sites.avito (did you mean
+// base_url?)").
 func ParseConfig(data []byte) (Config, error) {
 	var cfg Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	if err := yamlstrict.Decode(data, &cfg); err != nil {
 		return Config{}, err
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return Config{}, fmt.Errorf("line %d: one YAML document expected, found another", extra.Line)
 	}
 	return cfg, nil
 }

@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,9 @@ import (
 	"crawlq/proxies"
 	"crawlq/tasks"
 )
+
+// goType matches a package-qualified Go type name (site.SiteConfig).
+var goType = regexp.MustCompile(`\b[a-z]+\.[A-Z]\w*\b`)
 
 // TestLoadConfig: a config file overrides sites, loads rules relative to
 // itself and sets the broker mode; bad files name file, line and field.
@@ -41,9 +45,12 @@ func TestLoadConfig(t *testing.T) {
 		t.Error("rules file not merged")
 	}
 	tests := []struct{ name, body, want string }{
-		{name: "unknown key", body: "sites: {}\nworkers: 3\n", want: "line 2"},
+		{name: "unknown key", body: "sites: {}\nworkers: 3\n", want: `:2: unknown field "workers" at the top level (want one of sites, rules, tls, broker)`},
+		{name: "misspelt field", body: "sites:\n  avito:\n    base_ulr: http://127.0.0.1:1\n", want: `:3: unknown field "base_ulr" in sites.avito (did you mean base_url?)`},
+		{name: "wrong kind", body: "broker:\n  pipelines: many\n", want: `:2: broker.pipelines: want an integer, got "many"`},
 		{name: "bad duration", body: "sites:\n  ozon:\n    min_interval: fast\n", want: "sites.ozon.min_interval"},
 		{name: "unknown site", body: "sites:\n  ebay: {}\n", want: "sites.ebay"},
+		{name: "misspelt site", body: "sites:\n  avtio: {}\n", want: "sites.avtio: unknown site (did you mean avito?)"},
 		{name: "bad mode", body: "broker:\n  mode: anarchy\n", want: "broker.mode"},
 		{name: "bad pipelines", body: "broker:\n  pipelines: -5\n", want: "broker.pipelines"},
 		{name: "two documents", body: "sites: {}\n---\nsites: {}\n", want: "one YAML document"},
@@ -55,6 +62,9 @@ func TestLoadConfig(t *testing.T) {
 			_, err := tasks.LoadConfig(p)
 			if err == nil || !strings.Contains(err.Error(), p) && !strings.Contains(err.Error(), "nope.yaml") || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("LoadConfig = %v; want an error naming %s and %q", err, p, tc.want)
+			}
+			if goType.MatchString(err.Error()) {
+				t.Errorf("LoadConfig = %v: names a Go type", err)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -192,14 +193,36 @@ func (s *Server) siteView(name string, sum *Summary) siteView {
 func (s *Server) renderSections(ctx context.Context) []renderedSection {
 	out := make([]renderedSection, 0, len(s.cfg.Sections))
 	for _, sec := range s.cfg.Sections {
-		h, err := sec.Render(ctx)
-		rs := renderedSection{ID: sec.ID, Title: sec.Title, HTML: h}
-		if err != nil {
-			rs.Err = err.Error()
-		}
-		out = append(out, rs)
+		out = append(out, renderSection(ctx, sec))
 	}
 	return out
+}
+
+func renderSection(ctx context.Context, sec Section) renderedSection {
+	h, err := sec.Render(ctx)
+	rs := renderedSection{ID: sec.ID, Title: sec.Title, HTML: h}
+	if err != nil {
+		rs.Err = err.Error()
+	}
+	return rs
+}
+
+// serveSection answers one section's body (the HTML the page shows under
+// its heading), for the page to refresh it in place.
+func (s *Server) serveSection(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	for _, sec := range s.cfg.Sections {
+		if sec.ID != id {
+			continue
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if err := dashboardTmpl.ExecuteTemplate(w, "section", renderSection(r.Context(), sec)); err != nil {
+			s.log.Debug("web: write /api/section", zap.String("section", id), zap.Error(err))
+		}
+		return
+	}
+	http.Error(w, "no section "+strconv.Quote(id), http.StatusNotFound)
 }
 
 // poolPage is q's page of v's rows.

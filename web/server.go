@@ -145,6 +145,7 @@ func (s *Server) routes() (http.Handler, error) {
 	mux.HandleFunc("GET /{$}", s.serveDashboard)
 	mux.HandleFunc("GET /api/pool", s.servePoolJSON)
 	mux.HandleFunc("GET /api/summary", s.serveSummaryJSON)
+	mux.HandleFunc("GET /api/section/{id}", s.serveSection)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError, ErrorLog: zap.NewStdLog(s.log)}))
 	mux.Handle(MonitoringPath+"/", s.readOnlyGuard(s.mon))

@@ -69,6 +69,9 @@ func runEnqueue(cmd *cobra.Command, a *app, f enqueueFlags, args []string) error
 	if err != nil {
 		return err
 	}
+	if err := checkKind(loaded.Sites, f.file, args); err != nil {
+		return err
+	}
 	jobs, where, err := f.jobs(args)
 	if err != nil {
 		return err
@@ -95,6 +98,23 @@ func runEnqueue(cmd *cobra.Command, a *app, f enqueueFlags, args []string) error
 		return nil
 	}
 	return waitBatch(ctx, cmd, conn, b, f)
+}
+
+// checkKind refuses SITE KIND (without -f) when the site has no such
+// kind, before any argument is read as a query or an ID: the kind is what
+// is wrong, not the query. An unknown site is left to the job's own check.
+func checkKind(reg *site.Registry, file string, args []string) error {
+	if file != "" || len(args) < 2 || args[1] == tasks.KindFetch {
+		return nil
+	}
+	s, err := reg.Get(args[0])
+	if err != nil {
+		return nil
+	}
+	if _, err := s.Kind(args[1]); err != nil {
+		return fmt.Errorf("unknown kind %q for %s; kinds: %s", args[1], s.Name, strings.Join(s.KindNames(), ", "))
+	}
+	return nil
 }
 
 // jobs builds the jobs from -f or from SITE KIND ARGS…, with their origin.

@@ -66,6 +66,7 @@ func TestEnqueueBadInputQueuesNothing(t *testing.T) {
 		want string
 	}{
 		{name: "unknown site", args: []string{"enqueue", "ebay", "search", "iphone"}, want: `site: "ebay" is not a known site`},
+		{name: "unknown kind", args: []string{"enqueue", "ozon", "reviews", "кофе"}, want: `unknown kind "reviews" for ozon; kinds: category, product, search`},
 		{name: "empty query", args: []string{"enqueue", "wildberries", "search"}, want: "query"},
 		{name: "pages 0", args: []string{"enqueue", "ozon", "search", "кофе", "--pages", "0"}, want: "--pages 0"},
 		{name: "malformed jobs line", args: []string{"enqueue", "-f", jobs}, want: jobs + ":4: "},

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"crawlq/tasks/results/pgsink"
+	"crawlq/tasks/site"
 )
 
 func init() { register(newPricesCmd) }
@@ -31,15 +34,21 @@ func newPricesCmd(*app) *cobra.Command {
 				return err
 			}
 			defer conn.Close(context.WithoutCancel(cmd.Context()))
-			ps, err := pgsink.Prices(cmd.Context(), conn, args[0], args[1])
+			siteName := strings.ToLower(strings.TrimSpace(args[0]))
+			ps, err := pgsink.Prices(cmd.Context(), conn, siteName, args[1])
 			if err != nil {
 				return err
+			}
+			if len(ps) == 0 {
+				if err := knownSite(cmd.Context(), conn, siteName); err != nil {
+					return err
+				}
 			}
 			if asJSON {
 				return jsonLine(cmd.OutOrStdout(), ps)
 			}
 			if len(ps) == 0 {
-				return fmt.Errorf("no observations of %s %s", args[0], args[1])
+				return fmt.Errorf("no observations of %s %s", siteName, args[1])
 			}
 			return writePrices(cmd.OutOrStdout(), ps)
 		},
@@ -47,6 +56,20 @@ func newPricesCmd(*app) *cobra.Command {
 	postgresFlag(cmd, &pg, "PostgreSQL URL of the sink's store")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	return cmd
+}
+
+// knownSite refuses a site that is neither built in nor in the store.
+func knownSite(ctx context.Context, conn pgsink.Querier, name string) error {
+	stored, err := pgsink.Sites(ctx, conn)
+	if err != nil {
+		return err
+	}
+	known := append(site.Default().Names(), stored...)
+	if slices.Contains(known, name) {
+		return nil
+	}
+	slices.Sort(known)
+	return fmt.Errorf("unknown site %q (known: %s)", name, strings.Join(slices.Compact(known), ", "))
 }
 
 func writePrices(w io.Writer, ps []pgsink.PricePoint) error {
@@ -57,10 +80,18 @@ func writePrices(w io.Writer, ps []pgsink.PricePoint) error {
 		if p.InStock != nil {
 			stock = fmt.Sprint(*p.InStock)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.At.Format(time.RFC3339), rub(p.Price), rub(p.OldPrice), stock,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.At.Format(time.RFC3339), rub(p.Price), optionalRub(p.OldPrice), stock,
 			dashStr(p.Seller), dashStr(p.Schedule), p.Task)
 	}
 	return tw.Flush()
+}
+
+// optionalRub is rub, or "-" for an unknown (zero) price.
+func optionalRub(k int64) string {
+	if k == 0 {
+		return "-"
+	}
+	return rub(k)
 }
 
 func dashStr(s string) string {

@@ -58,6 +58,11 @@ func TestReadBackFromPostgres(t *testing.T) {
 	if err != nil || !strings.Contains(out, "8.00") || !strings.Contains(out, "hourly") {
 		t.Fatalf("prices: %v\n%s", err, out)
 	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		if f := strings.Fields(line); len(f) < 3 || f[2] != "-" {
+			t.Errorf("prices: an unknown old price shows as %q, want -:\n%s", f, out)
+		}
+	}
 	out, stderr, err = runMain(t, "results", "changes", "--postgres", pg, "--since", "2h", "--min-drop", "10%", "--json")
 	var cs []pgsink.Change
 	if err != nil || json.Unmarshal([]byte(out), &cs) != nil || len(cs) != 1 || cs[0].From != 1000 || cs[0].To != 800 {
@@ -75,6 +80,24 @@ func TestReadBackFromPostgres(t *testing.T) {
 	_, stderr, err = runMain(t, "results", "changes", "--postgres", pg, "--min-drop", "ten")
 	if err == nil || !strings.Contains(stderr, "--min-drop") {
 		t.Fatalf("a bad --min-drop: %v %s", err, stderr)
+	}
+	checkPricesSite(t, pg)
+}
+
+// checkPricesSite: `prices` of a site neither built in nor in the store
+// says the site is unknown and lists the known ones (text and --json); a
+// known site without the item says there are no observations.
+func checkPricesSite(t *testing.T, pg string) {
+	t.Helper()
+	for _, args := range [][]string{{"prices", "amazon", "1"}, {"prices", "amazon", "1", "--json"}} {
+		out, stderr, err := runMain(t, append(args, "--postgres", pg)...)
+		if want := `unknown site "amazon" (known: avito, ozon, wildberries)`; err == nil || !strings.Contains(stderr, want) || out != "" {
+			t.Errorf("%v: %v, stdout %q, stderr %q; want an error saying %s", args, err, out, stderr, want)
+		}
+	}
+	_, stderr, err := runMain(t, "prices", "wildberries", "1", "--postgres", pg)
+	if err == nil || !strings.Contains(stderr, "no observations of wildberries 1") {
+		t.Errorf("prices wildberries 1: %v %s", err, stderr)
 	}
 }
 

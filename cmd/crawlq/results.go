@@ -43,16 +43,7 @@ func newResultsExportCmd(a *app) *cobra.Command {
 			if since != "" {
 				return fmt.Errorf("--since: needs --postgres (the stream keeps no history to filter)")
 			}
-			conn, err := a.redis(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			n, err := results.Export(cmd.Context(), conn.Client, os.Stdout, results.ExportOptions{Site: site, Format: f, All: all})
-			if err == nil {
-				fmt.Fprintf(os.Stderr, "exported %d items\n", n)
-			}
-			return err
+			return exportStream(cmd, a, o)
 		},
 	}
 	cmd.Flags().StringVar(&site, "site", "", "only this site's items")
@@ -61,6 +52,32 @@ func newResultsExportCmd(a *app) *cobra.Command {
 	postgresFlag(cmd, &pg, "read the durable store in PostgreSQL instead of the stream")
 	cmd.Flags().StringVar(&since, "since", "", "with --postgres: items seen (with --all: observations) since D ago (24h, 7d) or a date (2026-01-02, RFC 3339)")
 	return cmd
+}
+
+// exportStream exports the results stream; with a sink attached it says
+// that the stream holds only what the sink has not stored yet, and that
+// the rows are in PostgreSQL.
+func exportStream(cmd *cobra.Command, a *app, o results.ExportOptions) error {
+	conn, err := a.redis(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	n, err := results.Export(cmd.Context(), conn.Client, cmd.OutOrStdout(), o)
+	if err != nil {
+		return err
+	}
+	sink, err := results.SinkAttached(cmd.Context(), conn.Client)
+	if err != nil {
+		return err
+	}
+	if sink {
+		fmt.Fprintf(cmd.ErrOrStderr(), "exported %d items from the stream, which holds only what the sink has not stored yet: "+
+			"the rows are in PostgreSQL, export them with --postgres URL\n", n)
+		return nil
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "exported %d items\n", n)
+	return nil
 }
 
 func exportPostgres(cmd *cobra.Command, pg, since string, o results.ExportOptions) error {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -17,6 +18,7 @@ func init() {
 		cmd := &cobra.Command{
 			Use:   "testbed",
 			Short: "Run the simulated Wildberries, Ozon and Avito and a loopback proxy farm until interrupted",
+			Long:  testbedLong,
 			Args:  cobra.NoArgs,
 			RunE:  func(cmd *cobra.Command, _ []string) error { return runTestbed(cmd, a, o) },
 		}
@@ -24,7 +26,8 @@ func init() {
 		f.IntVar(&o.proxies, "proxies", 20, "number of farm proxies (127.0.0.2 upwards)")
 		f.Int64Var(&o.seed, "seed", 1, "seed of the catalog, sessions and flaky proxies")
 		f.BoolVar(&o.strict, "strict", false, "ban an IP that is too fast for the rest of the run")
-		f.BoolVar(&o.json, "json", false, `print {"sites":…,"https_sites":…,"ca_file":…,"proxies_file":…,"proxies":N} as the first stdout line`)
+		f.BoolVar(&o.json, "json", false, `print {"sites":…,"https_sites":…,"ca_file":…,"proxies_file":…,"config_file":…,"proxies":N} as the first stdout line`)
+		f.StringVar(&o.writeConfig, "write-config", "", "write the crawlq config that points crawlq at this testbed to FILE (default: crawlq.yaml next to proxies.txt)")
 		f.BoolVar(&o.fingerprint, "fingerprint", false, "HTTPS sites refuse a client whose TLS/HTTP2 fingerprint is not the browser its User-Agent claims")
 		f.BoolVar(&o.challenge, "challenge", false, "every site puts a JavaScript challenge in front of new visitors (Wildberries' __internal APIs answer 498 without the x_wbaas_token its home page mints)")
 		f.BoolVar(&o.auth, "auth", true, "farm proxies require a username and password")
@@ -40,8 +43,25 @@ type testbedOpts struct {
 	strict, json, auth   bool
 	fingerprint          bool
 	challenge            bool
-	dir                  string
+	dir, writeConfig     string
 }
+
+// testbedLong is `crawlq testbed --help`: how to point crawlq at it.
+const testbedLong = `Run the simulated Wildberries, Ozon and Avito (http and https) and a proxy farm
+on loopback addresses until interrupted.
+
+Point crawlq at it with the config file it writes (crawlq.yaml next to
+proxies.txt, or --write-config FILE; its path is in the output and in
+--json's "config_file"): each site's base_url at the testbed's https
+listener, its CA (tls.ca_file), class datacenter (what proxies import gives
+the farm's proxies) and a min_interval the testbed tolerates:
+
+  crawlq testbed --write-config testbed.yaml
+  crawlq proxies import PROXIES_FILE          # the proxies file it prints
+  crawlq worker --config testbed.yaml
+  crawlq enqueue --config testbed.yaml wildberries search "кофе"
+
+The ports change with every run: write the config again after a restart.`
 
 // testbedInfo is the --json line.
 type testbedInfo struct {
@@ -49,7 +69,9 @@ type testbedInfo struct {
 	HTTPSSites  map[string]string `json:"https_sites"`
 	CAFile      string            `json:"ca_file"`
 	ProxiesFile string            `json:"proxies_file"`
-	Proxies     int               `json:"proxies"`
+	// ConfigFile is the crawlq config that points crawlq at the testbed.
+	ConfigFile string `json:"config_file"`
+	Proxies    int    `json:"proxies"`
 }
 
 func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
@@ -69,8 +91,15 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 		return err
 	}
 	defer tb.Close()
+	cfgFile := o.writeConfig
+	if cfgFile == "" {
+		cfgFile = filepath.Join(filepath.Dir(tb.ProxiesFile), "crawlq.yaml")
+	}
+	if err := os.WriteFile(cfgFile, tb.CrawlqConfig(), 0o644); err != nil {
+		return fmt.Errorf("--write-config: %w", err)
+	}
 	info := testbedInfo{Sites: tb.Sites(), HTTPSSites: tb.HTTPSSites(), CAFile: tb.CAFile,
-		ProxiesFile: tb.ProxiesFile, Proxies: tb.Farm.Len()}
+		ProxiesFile: tb.ProxiesFile, ConfigFile: cfgFile, Proxies: tb.Farm.Len()}
 	if o.json {
 		json.NewEncoder(os.Stdout).Encode(info)
 	} else {
@@ -90,5 +119,6 @@ func printTestbed(info testbedInfo) {
 		fmt.Printf("%-12s %s  %s\n", name, url, info.HTTPSSites[name])
 	}
 	fmt.Printf("ca           %s\n", info.CAFile)
-	fmt.Printf("proxies      %d in %s\n", info.Proxies, info.ProxiesFile)
+	fmt.Printf("proxies      %d in %s (crawlq proxies import %[2]s)\n", info.Proxies, info.ProxiesFile)
+	fmt.Printf("config       %s (crawlq worker --config %[1]s)\n", info.ConfigFile)
 }

@@ -147,14 +147,15 @@ func writeJSONL(w io.Writer, items []item.Item) error {
 	return nil
 }
 
-// csvHeader names the CSV columns; prices are kopecks.
+// csvHeader names the CSV columns; prices are kopecks, an unknown old
+// price an empty cell (never 0).
 var csvHeader = []string{"site", "id", "title", "price", "old_price", "currency", "seller", "rating", "reviews", "url", "fetched_at"}
 
 func writeCSV(w io.Writer, items []item.Item) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(csvHeader)
 	for _, it := range items {
-		_ = cw.Write([]string{it.Site, it.ID, it.Title, i64(it.Price), i64(it.OldPrice), it.Currency,
+		_ = cw.Write([]string{it.Site, it.ID, it.Title, i64(it.Price), optional(it.OldPrice), it.Currency,
 			it.Seller, strconv.FormatFloat(it.Rating, 'f', -1, 64), strconv.Itoa(it.Reviews), it.URL,
 			it.FetchedAt.UTC().Format(time.RFC3339)})
 	}
@@ -163,6 +164,14 @@ func writeCSV(w io.Writer, items []item.Item) error {
 }
 
 func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+// optional writes an unknown (zero) value as an empty cell.
+func optional(v int64) string {
+	if v == 0 {
+		return ""
+	}
+	return i64(v)
+}
 
 // Tail writes items as JSON lines as they arrive, until ctx ends.
 func Tail(ctx context.Context, rdb redis.UniversalClient, w io.Writer, site string) error {

@@ -73,7 +73,8 @@ func TestWritePageCallersWrites(t *testing.T) {
 }
 
 // TestExportMergesAndFormats: one row per (site, id), later records fill
-// fields in; --all keeps every record; CSV has the header and kopecks.
+// fields in; --all keeps every record; CSV has the header and kopecks,
+// and an unknown old price is an empty cell, not 0.
 func TestExportMergesAndFormats(t *testing.T) {
 	rdb := testredis.Client(t, testredis.DBResults)
 	ctx := context.Background()
@@ -103,11 +104,39 @@ func TestExportMergesAndFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCSV := "site,id,title,price,old_price,currency,seller,rating,reviews,url,fetched_at\n" +
-		"avito,7,\"Чехол, \"\"синий\"\"\",52600,0,RUB,Техносфера,4.2,12,https://www.avito.ru/x_7,2026-12-02T10:01:00Z\n"
+		"avito,7,\"Чехол, \"\"синий\"\"\",52600,,RUB,Техносфера,4.2,12,https://www.avito.ru/x_7,2026-12-02T10:01:00Z\n"
 	if diff := cmp.Diff(wantCSV, csv.String()); diff != "" {
 		t.Errorf("csv (-want +got):\n%s", diff)
 	}
 	if _, err := results.ParseFormat("xml"); err == nil {
 		t.Error("format xml accepted")
+	}
+}
+
+// TestUnknownOldPriceIsEmpty: an item whose old price is unknown has an
+// empty old_price cell in CSV and no old_price in JSON lines, never 0; a
+// known one is written.
+func TestUnknownOldPriceIsEmpty(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBResults)
+	ctx := context.Background()
+	its := []item.Item{{Site: "ozon", ID: "1", Price: 100, Currency: "RUB", FetchedAt: at},
+		{Site: "ozon", ID: "2", Price: 100, OldPrice: 150, Currency: "RUB", FetchedAt: at}}
+	if err := results.NewSink(rdb, 0).WritePage(ctx, "t", 1, its); err != nil {
+		t.Fatal(err)
+	}
+	var csv, jl strings.Builder
+	if _, err := results.Export(ctx, rdb, &csv, results.ExportOptions{Format: results.CSV}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := results.Export(ctx, rdb, &jl, results.ExportOptions{Format: results.JSONL}); err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(csv.String(), "\n")
+	if !strings.HasPrefix(rows[1], "ozon,1,,100,,RUB,") || !strings.HasPrefix(rows[2], "ozon,2,,100,150,RUB,") {
+		t.Errorf("csv rows, want an empty old_price for item 1 and 150 for item 2:\n%s", csv.String())
+	}
+	lines := strings.Split(jl.String(), "\n")
+	if strings.Contains(lines[0], "old_price") || !strings.Contains(lines[1], `"old_price":150`) {
+		t.Errorf("jsonl, want no old_price for item 1 and 150 for item 2:\n%s", jl.String())
 	}
 }

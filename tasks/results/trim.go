@@ -129,6 +129,25 @@ func isNoGroup(err error) bool {
 		strings.Contains(err.Error(), "NOGROUP")
 }
 
+// SinkAttached says whether a durable sink drains the stream: the stream
+// has the sink's consumer group (MarkSink). Its entries then go to
+// PostgreSQL, and those stored are trimmed from the stream.
+func SinkAttached(ctx context.Context, rdb redis.UniversalClient) (bool, error) {
+	groups, err := rdb.XInfoGroups(ctx, StreamKey).Result()
+	if err != nil {
+		if isNoGroup(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("read the groups of %s: %w", StreamKey, err)
+	}
+	for _, g := range groups {
+		if g.Name == SinkGroup {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // TrimAcked removes the entries the sink group acknowledged (XTRIM MINID
 // at its oldest unacknowledged entry, approximately: never past it) and
 // returns how many went.

@@ -1,16 +1,12 @@
 package site
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
+	"crawlq/internal/yamlstrict"
 	"crawlq/proxies"
 )
 
@@ -74,13 +70,11 @@ type TLSConfig struct {
 	CAFile string `yaml:"ca_file"`
 }
 
-// LoadConfig decodes YAML holding a `sites:` section; unknown keys are
-// errors naming their line.
+// LoadConfig decodes YAML holding a `sites:` section strictly: an unknown
+// key names its line, its place and the field it was likely meant to be.
 func LoadConfig(data []byte) (Config, error) {
 	var cfg Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	if err := yamlstrict.Decode(data, &cfg); err != nil {
 		return Config{}, fmt.Errorf("sites config: %w", err)
 	}
 	return cfg, nil
@@ -96,7 +90,7 @@ func (r *Registry) Apply(cfg Config) error {
 		s, ok := r.sites[name]
 		if !ok {
 			return &ConfigError{Field: "sites." + name,
-				Reason: fmt.Sprintf("unknown site (known: %s)", strings.Join(sortedKeys(r.sites), ", "))}
+				Reason: unknownSite(name, sortedKeys(r.sites))}
 		}
 		c, err := applySite(s.clone(), cfg.Sites[name])
 		if err != nil {
@@ -221,4 +215,13 @@ func checkBase(raw string) (string, error) {
 		return "", fmt.Errorf("%q: a base URL takes no query or fragment", raw)
 	}
 	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// unknownSite says a configured site is none of known, suggesting the
+// closest when it looks like a typo.
+func unknownSite(name string, known []string) string {
+	if s := yamlstrict.Suggest(name, known); s != "" {
+		return fmt.Sprintf("unknown site (did you mean %s?)", s)
+	}
+	return fmt.Sprintf("unknown site (known: %s)", strings.Join(known, ", "))
 }

@@ -110,6 +110,22 @@ func Prices(ctx context.Context, conn Querier, site, id string) ([]PricePoint, e
 	})
 }
 
+// Sites lists the sites the store has items of, sorted. It walks the
+// items' primary key one site at a time (a loose index scan), so it costs
+// one index probe per site, not a scan of the items.
+func Sites(ctx context.Context, conn Querier) ([]string, error) {
+	rows, err := conn.Query(ctx, `
+	    WITH RECURSIVE s AS (
+	        (SELECT site FROM items ORDER BY site LIMIT 1)
+	        UNION ALL
+	        SELECT (SELECT i.site FROM items i WHERE i.site > s.site ORDER BY i.site LIMIT 1) FROM s WHERE s.site IS NOT NULL)
+	    SELECT site FROM s WHERE site IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("sites: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
 // Change is one price change of an item: From before, To at At.
 type Change struct {
 	Site  string    `json:"site"`

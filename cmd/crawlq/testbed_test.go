@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"crawlq/proxies"
+	"crawlq/tasks"
+	"crawlq/testbed"
+)
+
+// TestTestbedSaysHowToPointCrawlqAtIt: `testbed --help` names
+// --write-config and the commands that use its file; a running testbed
+// writes a config crawlq loads, with each site at the testbed's https
+// listener, its CA trusted, the farm's class and a min_interval the
+// testbed tolerates, and --json names the file.
+func TestTestbedSaysHowToPointCrawlqAtIt(t *testing.T) {
+	help, _, err := runMain(t, "testbed", "--help")
+	for _, want := range []string{"--write-config FILE", "crawlq proxies import", "crawlq worker --config", `"config_file"`} {
+		if err != nil || !strings.Contains(help, want) {
+			t.Errorf("testbed --help (%v) lacks %q:\n%s", err, want, help)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "testbed.yaml")
+	info := startTestbed(t, "--proxies", "1", "--dir", dir, "--write-config", path)
+	if info.ConfigFile != path {
+		t.Fatalf("--json config_file %q, want %q", info.ConfigFile, path)
+	}
+	l, err := tasks.LoadConfig(path)
+	if err != nil {
+		t.Fatalf("crawlq does not load the testbed's config: %v", err)
+	}
+	if !slices.Contains(l.CAFiles, info.CAFile) {
+		t.Errorf("config trusts %v, want the testbed's CA %s", l.CAFiles, info.CAFile)
+	}
+	limits := testbed.DefaultRules()
+	for name, url := range info.HTTPSSites {
+		s, err := l.Sites.Get(name)
+		if err != nil || s.BaseURL != url || s.Class != proxies.Datacenter || s.MinInterval < limits[name].MinInterval {
+			t.Errorf("site %s: %+v %v; want base_url %s, class datacenter, min_interval at least %s", name, s, err, url, limits[name].MinInterval)
+		}
+	}
+}
+
+// startTestbed runs `crawlq testbed --json args…` until the test ends and
+// returns its first stdout line.
+func startTestbed(t *testing.T, args ...string) testbedInfo {
+	t.Helper()
+	raw, _ := json.Marshal(append([]string{"testbed", "--json"}, args...))
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainEnv+"="+string(raw))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadBytes('\n')
+	var info testbedInfo
+	if err != nil || json.Unmarshal(line, &info) != nil {
+		t.Fatalf("testbed --json: first line %q: %v", line, err)
+	}
+	return info
+}
