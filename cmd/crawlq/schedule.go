@@ -63,6 +63,9 @@ func runScheduleAdd(cmd *cobra.Command, a *app, f *scheduleAddFlags, args []stri
 	if err != nil {
 		return err
 	}
+	if err := checkKind(loaded.Sites, f.file, jobArgs); err != nil {
+		return err
+	}
 	jobs, where, err := f.jobs(jobArgs)
 	if err != nil {
 		return err

@@ -105,6 +105,8 @@ func TestScheduleAddRefusesBadInput(t *testing.T) {
 		{"bad name", []string{"add", "a:b", "--cron", "@hourly", "ozon", "search", "x"}, `schedule name "a:b"`},
 		{"bad job flag", []string{"add", "a", "--cron", "@hourly", "--", "ozon", "search", "x", "--pages", "0"}, "--pages 0: want at least 1"},
 		{"bad file line", []string{"add", "a", "--cron", "@hourly", "-f", file}, file + ":2: pages: 500 is out of range 1..100"},
+		{"unknown kind", []string{"add", "a", "--cron", "@hourly", "--", "ozon", "reviews", "кофе"}, `unknown kind "reviews" for ozon; kinds: category, product, search`},
+		{"every under a second", []string{"add", "a", "--cron", "@every 500ms", "--", "ozon", "search", "x"}, "500ms"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, stderr, err := runMain(t, append([]string{"--redis", url, "schedule"}, c.args...)...)

@@ -30,7 +30,7 @@ func openStore(t *testing.T, its ...item.Item) (*pgsink.Store, string) {
 		batch = append(batch, pgsink.Observation{EntryMS: int64(i + 1), Item: it, Task: "t"})
 	}
 	if len(batch) > 0 {
-		if _, err := st.Write(context.Background(), batch); err != nil {
+		if _, err := st.Write(context.Background(), batch, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
