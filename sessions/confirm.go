@@ -68,10 +68,10 @@ type Confirmation struct {
 //	             UnconfirmedHold and its stored session is dropped
 //
 // Confirm waits for a second proxy while it holds this one only as long
-// as ConfirmWait (default: the site's min_interval, within which a proxy
-// another job released is free again), never on other jobs' leases: in a
-// pool smaller than the jobs, every proxy can be held by a job waiting
-// for a second one. With none free in time the confirmation is Deferred:
+// as ConfirmWait (default: two of the site's min_intervals, by which a
+// proxy another job releases meanwhile is free again), never for as long
+// as other jobs' leases last: in a pool smaller than the jobs, every
+// proxy can be held by a job waiting for a second one. With none free in time the confirmation is Deferred:
 // first is kept for the task's next attempt and this proxy released at
 // once, unjudged; that attempt asks another proxy, like any job, and its
 // answer, if it agrees, confirms the kept one without a second lease
@@ -157,12 +157,14 @@ func (s *Session) undecided(ctx context.Context, c Confirmation) (Confirmation, 
 var errNoSecond = errors.New("no second proxy free")
 
 // confirmWait is how long Confirm waits for a second proxy while it holds
-// this session's: Config.ConfirmWait, else the site's min_interval.
+// this session's: Config.ConfirmWait, else two of the site's
+// min_intervals (a proxy another job releases within one is free again
+// by then).
 func (s *Session) confirmWait() time.Duration {
 	if w := s.m.cfg.ConfirmWait; w > 0 {
 		return w
 	}
-	return max(s.Lease().MinInterval, 0)
+	return 2 * max(s.Lease().MinInterval, 0)
 }
 
 // second leases a second proxy of rec's class for rec's site, for one

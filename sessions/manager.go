@@ -29,7 +29,7 @@ type Config struct {
 	// MaxLeaseWait bounds how long Open waits for a free proxy. Default 30s.
 	MaxLeaseWait time.Duration
 	// ConfirmWait bounds how long Confirm waits for a second proxy while
-	// it holds the session's own. Default: the site's min_interval.
+	// it holds the session's own. Default: two of the site's min_intervals.
 	ConfirmWait time.Duration
 	// UnconfirmedHold is how long a proxy whose Suspect answer stayed
 	// unconfirmed cools down. Default DefaultUnconfirmedHold (30s).

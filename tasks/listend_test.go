@@ -21,8 +21,9 @@ import (
 // TestSmallPoolListingEndsAndConfirmationsNeverStarve (issue 25, point
 // 9): four proxies, a worker of concurrency 16, Wildberries at a 400 ms
 // min_interval; 3-page searches whose results end on page 2 (a short
-// page) or page 1, and searches with no results at all. Every job
-// completes. A listing ends at its last page: the page past it is never
+// page) or page 1, and twice as many searches with no results as there
+// are proxies, so that every proxy can be held by a job whose answer
+// needs a second one. Every job completes. A listing ends at its last page: the page past it is never
 // asked for, nobody confirms anything about it, and the job needs no
 // second attempt. The no-result answers are each confirmed by a second
 // IP (I7), at once or by the job's next attempt, and no confirmation
@@ -42,9 +43,9 @@ func TestSmallPoolListingEndsAndConfirmationsNeverStarve(t *testing.T) {
 		OnConfirm: func(s tasks.ConfirmStats) { mu.Lock(); confirms = append(confirms, s); mu.Unlock() }})
 	size := testbed.PageSizes[wb]
 	listings := append(findQueries(tb.Catalog, wb, size+1, 2*size-1, 6), findQueries(tb.Catalog, wb, 10, size-1, 4)...)
-	empty := tb.Catalog.NoResultQueries(wb, 4)
-	if len(listings) != 10 || len(empty) != 4 {
-		t.Fatalf("the catalog has %d of the 10 listing queries and %d of the 4 with no results", len(listings), len(empty))
+	empty := tb.Catalog.NoResultQueries(wb, 2*pool)
+	if len(listings) != 10 || len(empty) != 2*pool {
+		t.Fatalf("the catalog has %d of the 10 listing queries and %d of the %d with no results", len(listings), len(empty), 2*pool)
 	}
 	var jobs []tasks.Job
 	for _, q := range listings {
