@@ -167,4 +167,3 @@ func TestKeptAnswerDecidedByAnotherProxy(t *testing.T) {
 	}
 	_ = next.Finish(context.Background(), proxies.OK(0))
 }
-
