@@ -111,7 +111,7 @@ func TestConfirmDefersWithoutSecondProxy(t *testing.T) {
 	if !c.Deferred || c.Decision != detect.Undecided || c.Action != sessions.Retired || c.SecondProxy.ID != "" || c.Requests != 0 {
 		t.Errorf("confirmation %+v: want deferred, undecided, retired, no second proxy, no request", c)
 	}
-	if c.Waited < wait || c.Waited > wait+time.Second {
+	if c.Waited < wait || c.Waited > wait+2*time.Second {
 		t.Errorf("waited %s for a second proxy, want the wait, %s", c.Waited, wait)
 	}
 	st, err := w.b.Stats(context.Background())
