@@ -118,11 +118,13 @@ func (c *compiled) expectJSON(r *Response) (Verdict, bool) {
 	return missingVerdict("json path", joinPaths(c.paths)), true
 }
 
-// emptyList judges a present but empty list. Where the rule expects items
-// (empty_list_blocked) it is Suspect on every page: a soft ban or a true
-// "no results" on page 1, and on a later page a soft ban or the end of
-// the list, which the page before had announced (a crawler asks for page
-// N only then). Alone (confirm: 0) it is Blocked on page 1 and "no
+// emptyList judges a present but empty list. A page past the end the
+// answer's own total describes (page_size, pastEnd) is OK: the end of the
+// list, asked of nobody else. Where the rule expects items
+// (empty_list_blocked) it is Suspect on every other page: a soft ban or a
+// true "no results" on page 1, and on a later page a soft ban or the end
+// of the list, which the page before had announced (a crawler asks for
+// page N only then). Alone (confirm: 0) it is Blocked on page 1 and "no
 // results" after. Where the rule reads it as a gone item
 // (empty_list_not_found) it is Suspect, NotFound once confirmed. Else it
 // is OK "empty list". An empty list never feeds or meets the size
@@ -132,6 +134,8 @@ func (c *compiled) emptyList(r *Response, path string) (Verdict, bool) {
 	rule := fmt.Sprintf("empty list %s on page %d", path, page)
 	shape := "empty " + path + totalOf(r.Body)
 	switch {
+	case c.pastEnd(r.Body, page):
+		return Verdict{Kind: OK, Reason: "end of list", Rule: rule + " past its" + totalOf(r.Body)}, true
 	case c.rule.EmptyListBlocked && page == 1:
 		return c.suspect(Verdict{Reason: "empty list on page 1", Rule: rule, Shape: shape}, Blocked, OK), true
 	case c.rule.EmptyListBlocked:

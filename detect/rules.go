@@ -65,6 +65,12 @@ type Rule struct {
 	// EmptyListNotFound: a present but empty list is NotFound (e.g. a
 	// product detail answer for an id that does not exist).
 	EmptyListNotFound bool
+	// PageSize is how many items a full listing page holds (Wildberries'
+	// search API: 100). With it, an empty list on page N > 1 whose answer
+	// gives a total above 0 that the N−1 pages before hold (total at
+	// most (N−1) × PageSize) is past the end the site itself described:
+	// OK, not Suspect. 0: the answer's total is not read.
+	PageSize int
 	// MinSize: a 2xx body shorter than this many bytes is Blocked.
 	MinSize int
 	// DropFraction: after BaselineSamples OK bodies, a body smaller than
@@ -117,6 +123,9 @@ func (r *Rule) mergeScalars(over Rule) {
 	}
 	if over.BaselineSamples != 0 {
 		r.BaselineSamples = over.BaselineSamples
+	}
+	if over.PageSize != 0 {
+		r.PageSize = over.PageSize
 	}
 	if over.Confirm != nil {
 		n := *over.Confirm
@@ -284,8 +293,8 @@ func (r Rule) validateNumbers(at string) error {
 			return fmt.Errorf("%s.challenge_status[%d]: %w", at, i, err)
 		}
 	}
-	if r.MinSize < 0 || r.BaselineSamples < 0 {
-		return fmt.Errorf("%s: min_size and baseline_samples must not be negative", at)
+	if r.MinSize < 0 || r.BaselineSamples < 0 || r.PageSize < 0 {
+		return fmt.Errorf("%s: min_size, baseline_samples and page_size must not be negative", at)
 	}
 	if r.DropFraction < 0 || r.DropFraction >= 1 {
 		return fmt.Errorf("%s.drop_fraction: %v is not in [0, 1)", at, r.DropFraction)

@@ -23,6 +23,14 @@ func (c *compiled) suspect(v Verdict, alone, ifConfirmed Kind) Verdict {
 // totalOf reads a JSON answer's result count, " total=N", from a
 // top-level "total" or "data.total" number; "" when it has none.
 func totalOf(body []byte) string {
+	if t, ok := total(body); ok {
+		return " total=" + t.String()
+	}
+	return ""
+}
+
+// total is a JSON answer's top-level "total" or "data.total" number.
+func total(body []byte) (json.Number, bool) {
 	var top struct {
 		Total *json.Number `json:"total"`
 		Data  struct {
@@ -30,14 +38,31 @@ func totalOf(body []byte) string {
 		} `json:"data"`
 	}
 	if json.Unmarshal(body, &top) != nil {
-		return ""
+		return "", false
 	}
 	for _, t := range []*json.Number{top.Total, top.Data.Total} {
 		if t != nil {
-			return " total=" + t.String()
+			return *t, true
 		}
 	}
-	return ""
+	return "", false
+}
+
+// pastEnd says an empty answer on page is past the end of the listing by
+// the site's own description: the rule knows a full page's size, and the
+// answer's total, above 0, is no more than the pages before page hold.
+// A soft ban's empty answer gives no total, or 0: it stays Suspect; so
+// does an empty page the total says should have items.
+func (c *compiled) pastEnd(body []byte, page int) bool {
+	if c.rule.PageSize <= 0 || page < 2 {
+		return false
+	}
+	t, ok := total(body)
+	if !ok {
+		return false
+	}
+	n, err := t.Int64()
+	return err == nil && n > 0 && n <= int64(page-1)*int64(c.rule.PageSize)
 }
 
 // wellFormed says an HTML page is a page of the site and not a stub or an

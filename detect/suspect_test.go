@@ -104,3 +104,43 @@ func TestSuspectJSON(t *testing.T) {
 		t.Errorf("round trip: %v, %+v != %+v", err, back, v)
 	}
 }
+
+// TestEmptyPagePastTheTotalIsTheEnd: with page_size (the built-in
+// Wildberries search rule: 100), an empty page N whose answer's total the
+// N−1 pages before hold is the end of the list, OK and asked of nobody
+// else; an empty page the total says has items, or one whose answer
+// gives no total or 0 (a soft ban's shape), stays Suspect; a negative
+// page_size is refused.
+func TestEmptyPagePastTheTotalIsTheEnd(t *testing.T) {
+	d := detect.New(detect.Builtin())
+	tests := []struct {
+		name string
+		page int
+		body string
+		want detect.Kind
+	}{
+		{"page 3 past a total of 150", 3, `{"total":150,"products":[]}`, detect.OK},
+		{"page 3 past a total of 200", 3, `{"total":200,"products":[]}`, detect.OK},
+		{"page 3 of a total of 201", 3, `{"total":201,"products":[]}`, detect.Suspect},
+		{"page 2 of a total of 150", 2, `{"total":150,"products":[]}`, detect.Suspect},
+		{"legacy data.total", 2, `{"data":{"total":40,"products":[]}}`, detect.OK},
+		{"total 0", 3, `{"total":0,"products":[]}`, detect.Suspect},
+		{"no total", 3, `{"products":[]}`, detect.Suspect},
+		{"page 1 with a total", 1, `{"total":150,"products":[]}`, detect.Suspect},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := d.Judge("wildberries", "search", &detect.Response{Status: 200, Page: tc.page, Body: []byte(tc.body)})
+			if v.Kind != tc.want {
+				t.Errorf("got %v, want %v", v, tc.want)
+			}
+			if tc.want == detect.OK && v.Reason != "end of list" {
+				t.Errorf("got reason %q, want end of list", v.Reason)
+			}
+		})
+	}
+	_, err := detect.ParseRules("r.yaml", []byte("sites:\n  shop:\n    kinds:\n      search:\n        page_size: -1\n"))
+	if want := "r.yaml:5: sites.shop.kinds.search.page_size: -1 is negative"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}

@@ -151,7 +151,7 @@ func (p *parser) site(n *yaml.Node, at string) Site {
 
 // ruleFields are the keys of a rule, in documentation order.
 var ruleFields = []string{"replace", "block_status", "rate_limit_status", "challenge_status", "url_patterns", "markers", "challenge_markers",
-	"title_markers", "selectors", "json_paths", "empty_list_blocked", "empty_list_not_found", "min_size", "drop_fraction", "baseline_samples", "confirm"}
+	"title_markers", "selectors", "json_paths", "empty_list_blocked", "empty_list_not_found", "page_size", "min_size", "drop_fraction", "baseline_samples", "confirm"}
 
 // rule decodes one rule.
 func (p *parser) rule(n *yaml.Node, at string) Rule {
@@ -175,6 +175,8 @@ func (p *parser) rule(n *yaml.Node, at string) Rule {
 			p.count(v, f, &r.MinSize)
 		case "baseline_samples":
 			p.count(v, f, &r.BaselineSamples)
+		case "page_size":
+			p.count(v, f, &r.PageSize)
 		case "drop_fraction":
 			p.fraction(v, f, &r.DropFraction)
 		case "confirm":

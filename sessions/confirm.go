@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,9 +10,6 @@ import (
 	"crawlq/fetcher"
 	"crawlq/proxies"
 )
-
-// DefaultConfirmWait bounds how long Confirm waits for a second proxy.
-const DefaultConfirmWait = 10 * time.Second
 
 // DefaultUnconfirmedHold is how long a proxy whose Suspect answer stayed
 // unconfirmed cools down: it is not punished, but neither is it handed
@@ -35,12 +33,25 @@ type Confirmation struct {
 	// it with Masked.
 	SecondProxy proxies.Proxy
 	// Requests is how many requests the confirmation sent: one, or up to
-	// confirmTries when second proxies failed in transport.
+	// confirmTries when second proxies failed in transport; none when it
+	// was deferred before any, or decided by a kept answer.
 	Requests int
+	// Waited is how long the confirmation waited for second proxies while
+	// it held this session's: at most the wait Confirm allows per try.
+	Waited time.Duration
+	// Deferred is set when no second proxy came free within that wait:
+	// the answer is kept for the task's next attempt, whose own answer
+	// from another proxy decides it; Decision is Undecided meanwhile.
+	Deferred bool
+	// Kept is set when the other answer was one an earlier attempt kept
+	// (Deferred there): no request was sent now, and SecondProxy has only
+	// the ID of the proxy that gave it.
+	Kept bool
 	// Action is what became of this session: Continue when the answers
 	// agreed (its proxy stays leased and is cleared with the job);
 	// Retired otherwise: contradicted, its proxy is quarantined with the
-	// rule that fired; undecided, it cools down unpunished.
+	// rule that fired; undecided, it cools down unpunished; deferred, it
+	// is released at once, unjudged.
 	Action Action
 }
 
@@ -56,6 +67,16 @@ type Confirmation struct {
 //	             one neither punished nor cleared: it cools down for
 //	             UnconfirmedHold and its stored session is dropped
 //
+// Confirm waits for a second proxy while it holds this one only as long
+// as ConfirmWait (default: two of the site's min_intervals, by which a
+// proxy another job releases meanwhile is free again), never for as long
+// as other jobs' leases last: in a pool smaller than the jobs, every
+// proxy can be held by a job waiting for a second one. With none free in time the confirmation is Deferred:
+// first is kept for the task's next attempt and this proxy released at
+// once, unjudged; that attempt asks another proxy, like any job, and its
+// answer, if it agrees, confirms the kept one without a second lease
+// (the first thing Confirm looks at).
+//
 // A second proxy that fails in transport gave no answer: it is released
 // as failed and another one is asked, confirmTries in all. A second proxy
 // met by the site's JavaScript challenge is handed to clear (if not nil),
@@ -67,12 +88,18 @@ func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Det
 	if err := s.usable(); err != nil {
 		return Confirmation{}, err
 	}
+	if c, ok, err := s.agreesWithKept(ctx, url, page, first); ok || err != nil {
+		return c, err
+	}
 	var c Confirmation
 	for range confirmTries {
-		second, err := s.m.second(ctx, s.rec)
+		second, waited, err := s.m.second(ctx, s.rec, s.confirmWait())
+		c.Waited += waited
+		if errors.Is(err, errNoSecond) {
+			return s.deferTo(ctx, c, url, page, first)
+		}
 		if err != nil {
-			c.Second = Step{Verdict: detect.Verdict{Kind: detect.ProxyFailure, Reason: "no second proxy", Rule: err.Error()}, Action: Retired}
-			break
+			return c, err
 		}
 		if _, err := second.LoadClearance(ctx); err != nil { // a site's challenge: its proxy's clearance, if kept
 			_ = second.release(ctx, proxies.Neutral())
@@ -84,7 +111,7 @@ func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Det
 			return Confirmation{}, err
 		}
 		c = Confirmation{Decision: detect.Decide(first.Verdict, step.Verdict), Second: step,
-			SecondProxy: second.Lease().Proxy, Requests: c.Requests + asked}
+			SecondProxy: second.Lease().Proxy, Requests: c.Requests + asked, Waited: c.Waited}
 		if step.Verdict.Kind != detect.ProxyFailure {
 			return s.settle(ctx, c, first, second)
 		}
@@ -125,24 +152,64 @@ func (s *Session) undecided(ctx context.Context, c Confirmation) (Confirmation, 
 	return c, s.end(ctx, proxies.RateLimited(s.m.cfg.UnconfirmedHold), true)
 }
 
+// errNoSecond means no second proxy came free within a confirmation's
+// wait.
+var errNoSecond = errors.New("no second proxy free")
+
+// confirmWait is how long Confirm waits for a second proxy while it holds
+// this session's: Config.ConfirmWait, else two of the site's
+// min_intervals (a proxy another job releases within one is free again
+// by then).
+func (s *Session) confirmWait() time.Duration {
+	if w := s.m.cfg.ConfirmWait; w > 0 {
+		return w
+	}
+	return 2 * max(s.Lease().MinInterval, 0)
+}
+
 // second leases a second proxy of rec's class for rec's site, for one
-// request: this session's own proxy is leased, so it is never picked
-// (I1); like any lease of the site it takes a proxy holding the site's
-// clearance first. Its session is never stored.
-func (m *Manager) second(ctx context.Context, rec *record) (*Session, error) {
-	wctx, cancel := context.WithTimeout(ctx, m.cfg.ConfirmWait)
-	defer cancel()
+// request, waiting at most wait for one to come free (errNoSecond when
+// none did), and says how long it waited: this session's own proxy is
+// leased, so it is never picked (I1); like any lease of the site it
+// takes a proxy holding the site's clearance first. Its session is never
+// stored.
+func (m *Manager) second(ctx context.Context, rec *record, wait time.Duration) (*Session, time.Duration, error) {
 	task := rec.Task + "/confirm"
-	l, err := m.cfg.Broker.LeaseWait(wctx, rec.Site, rec.Class, m.cfg.Holder, task, m.cfg.LeaseTTL)
+	start := time.Now()
+	l, err := m.leaseWithin(ctx, rec.Site, rec.Class, task, wait)
+	waited := time.Since(start)
 	if err != nil {
-		return nil, fmt.Errorf("lease a second %s proxy for %s: %w", rec.Class, rec.Site, err)
+		return nil, waited, err
 	}
 	r := &record{Task: task, Site: rec.Site, Class: rec.Class, ProxyID: l.Proxy.ID,
 		Profile: task + "|" + l.Proxy.ID, Created: time.Now(), Holder: m.cfg.Holder, Attempts: 1}
 	s := newSession(m, r, l, false)
 	s.callerStores = true // never written: it lives for one request
 	s.keepAlive()
-	return s, nil
+	return s, waited, nil
+}
+
+// leaseWithin leases a proxy of class for site for task, waiting at most
+// wait (0: one try) for one to come free; errNoSecond when none did.
+func (m *Manager) leaseWithin(ctx context.Context, site string, class proxies.Class, task string, wait time.Duration) (*proxies.Lease, error) {
+	var l *proxies.Lease
+	var err error
+	if wait <= 0 {
+		l, err = m.cfg.Broker.Lease(ctx, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL)
+	} else {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		l, err = m.cfg.Broker.LeaseWait(wctx, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL)
+		cancel()
+	}
+	switch {
+	case err == nil:
+		return l, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, proxies.ErrNoProxy), errors.Is(err, proxies.ErrPoolExhausted), errors.Is(err, context.DeadlineExceeded):
+		return nil, fmt.Errorf("%w within %s: %w", errNoSecond, wait, err)
+	}
+	return nil, fmt.Errorf("lease a second %s proxy for %s: %w", class, site, err)
 }
 
 // Clearer clears a site's JavaScript challenge that url met in session s

@@ -2,8 +2,11 @@ package sessions_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"crawlq/detect"
 	"crawlq/fetcher"
@@ -13,44 +16,154 @@ import (
 	"crawlq/testbed"
 )
 
-// TestConfirmWithoutSecondProxy: a Suspect answer in a pool of one proxy
-// cannot be confirmed: the decision is undecided, the session ends, and
-// its proxy cools down unpunished (not quarantined, no failure), so the
-// job can retry.
-func TestConfirmWithoutSecondProxy(t *testing.T) {
-	ctx := context.Background()
+// confirmWorld is a testbed of n proxies in a broker with the testbed's
+// Wildberries min_interval (and a margin), a manager whose confirmations wait wait for a second
+// proxy, and the URL of a Wildberries search with no results (a Suspect
+// answer every proxy agrees on).
+type confirmWorld struct {
+	rdb *redis.Client
+	b   *proxies.RedisBroker
+	m   *sessions.Manager
+	f   *fetcher.Fetcher
+	d   *detect.Detector
+	url string
+}
+
+func newConfirmWorld(t *testing.T, n int, wait time.Duration) *confirmWorld {
+	t.Helper()
 	rdb := testredis.Client(t, testredis.DBSessions)
-	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 1})
+	tb, err := testbed.Start(context.Background(), testbed.Config{Proxies: n})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tb.Close()
-	b := proxies.NewRedisBroker(rdb, proxies.Config{Default: proxies.SiteConfig{MinInterval: time.Millisecond}})
-	importOne(t, b, tb, false)
-	m := sessions.NewManager(sessions.Config{Broker: b, Redis: rdb, Holder: "s1", LeaseTTL: 10 * time.Second, ConfirmWait: 200 * time.Millisecond})
-	s, err := m.Open(ctx, "job", "wildberries", proxies.Datacenter)
+	t.Cleanup(tb.Close)
+	gap := testbed.DefaultRules()[testbed.SiteWildberries].MinInterval + 50*time.Millisecond
+	b := proxies.NewRedisBroker(rdb, proxies.Config{Default: proxies.SiteConfig{MinInterval: gap}})
+	var ps []proxies.Proxy
+	for _, fp := range tb.Farm.Proxies() {
+		p, err := proxies.ParseLine(fp.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	if _, err := b.Import(context.Background(), ps, proxies.ImportOptions{Class: proxies.Datacenter}); err != nil {
+		t.Fatal(err)
+	}
+	return &confirmWorld{rdb: rdb, b: b,
+		m: sessions.NewManager(sessions.Config{Broker: b, Redis: rdb, Holder: "s1", LeaseTTL: 10 * time.Second, ConfirmWait: wait}),
+		f: fetcher.New(fetcher.Config{Timeout: 2 * time.Second}), d: detect.New(detect.Builtin()),
+		url: tb.SiteURL("wildberries") + testbed.WBSearchPath + "?query=" + tb.Catalog.NoResultQueries("wildberries", 1)[0] + "&page=1"}
+}
+
+// suspect opens the task's session and gets the no-result search: a
+// Suspect answer, the session going on.
+func (w *confirmWorld) suspect(t *testing.T, task string) (*sessions.Session, sessions.Step) {
+	t.Helper()
+	s, err := w.m.Open(context.Background(), task, "wildberries", proxies.Datacenter)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := fetcher.New(fetcher.Config{Timeout: 2 * time.Second})
-	d := detect.New(detect.Builtin())
-	u := tb.SiteURL("wildberries") + testbed.WBSearchPath + "?query=" + tb.Catalog.NoResultQueries("wildberries", 1)[0] + "&page=1"
-	first, err := s.Get(ctx, f, d, "search", u, 1)
+	first, err := s.Get(context.Background(), w.f, w.d, "search", w.url, 1)
 	if err != nil || first.Verdict.Kind != detect.Suspect || first.Action != sessions.Continue {
 		t.Fatalf("first answer %v (%v, action %v), want suspect and the session going on", first.Verdict, err, first.Action)
 	}
-	c, err := s.Confirm(ctx, f, d, "search", u, 1, first, nil)
+	return s, first
+}
+
+func (w *confirmWorld) confirm(t *testing.T, s *sessions.Session, first sessions.Step) sessions.Confirmation {
+	t.Helper()
+	c, err := s.Confirm(context.Background(), w.f, w.d, "search", w.url, 1, first, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Decision != detect.Undecided || c.Action != sessions.Retired || c.SecondProxy.ID != "" || c.Requests != 0 {
-		t.Errorf("confirmation %+v: want undecided, retired, no second proxy, no request", c)
+	return c
+}
+
+// hold leases proxy id for the test, once it has cooled down; it is
+// released when the test ends, if the test has not released it.
+func (w *confirmWorld) hold(t *testing.T, id string) *proxies.Lease {
+	t.Helper()
+	l, err := w.b.LeaseProxy(context.Background(), "wildberries", id, "test", "hold", time.Minute)
+	var nr *proxies.NotReadyError
+	for errors.As(err, &nr) {
+		time.Sleep(nr.Wait) // the broker's own ready time
+		l, err = w.b.LeaseProxy(context.Background(), "wildberries", id, "test", "hold", time.Minute)
 	}
-	st, err := b.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ps := st.Proxies[0].Sites["wildberries"]; ps.State != "cooling" || ps.Banned != 0 || ps.Failed != 0 {
-		t.Errorf("proxy %s (%d bans, %d failures) after an unconfirmed suspect answer, want cooling unpunished", ps.State, ps.Banned, ps.Failed)
+	t.Cleanup(func() { _ = w.b.Release(context.Background(), l, proxies.Neutral()) })
+	return l
+}
+
+// TestConfirmDefersWithoutSecondProxy: a Suspect answer in a pool of one
+// proxy cannot be confirmed now: the confirmation waits no longer than
+// its wait, is deferred (undecided, no second proxy, no request), the
+// session ends, and its proxy goes back to the pool at once, unpunished
+// (no ban, no failure, not held for UnconfirmedHold), so the jobs waiting
+// for a proxy get it.
+func TestConfirmDefersWithoutSecondProxy(t *testing.T) {
+	const wait = 200 * time.Millisecond
+	w := newConfirmWorld(t, 1, wait)
+	s, first := w.suspect(t, "job")
+	c := w.confirm(t, s, first)
+	if !c.Deferred || c.Decision != detect.Undecided || c.Action != sessions.Retired || c.SecondProxy.ID != "" || c.Requests != 0 {
+		t.Errorf("confirmation %+v: want deferred, undecided, retired, no second proxy, no request", c)
 	}
+	if c.Waited < wait || c.Waited > wait+2*time.Second {
+		t.Errorf("waited %s for a second proxy, want the wait, %s", c.Waited, wait)
+	}
+	st, err := w.b.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := st.Proxies[0].Sites["wildberries"]
+	if ps.State == "leased" || ps.State == "quarantined" || ps.Banned != 0 || ps.Failed != 0 || ps.ReadyAt.After(st.At.Add(time.Second)) {
+		t.Errorf("proxy %s (%d bans, %d failures, ready in %s) after a deferred confirmation, want back in the pool unpunished",
+			ps.State, ps.Banned, ps.Failed, ps.ReadyAt.Sub(st.At))
+	}
+}
+
+// TestKeptAnswerDecidedByAnotherProxy: a deferred confirmation keeps its
+// answer; the task's next attempt on another proxy gets the same answer
+// and Confirm settles it on the kept one (agreed, no second lease, no
+// request, the session going on) and uses it up. An attempt on the proxy
+// that gave the kept answer is no second opinion: it defers again.
+func TestKeptAnswerDecidedByAnotherProxy(t *testing.T) {
+	w := newConfirmWorld(t, 2, 100*time.Millisecond)
+	ids := []string{}
+	st, err := w.b.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st.Proxies {
+		ids = append(ids, p.ID)
+	}
+	other := w.hold(t, ids[1]) // the only other proxy: no second one is free
+	s, first := w.suspect(t, "job")
+	if got := s.ProxyID(); got != ids[0] {
+		t.Fatalf("session on %s, want %s", got, ids[0])
+	}
+	if c := w.confirm(t, s, first); !c.Deferred {
+		t.Fatalf("confirmation %+v, want deferred", c)
+	}
+	again, first := w.suspect(t, "job") // the same proxy, the only one free
+	if c := w.confirm(t, again, first); !c.Deferred || c.Kept {
+		t.Fatalf("the kept answer's own proxy asked again: %+v, want deferred again", c)
+	}
+	w.hold(t, ids[0])
+	if err := w.b.Release(context.Background(), other, proxies.Neutral()); err != nil {
+		t.Fatal(err)
+	}
+	next, first := w.suspect(t, "job")
+	c := w.confirm(t, next, first)
+	if c.Decision != detect.Agreed || !c.Kept || c.Deferred || c.Requests != 0 || c.Waited != 0 ||
+		c.Action != sessions.Continue || c.SecondProxy.ID != ids[0] || next.ProxyID() != ids[1] {
+		t.Errorf("confirmation %+v on %s: want agreed with the answer %s kept, no request, the session going on", c, next.ProxyID(), ids[0])
+	}
+	if n, err := w.rdb.Exists(context.Background(), sessions.KeptKey("job")).Result(); err != nil || n != 0 {
+		t.Errorf("kept answer still there (%d, %v) once used", n, err)
+	}
+	_ = next.Finish(context.Background(), proxies.OK(0))
 }

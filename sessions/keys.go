@@ -16,3 +16,11 @@ const clearancePrefix = "crawlq:{jobs}:clearance:"
 // clearanceKey is the Redis STRING holding the clearance a browser got for
 // site through proxy (JSON: the profile and the cookies).
 func clearanceKey(site, proxyID string) string { return clearancePrefix + site + ":" + proxyID }
+
+// keptPrefix namespaces the Suspect answers confirmations deferred to a
+// task's next attempt, one per task.
+const keptPrefix = "crawlq:{jobs}:kept:"
+
+// keptKey is the Redis STRING holding the Suspect answer a task's
+// confirmation kept for its next attempt (JSON).
+func keptKey(task string) string { return keptPrefix + task }

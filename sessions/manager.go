@@ -28,8 +28,8 @@ type Config struct {
 	RecordTTL time.Duration
 	// MaxLeaseWait bounds how long Open waits for a free proxy. Default 30s.
 	MaxLeaseWait time.Duration
-	// ConfirmWait bounds how long Confirm waits for a second proxy.
-	// Default DefaultConfirmWait (10s).
+	// ConfirmWait bounds how long Confirm waits for a second proxy while
+	// it holds the session's own. Default: two of the site's min_intervals.
 	ConfirmWait time.Duration
 	// UnconfirmedHold is how long a proxy whose Suspect answer stayed
 	// unconfirmed cools down. Default DefaultUnconfirmedHold (30s).
@@ -52,7 +52,6 @@ func (c *Config) withDefaults() {
 	setDur(&c.LeaseTTL, 30*time.Second)
 	setDur(&c.RecordTTL, 30*time.Minute)
 	setDur(&c.MaxLeaseWait, 30*time.Second)
-	setDur(&c.ConfirmWait, DefaultConfirmWait)
 	setDur(&c.UnconfirmedHold, DefaultUnconfirmedHold)
 	setDur(&c.MaxAge, 30*time.Minute)
 	if c.MaxScore == 0 {

@@ -15,29 +15,52 @@ import (
 
 // ErrUnconfirmed means a Suspect answer could be neither confirmed nor
 // contradicted by a second proxy (it failed, was blocked itself, or none
-// was free): the job retries and asks again.
+// was free in time): the job retries and asks again.
 var ErrUnconfirmed = errors.New("suspect answer not confirmed")
 
 // unconfirmedRetry is how soon a job whose Suspect answer stayed
 // unconfirmed runs again.
 const unconfirmedRetry = 5 * time.Second
 
+// deferredRetry is how soon a job whose confirmation was deferred (no
+// second proxy free in time) runs again: its next attempt's answer, from
+// another proxy, decides the kept one.
+const deferredRetry = time.Second
+
+// ConfirmStats is one confirmation of a Suspect answer, for
+// HandlerConfig.OnConfirm.
+type ConfirmStats struct {
+	Site string
+	// Decision compares the two answers; Undecided when Deferred.
+	Decision detect.Decision
+	// Requests is the extra requests it sent: one, more when second
+	// proxies failed in transport, none when it was deferred or decided
+	// by an answer an earlier attempt kept.
+	Requests int
+	// Waited is how long it waited for a second proxy while it held the
+	// job's (sessions.Confirmation.Waited).
+	Waited time.Duration
+	// Deferred: no second proxy was free in time; the answer is kept for
+	// the job's next attempt. Kept: decided by such an answer.
+	Deferred, Kept bool
+}
+
 // confirm asks a Suspect answer once more from a second proxy (I7) and
 // acts on what the two answers say: agreed, the answer is true (no
 // results: the page is written with no items and the job ends; a gone
 // item: NotFound); contradicted, the first proxy is quarantined and the
-// second answer is used; undecided, the job retries.
+// second answer is used; undecided or deferred, the job retries.
 func (r *run) confirm(ctx context.Context, url string, page int, first sessions.Step) (bool, error) {
 	c, err := r.sess.Confirm(ctx, r.h.cfg.Fetcher, r.det, r.detectKind(), url, page, first, r.clearWitness)
 	if err != nil {
 		return false, err
 	}
-	r.observe(c.Second)
-	r.sum.Confirmations++
-	if r.h.cfg.OnConfirm != nil && c.Requests > 0 {
-		r.h.cfg.OnConfirm(r.job.Site, c.Decision, c.Requests)
+	r.noteConfirm(c, first.Verdict)
+	if c.Deferred {
+		r.sess = nil // released unjudged; the next attempt asks another proxy
+		return false, retryAfter(deferredRetry, fmt.Errorf("%w: %s; no second proxy free within %s: the next attempt's answer decides",
+			ErrUnconfirmed, first.Verdict, c.Waited.Round(time.Millisecond)))
 	}
-	r.logConfirm(c, first.Verdict)
 	switch c.Decision {
 	case detect.Agreed:
 		return r.confirmed(ctx, page, first)
@@ -88,15 +111,34 @@ func (r *run) confirmed(ctx context.Context, page int, first sessions.Step) (boo
 	return r.write(ctx, page, p)
 }
 
+// noteConfirm counts a confirmation (and the second answer, if one was
+// asked), tells OnConfirm and logs it.
+func (r *run) noteConfirm(c sessions.Confirmation, first detect.Verdict) {
+	if c.Requests > 0 {
+		r.observe(c.Second)
+	}
+	if c.Deferred {
+		r.sum.Deferred++
+	} else {
+		r.sum.Confirmations++
+	}
+	if r.h.cfg.OnConfirm != nil {
+		r.h.cfg.OnConfirm(ConfirmStats{Site: r.job.Site, Decision: c.Decision, Requests: c.Requests,
+			Waited: c.Waited, Deferred: c.Deferred, Kept: c.Kept})
+	}
+	r.logConfirm(c, first)
+}
+
 // logConfirm logs the job's first confirmation at info, later ones (other
 // pages, other attempts' are logged by those) at debug.
 func (r *run) logConfirm(c sessions.Confirmation, first detect.Verdict) {
 	log := r.log.Debug
-	if r.sum.Confirmations == 1 {
+	if r.sum.Confirmations+r.sum.Deferred == 1 {
 		log = r.log.Info
 	}
 	log("suspect answer asked again from a second proxy",
 		zap.String("decision", c.Decision.String()), zap.String("rule", first.Rule),
 		zap.String("proxy", r.sum.ProxyID), zap.String("second_proxy", c.SecondProxy.ID),
-		zap.Stringer("second_verdict", c.Second.Verdict))
+		zap.Stringer("second_verdict", c.Second.Verdict), zap.Duration("waited", c.Waited),
+		zap.Bool("deferred", c.Deferred), zap.Bool("kept", c.Kept))
 }

@@ -42,9 +42,9 @@ type HandlerConfig struct {
 	// (the worker's metrics).
 	Observe func(site, verdict string, latency time.Duration)
 	// OnConfirm, if set, is told every confirmation of a Suspect answer
-	// from a second proxy: its decision and its extra requests (one, more
-	// when second proxies failed in transport).
-	OnConfirm func(site string, d detect.Decision, requests int)
+	// from a second proxy: its decision, its extra requests and how long
+	// it waited for a second proxy.
+	OnConfirm func(ConfirmStats)
 	// Browser clears JavaScript challenges (the browser tier); nil: a
 	// Challenge fails the attempt with its reason, nobody is banned.
 	Browser Solver

@@ -38,6 +38,9 @@ type Summary struct {
 	// contradicted (the first proxy was quarantined).
 	Confirmations int `json:"confirmations,omitempty"`
 	SoftBans      int `json:"soft_bans,omitempty"`
+	// Deferred counts the confirmations of this attempt that found no
+	// second proxy free in time: the answer was kept for the next attempt.
+	Deferred int `json:"confirmations_deferred,omitempty"`
 	// Challenges counts the JavaScript challenges of this attempt the
 	// browser was sent to clear, ChallengesSolved those it cleared, and
 	// BrowserRequests the requests the browser sent (all paced as the

@@ -56,9 +56,9 @@ type WorkerConfig struct {
 	// Observe is told every response's site, verdict and latency.
 	Observe func(site, verdict string, latency time.Duration)
 	// OnConfirm, if set, is told every confirmation: a Suspect answer
-	// asked once more from a second proxy, what the two answers decided
-	// and how many extra requests it took.
-	OnConfirm func(site string, d detect.Decision, requests int)
+	// asked once more from a second proxy, what the two answers decided,
+	// how many extra requests it took and how long it waited.
+	OnConfirm func(ConfirmStats)
 	// Browser clears JavaScript challenges (see HandlerConfig.Browser);
 	// nil: no browser tier.
 	Browser Solver

@@ -55,15 +55,19 @@ type confirmCounter struct {
 	requests int
 }
 
-// add counts one confirmation (tasks.WorkerConfig.OnConfirm).
-func (c *confirmCounter) add(_ string, d detect.Decision, requests int) {
+// add counts one decided confirmation (tasks.WorkerConfig.OnConfirm): a
+// deferred one is decided by the job's next attempt, counted then.
+func (c *confirmCounter) add(s tasks.ConfirmStats) {
+	if s.Deferred {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.n == nil {
 		c.n = map[detect.Decision]int{}
 	}
-	c.n[d]++
-	c.requests += requests
+	c.n[s.Decision]++
+	c.requests += s.Requests
 }
 
 // counts returns the confirmations, their extra requests and the count

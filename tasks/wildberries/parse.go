@@ -9,11 +9,15 @@ import (
 	"crawlq/tasks/site"
 )
 
+// PageSize is how many products a full page of the search and catalog
+// APIs holds (the real catalog sample has 100, as the testbed serves):
+// a page with fewer is the last one. The built-in detection rule of
+// searches says the same (page_size: 100).
+const PageSize = 100
+
 // parseListing parses a search or catalog page: the JSON API response or
-// the rendered HTML page. A JSON page has a next page when it is not
-// empty and, if the response gives a total, page × items-on-this-page is
-// below it (earlier pages are at least as full); the HTML page when it
-// has a "next page" link.
+// the rendered HTML page. A JSON page has a next page as hasNext says;
+// the HTML page when it has a "next page" link.
 func parseListing(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	if !site.IsJSON(body) {
 		return parseSearchHTML(s, body, pageURL, at)
@@ -30,9 +34,16 @@ func parseListing(s *site.Site, body []byte, pageURL string, at time.Time) (site
 		page.Items = append(page.Items, p.toItem(s, at))
 	}
 	page.Follow = follow(s, page.Items)
-	n := len(page.Items)
-	page.Next = n > 0 && (total == 0 || pageNumber(pageURL)*n < total)
+	page.Next = hasNext(len(ps), pageNumber(pageURL), total)
 	return page, nil
+}
+
+// hasNext says a JSON listing page of n products (as the answer lists
+// them, before any is skipped) has a next page: it is full (a short page
+// is the last), and when the answer gives the listing's total (0: none)
+// the pages so far, all as full as this one, hold fewer.
+func hasNext(n, page, total int) bool {
+	return n >= PageSize && (total == 0 || page*n < total)
 }
 
 // parseProduct parses a card v4 detail response (every product in it), a
