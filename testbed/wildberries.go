@@ -13,7 +13,7 @@ import (
 // search.wb.ru and card.wb.ru ones, served too.
 const (
 	WBSearchPath       = "/__internal/u-search/exactmatch/ru/common/v18/search"
-	WBDetailPath       = "/__internal/card/cards/v4/detail"
+	WBDetailPath       = "/__internal/u-card/cards/v4/detail"
 	WBLegacySearchPath = "/exactmatch/ru/common/v5/search"
 	WBLegacyDetailPath = "/cards/v4/detail"
 )
