@@ -26,7 +26,7 @@ const EndpointBasket = "basket"
 // @148e240 (2026-10; docs/sites.md). nm 497398643 (vol 4973) is on
 // basket-27, nm 1280469586 (vol 12804) on basket-45. Past its end WB adds
 // hosts: a larger vol gets the last host, and a 404 there is probed on
-// the hosts around it (not built yet).
+// the hosts around it (ProbeBasket).
 var basketVolMax = []int64{
 	143, 287, 431, 719, 1007, 1061, 1115, 1169, 1313, 1601, // 01-10
 	1655, 1919, 2045, 2189, 2405, 2621, 2837, 3053, 3269, 3485, // 11-20
@@ -36,17 +36,9 @@ var basketVolMax = []int64{
 	18053, 18821, // 51-52
 }
 
-// basketHost is the basket CDN base URL of nm.
+// basketHost is the basket CDN base URL of nm by the table.
 func basketHost(nm int64) string {
-	vol := nm / 100000
-	n := len(basketVolMax)
-	for i, last := range basketVolMax {
-		if vol <= last {
-			n = i + 1
-			break
-		}
-	}
-	return fmt.Sprintf("https://basket-%02d.wbbasket.ru", n)
+	return fmt.Sprintf("https://basket-%02d.wbbasket.ru", basketNumber(nm))
 }
 
 // BasketPath is the path of nm's card.json on its basket host.
