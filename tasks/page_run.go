@@ -92,6 +92,9 @@ func (r *run) verdict(ctx context.Context, page int, step sessions.Step) (bool, 
 
 func (r *run) ok(ctx context.Context, page int, step sessions.Step) (bool, error) {
 	p, err := r.parse(step)
+	if errors.Is(err, site.ErrUnrecognized) {
+		return false, r.unknownShape(ctx, step, err, false)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -140,11 +143,7 @@ func (r *run) parse(step sessions.Step) (site.Page, error) {
 		items, err := r.job.Fetch.extract(r.job.Site, resp.Body, resp.FinalURL, now)
 		return site.Page{Items: items}, err
 	}
-	p, err := r.h.cfg.Sites.Parse(r.job.Site, r.job.Kind, resp.Body, resp.FinalURL, now)
-	if errors.Is(err, site.ErrUnrecognized) {
-		err = retryAfter(5*time.Second, err) // a layout change or an unseen block page
-	}
-	return p, err
+	return r.h.cfg.Sites.Parse(r.job.Site, r.job.Kind, resp.Body, resp.FinalURL, now)
 }
 
 // follow enqueues the product/item jobs of a listing page; a job already

@@ -33,6 +33,9 @@ type Summary struct {
 	// Empty is set when the job completed with no items: a true "no
 	// results" answer (confirmed from a second proxy when ambiguous).
 	Empty bool `json:"empty,omitempty"`
+	// Answer is the Redis key of the copy of the answer the job failed on
+	// when it was not of the site's own shape (ErrUnknownShape).
+	Answer string `json:"answer,omitempty"`
 	// Confirmations counts the Suspect answers of this attempt asked once
 	// more from a second proxy; SoftBans those the second proxy
 	// contradicted (the first proxy was quarantined).

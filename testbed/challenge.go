@@ -44,6 +44,10 @@ type ChallengeRule struct {
 	// Bits is the proof of work's difficulty: the leading zero bits the
 	// script's hash must have. Default 14 (some 16,000 hashes).
 	Bits int `json:"bits"`
+	// WallStatus is the status of Wildberries' anti-bot wall (its home
+	// page challenge and its APIs' refusal): 498 as captured in 2026
+	// (default), or 200, the variant reported served too.
+	WallStatus int `json:"wall_status,omitempty"`
 }
 
 // Default challenge settings.
@@ -198,7 +202,7 @@ func (s *Site) challengeApplies(r *http.Request) bool {
 // page); every other request gets the site's challenge page.
 func (s *Site) serveChallenge(w http.ResponseWriter, r *http.Request, e *Entry) {
 	if s.name == SiteWildberries && r.URL.Path != "/" {
-		w.WriteHeader(498)
+		wbRefuse(w, s.challenge.rule.wallStatus())
 		return
 	}
 	c := s.challenge
@@ -206,8 +210,11 @@ func (s *Site) serveChallenge(w http.ResponseWriter, r *http.Request, e *Entry) 
 	page := challengePage{Nonce: nonce, Bits: c.rule.Bits, Cookie: c.cookie, TTL: int(c.rule.TTL / time.Second),
 		Incident: "fab_chlg_" + e.Start.UTC().Format("20060102150405") + "_" + strings.ToUpper(nonce[:16])}
 	status := http.StatusOK
-	if s.name == SiteOzon {
+	switch s.name {
+	case SiteOzon:
 		status = http.StatusForbidden // as parsers report Ozon's challenge
+	case SiteWildberries:
+		status = c.rule.wallStatus()
 	}
 	render(w, status, challengeTmpl[s.name], page)
 }
@@ -242,7 +249,9 @@ var challengeTmpl = map[string]*template.Template{
 </body></html>
 `)),
 	SiteWildberries: template.Must(template.New("wb-challenge").Parse(`<!DOCTYPE html><html lang="ru"><head><meta charset="utf-8">
-<title>Почти готово...</title></head><body><div id="app"><p>Проверяем браузер</p></div>
+<title>Почти готово...</title>
+<link rel="stylesheet" href="/__wbaas/challenges/antibot/__static/v2/index.css"></head>
+<body><div class="w"><div id="wait_msg"></div><div id="c_cont"></div></div><b id="s-key" data-site-key="7400bd5df8b843b28254659f10915f31"></b>
 ` + challengeScript + `
 </body></html>
 `)),

@@ -9,13 +9,17 @@ import (
 )
 
 // Wildberries URL paths: the current APIs under www.wildberries.ru/__internal/
-// (498 without the x_wbaas_token cookie in challenge mode), and the older
-// search.wb.ru and card.wb.ru ones, served too.
+// (498 without the x_wbaas_token cookie in challenge mode), the older
+// search.wb.ru (v9, the version that answers in 2026) and card.wb.ru
+// ones, and catalog.wb.ru's v4 listing. Retired paths answer 404 as the
+// real site does: catalog v2 (WBCatalogV2Pattern) and search v5.
 const (
 	WBSearchPath       = "/__internal/u-search/exactmatch/ru/common/v18/search"
-	WBDetailPath       = "/__internal/card/cards/v4/detail"
-	WBLegacySearchPath = "/exactmatch/ru/common/v5/search"
+	WBDetailPath       = "/__internal/u-card/cards/v4/detail"
+	WBLegacySearchPath = "/exactmatch/ru/common/v9/search"
 	WBLegacyDetailPath = "/cards/v4/detail"
+	WBCatalogPattern   = "/catalog/{shard}/v4/catalog"
+	WBCatalogV2Pattern = "/catalog/{shard}/v2/catalog"
 )
 
 // wbSearchPath and wbDetailPath say whether path is a search or a
@@ -36,6 +40,8 @@ func (wb *wildberries) routes() http.Handler {
 	for _, p := range []string{WBDetailPath, WBLegacyDetailPath} {
 		mux.HandleFunc("GET "+p, wb.detail)
 	}
+	mux.HandleFunc("GET "+WBCatalogPattern, wb.catalog)
+	mux.HandleFunc("GET "+WBCatalogV2Pattern, http.NotFound) // gone since July 2026
 	mux.HandleFunc("GET "+WBCardJSONPattern, wb.cardJSON)
 	return mux
 }
@@ -203,6 +209,19 @@ func (wb *wildberries) search(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// catalog answers catalog.wb.ru's v4 listing in the search answer's
+// shape. The testbed's categories are title words: cat is one (the real
+// cat is a menu id), so a category lists the products a one-word search
+// finds.
+func (wb *wildberries) catalog(w http.ResponseWriter, r *http.Request) {
+	cat := r.URL.Query().Get("cat")
+	writeJSON(w, wbSearch{
+		Metadata: wbMetadata{Name: cat, CatalogType: "subject"}, Version: 2,
+		Total:    len(wb.c.Matches(SiteWildberries, cat)),
+		Products: toWBList(wb.c.Search(SiteWildberries, cat, pageParam(r, "page")), toWB),
+	})
+}
+
 // detail answers /cards/v4/detail?nm=ID[;ID…]; unknown ids are left out.
 func (wb *wildberries) detail(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string][]wbProduct{"products": toWBList(wb.found(r), toWBDetail)})
@@ -217,6 +236,22 @@ func (wb *wildberries) found(r *http.Request) []Product {
 		}
 	}
 	return found
+}
+
+// wallStatus is the status of Wildberries' wall: WallStatus, else 498.
+func (c ChallengeRule) wallStatus() int {
+	if c.WallStatus != 0 {
+		return c.WallStatus
+	}
+	return 498
+}
+
+// wbRefuse is an API's answer without a valid x_wbaas_token: the token
+// API's JSON (plomio challenge1.json, 2026-10) with the wall's status.
+func wbRefuse(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	io.WriteString(w, `{"code":498,"message":"challenge is required"}`)
 }
 
 // blockPage: no real WB block page was ever saved; parsers describe an

@@ -96,7 +96,7 @@ sites:
 		t.Fatalf("wildberries (-want +got):\n%s", d)
 	}
 	u, _ := wb.URL("product", site.Request{ID: "1"})
-	if !strings.HasPrefix(u, "http://127.0.0.1:8081/__internal/card/cards/v4/detail?nm=1&") {
+	if !strings.HasPrefix(u, "http://127.0.0.1:8081/__internal/u-card/cards/v4/detail?nm=1&") {
 		t.Fatalf("product URL %q not on the base URL", u)
 	}
 	av, _ := r.Get("avito")

@@ -21,23 +21,24 @@ const KindCard = "card"
 const EndpointBasket = "basket"
 
 // basketVolMax is the last vol (nm/100000) each basket-NN host serves,
-// NN = index+1: the table public WB clients agree on (2024–25; the sample
-// nm 67858518, vol 678, is on basket-04). Past its end WB adds hosts
-// whose ranges are not settled, so a larger vol gets the last known host
-// and may need endpoints.basket.
-var basketVolMax = []int64{143, 287, 431, 719, 1007, 1061, 1115, 1169, 1313, 1601, 1655, 1919, 2045, 2189, 2405, 2621, 2837}
+// NN = index+1, up to basket-52 (vol 18821): the table of kendric-py/plomio
+// apps/worker_parser/src/marketplaces/wb/constants.py WB_BASKET_RANGES
+// @148e240 (2026-10; docs/sites.md). nm 497398643 (vol 4973) is on
+// basket-27, nm 1280469586 (vol 12804) on basket-45. Past its end WB adds
+// hosts: a larger vol gets the last host, and a 404 there is probed on
+// the hosts around it (ProbeBasket).
+var basketVolMax = []int64{
+	143, 287, 431, 719, 1007, 1061, 1115, 1169, 1313, 1601, // 01-10
+	1655, 1919, 2045, 2189, 2405, 2621, 2837, 3053, 3269, 3485, // 11-20
+	3701, 3917, 4133, 4349, 4565, 4877, 5189, 5501, 5813, 6125, // 21-30
+	6437, 6749, 7061, 7373, 7685, 7997, 8309, 8741, 9173, 9605, // 31-40
+	10373, 11141, 11909, 12677, 13445, 14213, 14981, 15749, 16517, 17285, // 41-50
+	18053, 18821, // 51-52
+}
 
-// basketHost is the basket CDN base URL of nm.
+// basketHost is the basket CDN base URL of nm by the table.
 func basketHost(nm int64) string {
-	vol := nm / 100000
-	n := len(basketVolMax)
-	for i, last := range basketVolMax {
-		if vol <= last {
-			n = i + 1
-			break
-		}
-	}
-	return fmt.Sprintf("https://basket-%02d.wbbasket.ru", n)
+	return fmt.Sprintf("https://basket-%02d.wbbasket.ru", basketNumber(nm))
 }
 
 // BasketPath is the path of nm's card.json on its basket host.

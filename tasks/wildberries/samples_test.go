@@ -86,7 +86,7 @@ func checkFollow(t *testing.T, page site.Page) {
 	}
 	f := page.Follow[0]
 	want := site.Target{Site: "wildberries", Kind: "product", ID: page.Items[0].ID,
-		URL: "https://www.wildberries.ru/__internal/card/cards/v4/detail?nm=" + page.Items[0].ID + "&appType=1&curr=rub&dest=-1257786&spp=30"}
+		URL: "https://www.wildberries.ru/__internal/u-card/cards/v4/detail?nm=" + page.Items[0].ID + "&appType=1&curr=rub&dest=-1257786&spp=30"}
 	if d := cmp.Diff(want, f); d != "" {
 		t.Errorf("first follow target (-want +got):\n%s", d)
 	}

@@ -39,7 +39,7 @@ const (
 // Path prefixes of the current APIs on www.wildberries.ru.
 const (
 	internalSearch = "/__internal/u-search"
-	internalCard   = "/__internal/card"
+	internalCard   = "/__internal/u-card"
 )
 
 // ClearanceCookie is the token cookie the current APIs want.

@@ -30,11 +30,12 @@ func apiBase(s *site.Site, name, internal string) string {
 }
 
 // searchURL: /exactmatch/ru/common/v18/search?query=…&page=N under
-// www.wildberries.ru/__internal/u-search (legacy: v5 on search.wb.ru).
+// www.wildberries.ru/__internal/u-search (legacy: v9 on search.wb.ru, the
+// version that still answers anonymously in 2026; docs/sites.md).
 func searchURL(s *site.Site, r site.Request) string {
 	version := "v18"
 	if s.API == APILegacy {
-		version = "v5"
+		version = "v9"
 	}
 	return apiBase(s, site.EndpointSearch, internalSearch) + "/exactmatch/ru/common/" + version + "/search?query=" +
 		url.QueryEscape(r.Query) + "&page=" + strconv.Itoa(r.Page) + apiParams + "&resultset=catalog&sort=popular"
@@ -57,11 +58,13 @@ func normalizeCategory(s *site.Site, r site.Request) (site.Request, error) {
 	return site.Request{Category: shard + "?" + q, Page: r.Page}, nil
 }
 
-// categoryURL: /catalog/<shard>/v2/catalog?<query>&page=N on catalog.wb.ru.
+// categoryURL: /catalog/<shard>/v4/catalog?<query>&page=N on catalog.wb.ru.
+// Since July 2026 only the v4 shard-path form answers; v2 is a 404
+// (docs/sites.md).
 func categoryURL(s *site.Site, r site.Request) string {
 	shard, q, _ := strings.Cut(r.Category, "?")
-	return s.Endpoint(site.EndpointCatalog) + "/catalog/" + shard + "/v2/catalog?" + q +
-		"&page=" + strconv.Itoa(r.Page) + apiParams + "&sort=popular"
+	return s.Endpoint(site.EndpointCatalog) + "/catalog/" + shard + "/v4/catalog?" + q +
+		"&page=" + strconv.Itoa(r.Page) + apiParams + "&locale=ru&sort=popular"
 }
 
 var (
@@ -98,7 +101,7 @@ func idFromURL(s *site.Site, raw string) (string, error) {
 }
 
 // productURL: /cards/v4/detail?nm=ID under
-// www.wildberries.ru/__internal/card (legacy: on card.wb.ru).
+// www.wildberries.ru/__internal/u-card (legacy: on card.wb.ru).
 func productURL(s *site.Site, r site.Request) string {
 	return apiBase(s, site.EndpointCard, internalCard) + "/cards/v4/detail?nm=" + r.ID + apiParams
 }
