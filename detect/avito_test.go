@@ -3,6 +3,7 @@ package detect_test
 import (
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"crawlq/detect"
@@ -56,6 +57,14 @@ func TestAvitoSearchAPIAnswers(t *testing.T) {
 		`<script type="mime/invalid" data-mfe-state="true">{&quot;loaderData&quot;:{&quot;data&quot;:{&quot;redirected&quot;:true,&quot;url&quot;:&quot;/moskva&quot;}}}</script></body></html>`)
 	if v := d.Judge("avito", "search", &detect.Response{Status: 200, Body: stub}); v.Kind != detect.OK {
 		t.Errorf("HTML redirect stub: got %v, want ok (the parser refuses it; never Suspect, which a second IP would confirm as empty)", v)
+	}
+	raw := []byte(strings.ReplaceAll(string(stub), "&quot;", `"`))
+	if v := d.Judge("avito", "search", &detect.Response{Status: 200, Body: raw}); v.Kind != detect.OK {
+		t.Errorf("HTML redirect stub, state not escaped: got %v, want ok", v)
+	}
+	notStub := []byte(strings.ReplaceAll(string(stub), "redirected&quot;:true", "redirected&quot;:false"))
+	if v := d.Judge("avito", "search", &detect.Response{Status: 200, Body: notStub}); v.Kind != detect.Suspect {
+		t.Errorf("a page with redirected:false and no cards: got %v, want suspect", v)
 	}
 	for _, tt := range tests {
 		if v := d.Judge("avito", "search-api", &detect.Response{Status: 200, Body: []byte(tt.body)}); v.Kind != tt.want {
