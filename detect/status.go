@@ -16,6 +16,12 @@ func (d *Detector) judgeStatus(c *compiled, r *Response) (Verdict, bool) {
 	v := Verdict{Status: st, Rule: fmt.Sprintf("status %d", st)}
 	switch {
 	case c.rateStatus(st):
+		if b, banned := c.markerHit(r.Body); banned {
+			// The site says why it refuses, and it is a ban (Avito's 429
+			// "Доступ ограничен: проблема с IP"): waiting does not help.
+			b.Reason, b.Status = "block page at a rate-limit status", st
+			return b, true
+		}
 		v.Kind, v.Reason, v.RetryAfter = RateLimited, "rate limited", d.retryAfter(r.Header)
 	case c.blockStatus(st):
 		v.Kind, v.Reason = Blocked, "blocked status"

@@ -36,6 +36,11 @@ func TestPunishmentsAndFaultsDriveTheBroker(t *testing.T) {
 		{name: "429 with Retry-After", site: "wildberries", kind: "search", sites: strict("wildberries", testbed.TooMany429), verdict: detect.RateLimited, state: "cooling"},
 		{name: "403", site: "ozon", kind: "search", sites: strict("ozon", testbed.Forbidden403), verdict: detect.Blocked, state: "quarantined"},
 		{name: "200 captcha page", site: "avito", kind: "search", sites: strict("avito", testbed.CaptchaPage200), verdict: detect.Blocked, state: "quarantined"},
+		// Avito bans the IP and says so at 429 ("Доступ ограничен: проблема
+		// с IP"): quarantined, not cooled down to be banned again.
+		{name: "avito 429 IP page", site: "avito", kind: "search", sites: strict("avito", testbed.BlockPage429), verdict: detect.Blocked, state: "quarantined"},
+		{name: "avito 206 IP page", site: "avito", kind: "search", sites: strict("avito", testbed.BlockPage206), verdict: detect.Blocked, state: "quarantined"},
+		{name: "avito 439", site: "avito", kind: "search", sites: strict("avito", testbed.Status439), verdict: detect.Blocked, state: "quarantined"},
 		{name: "captcha redirect", site: "ozon", kind: "search", sites: strict("ozon", testbed.CaptchaRedirect), verdict: detect.Blocked, state: "quarantined"},
 		{name: "dead proxy", site: "wildberries", kind: "search", farm: testbed.FarmConfig{Faults: map[int]testbed.Fault{0: {Dead: true}}}, verdict: detect.ProxyFailure, state: "cooling"},
 		{name: "slow proxy past the timeout", site: "wildberries", kind: "search", farm: testbed.FarmConfig{Faults: map[int]testbed.Fault{0: {Slow: 3 * time.Second}}}, verdict: detect.ProxyFailure, state: "cooling"},

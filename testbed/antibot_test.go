@@ -28,6 +28,9 @@ func looksPunished(p Punishment, a answer) bool {
 		return a.status == http.StatusFound && strings.HasPrefix(a.header.Get("Location"), CaptchaPath+"?")
 	case Placeholder:
 		return a.status == http.StatusOK && bytes.Contains(a.body, []byte(`{&#34;items&#34;:[]}`))
+	case BlockPage429, BlockPage206, Status439:
+		want := map[Punishment]int{BlockPage429: http.StatusTooManyRequests, BlockPage206: http.StatusPartialContent, Status439: 439}[p]
+		return a.status == want && a.header.Get("Retry-After") == "" && bytes.Contains(a.body, []byte("Доступ ограничен"))
 	}
 	return false
 }

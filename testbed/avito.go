@@ -8,15 +8,21 @@ import (
 	"strings"
 )
 
-// avito serves search pages /<location>?q=…&p=N and item pages
+// avito serves search pages /<location>?q=…&p=N (2025 cards with the
+// seller block), the JSON search AvitoItemsPath?q=…&p=N and item pages
 // /<location>/<category>/<slug>_<id>. Search ignores the location: it
 // searches the whole catalog, and each item keeps its own city in its URL.
 type avito struct{ c *Catalog }
+
+// AvitoItemsPath is Avito's JSON search (web/1/js/items; its 2026 answer
+// shape: ru-marketplace-mcp's fixture of 2026-07-28).
+const AvitoItemsPath = "/web/1/js/items"
 
 func (a *avito) cookie() string { return "u" }
 
 func (a *avito) routes() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+AvitoItemsPath, a.items)
 	mux.HandleFunc("GET /{location}", a.search)
 	mux.HandleFunc("GET /{location}/{category}/{item}", a.item)
 	return mux
@@ -30,13 +36,52 @@ type avitoPage struct {
 }
 
 type avitoCard struct {
-	P     Product
-	Price string // rubles, digits only
-	Shown string // "27 000 ₽" with NBSP
+	P       Product
+	Price   string // rubles, digits only
+	Shown   string // "27 000 ₽" with NBSP
+	Score   string // the seller's rating, "4,8"
+	Summary string // the seller's reviews, "647 отзывов"
 }
 
 func avitoCardOf(p Product) avitoCard {
-	return avitoCard{P: p, Price: strconv.FormatInt(p.Price/100, 10), Shown: rubles(p.Price, "\u00a0") + "\u00a0₽"}
+	return avitoCard{P: p, Price: strconv.FormatInt(p.Price/100, 10), Shown: rubles(p.Price, "\u00a0") + "\u00a0₽",
+		Score:   strings.Replace(strconv.FormatFloat(p.Rating, 'f', 1, 64), ".", ",", 1),
+		Summary: strconv.Itoa(p.Reviews) + " отзывов"}
+}
+
+// avitoItems is the js/items answer: items at the top level, each with
+// id, title, urlPath, priceDetailed.value (rubles) and the seller's
+// rating; no seller name.
+type avitoItems struct {
+	Count       int         `json:"count"`
+	TotalCount  int         `json:"totalCount"`
+	ItemsOnPage int         `json:"itemsOnPage"`
+	Items       []avitoItem `json:"items"`
+}
+
+type avitoItem struct {
+	ID            int64          `json:"id"`
+	Title         string         `json:"title"`
+	URLPath       string         `json:"urlPath"`
+	PriceDetailed map[string]any `json:"priceDetailed"`
+	Rating        map[string]any `json:"rating"`
+	Location      map[string]any `json:"location"`
+}
+
+// items serves AvitoItemsPath?q=…&p=N.
+func (a *avito) items(w http.ResponseWriter, r *http.Request) {
+	q, page := r.URL.Query().Get("q"), pageParam(r, "p")
+	n := len(a.c.Matches(SiteAvito, q))
+	out := avitoItems{Count: n, TotalCount: n, ItemsOnPage: PageSizes[SiteAvito], Items: []avitoItem{}}
+	for _, p := range a.c.Search(SiteAvito, q, page) {
+		id, _ := strconv.ParseInt(p.ID, 10, 64)
+		c := avitoCardOf(p)
+		out.Items = append(out.Items, avitoItem{ID: id, Title: p.Title, URLPath: p.URL + "?context=H4sIAAAA",
+			PriceDetailed: map[string]any{"value": p.Price / 100, "string": c.Shown, "hasValue": true},
+			Rating:        map[string]any{"score": p.Rating, "summary": c.Summary},
+			Location:      map[string]any{"name": p.Location}})
+	}
+	writeJSON(w, out)
 }
 
 func (a *avito) search(w http.ResponseWriter, r *http.Request) {
@@ -70,6 +115,8 @@ var avitoSearchTmpl = template.Must(template.New("avito-search").Parse(`<!DOCTYP
 <p data-marker="item-price" itemprop="offers" itemscope itemtype="http://schema.org/Offer"><meta itemprop="priceCurrency" content="RUB"><meta itemprop="price" content="{{.Price}}"><strong><span>{{.Shown}}</span></strong></p>
 <div data-marker="item-address"><p><span>{{.P.Location}}</span></p></div>
 <p data-marker="item-date">1 день назад</p>
+<div class="iva-item-sellerInfo-w2qER"><a href="/user/{{.P.SellerID}}/profile"><p>{{.P.Seller}}</p></a>
+<span data-marker="seller-info/score">{{.Score}}</span><p data-marker="seller-info/summary">{{.Summary}}</p></div>
 </div>
 {{end}}</div>
 {{if .Pages}}<nav aria-label="Пагинация"><ul data-marker="pagination-button">
@@ -91,8 +138,7 @@ func (a *avito) item(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(p.Seller, "ООО") || strings.HasPrefix(p.Seller, "Агентство") {
 		label = "Агентство"
 	}
-	render(w, http.StatusOK, avitoItemTmpl, map[string]any{"C": avitoCardOf(p), "Label": label,
-		"Rating": strings.Replace(strconv.FormatFloat(p.Rating, 'f', 1, 64), ".", ",", 1), "Reviews": p.Reviews})
+	render(w, http.StatusOK, avitoItemTmpl, map[string]any{"C": avitoCardOf(p), "Label": label})
 }
 
 var avitoItemTmpl = template.Must(template.New("avito-item").Parse(`<!DOCTYPE html>
@@ -105,8 +151,8 @@ var avitoItemTmpl = template.Must(template.New("avito-item").Parse(`<!DOCTYPE ht
 <div data-marker="item-view/item-description">{{.C.P.Title}}. {{.C.P.Brand}}.</div>
 <div data-marker="seller-info/name"><span>{{.C.P.Seller}}</span></div>
 <div data-marker="seller-info/label">{{.Label}}</div>
-<div data-marker="seller-info/score">{{.Rating}}</div>
-<div data-marker="seller-info/summary">{{.Reviews}} отзывов</div>
+<div data-marker="seller-info/score">{{.C.Score}}</div>
+<div data-marker="seller-info/summary">{{.C.Summary}}</div>
 </div></body></html>
 `))
 

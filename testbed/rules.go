@@ -19,10 +19,22 @@ const (
 	// Placeholder answers 200 with a shrunken page: the page's frame with
 	// no products (WB: "products": []).
 	Placeholder Punishment = "placeholder"
+	// BlockPage429 answers 429 with the site's block page and no
+	// Retry-After: Avito's ban of an IP ("Доступ ограничен: проблема с
+	// IP"), which waiting does not lift (avito-library
+	// proxy_block_429_detector.py, 2025-10-29).
+	BlockPage429 Punishment = "block_page_429"
+	// BlockPage206 answers 206 with the site's block page (avito-library
+	// proxy_block_403_detector.py: the page "even at 200/206").
+	BlockPage206 Punishment = "block_page_206"
+	// Status439 answers 439 with the site's block page (Duff89/parser_avito
+	// counts 403/429/439 as blocks).
+	Status439 Punishment = "439"
 )
 
 // Punishments lists every kind, for table tests.
-var Punishments = []Punishment{TooMany429, Forbidden403, CaptchaPage200, CaptchaRedirect, Placeholder}
+var Punishments = []Punishment{TooMany429, Forbidden403, CaptchaPage200, CaptchaRedirect, Placeholder,
+	BlockPage429, BlockPage206, Status439}
 
 // SiteRules is one site's anti-bot configuration. The zero value has no
 // rate rule; DefaultRules gives the per-site defaults.
@@ -55,12 +67,13 @@ const DefaultBanFor = time.Minute
 
 // DefaultRules are the rules each site gets unless Config.Sites overrides
 // them: Wildberries 429s, Ozon 403s with its antibot page, Avito shows its
-// "Доступ ограничен: проблема с IP" page with status 200.
+// "Доступ ограничен: проблема с IP" page with status 429, as the real site
+// does.
 func DefaultRules() map[string]SiteRules {
 	return map[string]SiteRules{
 		SiteWildberries: {MinInterval: 200 * time.Millisecond, Punishment: TooMany429, BanFor: DefaultBanFor, SessionCheck: true},
 		SiteOzon:        {MinInterval: 500 * time.Millisecond, Punishment: Forbidden403, BanFor: DefaultBanFor, SessionCheck: true},
-		SiteAvito:       {MinInterval: time.Second, Punishment: CaptchaPage200, BanFor: DefaultBanFor, SessionCheck: true},
+		SiteAvito:       {MinInterval: time.Second, Punishment: BlockPage429, BanFor: DefaultBanFor, SessionCheck: true},
 	}
 }
 

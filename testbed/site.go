@@ -184,6 +184,12 @@ func (s *Site) punish(w http.ResponseWriter, r *http.Request, ip string) {
 		http.Redirect(w, r, CaptchaPath+"?back="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
 	case Placeholder:
 		s.pages.placeholder(w, r)
+	case BlockPage429:
+		s.pages.blockPage(w, http.StatusTooManyRequests)
+	case BlockPage206:
+		s.pages.blockPage(w, http.StatusPartialContent)
+	case Status439:
+		s.pages.blockPage(w, 439)
 	default:
 		s.tooMany(w, ip)
 	}

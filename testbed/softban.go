@@ -212,6 +212,10 @@ func (s *Site) truth(r *http.Request) Meaning {
 		}
 		n = len(p.c.Search(SiteOzon, r.URL.Query().Get("text"), pageParam(r, "page")))
 	case *avito:
+		if r.URL.Path == AvitoItemsPath {
+			n = len(p.c.Search(SiteAvito, r.URL.Query().Get("q"), pageParam(r, "p")))
+			break
+		}
 		if strings.Count(strings.Trim(r.URL.Path, "/"), "/") != 0 || r.URL.Path == "/" {
 			return ""
 		}
@@ -241,6 +245,10 @@ func (s *Site) writeEmpty(w http.ResponseWriter, r *http.Request) {
 			"State":   mustJSON(jsonMap{"tileLayout": "LAYOUT_GRID4", "items": []any{}, "cols": 12, "page": pageParam(r, "page")}),
 			"ErrorID": ozonErrorState, "Error": mustJSON(ozonNothingFound(q))})
 	case *avito:
+		if r.URL.Path == AvitoItemsPath {
+			writeJSON(w, avitoItems{ItemsOnPage: PageSizes[SiteAvito], Items: []avitoItem{}})
+			return
+		}
 		render(w, http.StatusOK, avitoEmptyTmpl, avitoPage{Query: r.URL.Query().Get("q"), Location: r.PathValue("location")})
 	}
 }

@@ -20,6 +20,3 @@ func benchParse(b *testing.B, kind, file string) {
 
 func BenchmarkParseSERP(b *testing.B)     { benchParse(b, "search", "avito_search_serp_2024.html.gz") }
 func BenchmarkParseItemHTML(b *testing.B) { benchParse(b, "item", "avito_item_page_2024.html") }
-func BenchmarkParseBuyerItem(b *testing.B) {
-	benchParse(b, "item", "avito_item_buyerItem_extracted.json")
-}

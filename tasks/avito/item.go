@@ -2,6 +2,7 @@ package avito
 
 import (
 	"bytes"
+	"strconv"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
@@ -10,11 +11,12 @@ import (
 	"crawlq/tasks/site"
 )
 
-// parseItem parses a listing page, or the buyerItem JSON of a listing
-// (bare, or wrapped as {name,url,viewdata}).
+// parseItem parses a listing page. A JSON body is not a listing page's
+// answer: no 2025-26 client reads a listing from JSON (the old buyerItem
+// of window.__initialData__ is gone from the path).
 func parseItem(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	if site.IsJSON(body) {
-		return parseBuyerItem(s, body, pageURL, at)
+		return site.Page{}, site.Unrecognized("JSON answer where a listing page was expected")
 	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
@@ -74,3 +76,6 @@ func itemPageURL(s *site.Site, doc *goquery.Document, pageURL string) string {
 	}
 	return site.Resolve("", pageURL, true)
 }
+
+func itoa(n int) string     { return strconv.Itoa(n) }
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

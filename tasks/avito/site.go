@@ -15,7 +15,13 @@ const (
 	KindSearch   = "search"
 	KindCategory = "category"
 	KindItem     = "item"
+	// KindSearchAPI is a search through the JSON endpoint ItemsPath.
+	KindSearchAPI = "search-api"
 )
+
+// ItemsPath is the JSON search endpoint the site's pages call for more
+// results (web/1/js/items; evidence in docs/sites.md).
+const ItemsPath = "/web/1/js/items"
 
 // WebURL is the real host.
 const WebURL = "https://www.avito.ru"
@@ -45,6 +51,8 @@ func New() *site.Site {
 				Normalize: normalizeSearch, Build: listingURL, Parse: parseSERP},
 			KindCategory: {Name: KindCategory, Listing: true, Follow: KindItem,
 				Normalize: normalizeCategory, Build: listingURL, Parse: parseSERP},
+			KindSearchAPI: {Name: KindSearchAPI, Listing: true, Follow: KindItem,
+				Normalize: normalizeAPI, Build: apiURL, Parse: parseJSItems},
 			KindItem: {Name: KindItem,
 				Normalize: normalizeItem, Build: itemURL, Parse: parseItem},
 		},

@@ -13,9 +13,9 @@ import (
 
 // TestTestbedSearchAndItem walks every search page the testbed serves for
 // a query, until Next is false, and parses the first followed item page:
-// the items are exactly the catalog's (cards carry no seller or rating;
-// the item page does). No Avito item has InStock, out-of-stock catalog
-// products included: a listing has no stock.
+// the items are exactly the catalog's, seller, rating and reviews
+// included (the 2025 cards carry them). No Avito item has InStock,
+// out-of-stock catalog products included: a listing has no stock.
 func TestTestbedSearchAndItem(t *testing.T) {
 	tb := sitetest.Testbed(t)
 	s := sitetest.SiteOn(t, tb, "avito")
@@ -26,7 +26,7 @@ func TestTestbedSearchAndItem(t *testing.T) {
 		t.Fatalf("query %q has %d matches: not several pages", q, len(matches))
 	}
 	sitetest.SoldOut(t, matches)
-	if d := cmp.Diff(wantItems(s, matches, false), got); d != "" {
+	if d := cmp.Diff(wantItems(s, matches, true), got); d != "" {
 		t.Fatalf("search items (-catalog +parsed):\n%s", d)
 	}
 	page, err := s.Parse("item", sitetest.Get(t, follow[0].URL), follow[0].URL, at)
@@ -49,4 +49,47 @@ func wantItems(s *site.Site, ps []testbed.Product, full bool) []item.Item {
 		out = append(out, it)
 	}
 	return out
+}
+
+// TestTestbedSearchAPI walks the testbed's js/items JSON search page by
+// page until Next is false: the items are exactly the catalog's, with the
+// seller's rating and reviews and no seller name (the answer has none);
+// a query matching nothing is the site's empty answer, no error.
+func TestTestbedSearchAPI(t *testing.T) {
+	tb := sitetest.Testbed(t)
+	s := sitetest.SiteOn(t, tb, "avito")
+	q := sitetest.Query(tb, "avito")
+	var got []item.Item
+	req := site.Request{Query: q}
+	for req.Page = 1; ; req.Page++ {
+		page := apiPage(t, s, req)
+		got = append(got, page.Items...)
+		if !page.Next {
+			break
+		}
+	}
+	want := wantItems(s, tb.Catalog.Matches("avito", q), true)
+	for i := range want {
+		want[i].Seller = ""
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("js/items (-catalog +parsed):\n%s", d)
+	}
+	req.Query, req.Page = "zzzz-nothing-matches", 1
+	if page := apiPage(t, s, req); len(page.Items) != 0 || page.Next {
+		t.Fatalf("no-match query: %+v", page)
+	}
+}
+
+func apiPage(t *testing.T, s *site.Site, req site.Request) site.Page {
+	t.Helper()
+	u, err := s.URL("search-api", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.Parse("search-api", sitetest.Get(t, u), u, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page
 }

@@ -60,6 +60,30 @@ func listingURL(s *site.Site, r site.Request) string {
 	return s.Endpoint(site.EndpointWeb) + path + q + "p=" + strconv.Itoa(r.Page)
 }
 
+// normalizeAPI checks a js/items search: the location is a numeric
+// locationId (637640 is Moscow) or none (all of Russia).
+func normalizeAPI(s *site.Site, r site.Request) (site.Request, error) {
+	r, err := normalizeListing(s, KindSearchAPI, r, false)
+	if err != nil {
+		return site.Request{}, err
+	}
+	if r.Location != DefaultLocation && !digits(r.Location) {
+		return site.Request{}, &site.RequestError{Site: s.Name, Kind: KindSearchAPI, Field: "location",
+			Reason: "want a numeric locationId such as 637640, got " + strconv.Quote(r.Location)}
+	}
+	return r, nil
+}
+
+// apiURL: /web/1/js/items?q=…&p=N&updateListOnly=true[&locationId=N], as
+// the site's own pages ask for the results after the first.
+func apiURL(s *site.Site, r site.Request) string {
+	v := url.Values{"q": {r.Query}, "p": {strconv.Itoa(r.Page)}, "updateListOnly": {"true"}}
+	if r.Location != DefaultLocation {
+		v.Set("locationId", r.Location)
+	}
+	return s.Endpoint(site.EndpointWeb) + ItemsPath + "?" + v.Encode()
+}
+
 // normalizeItem takes a listing ID or a pasted listing URL
 // (…/<location>/<category>/<slug>_<id>); the URL's path is kept.
 func normalizeItem(s *site.Site, r site.Request) (site.Request, error) {

@@ -37,6 +37,11 @@ func TestURLs(t *testing.T) {
 			want: "http://127.0.0.1:9003/krasnodar/kvartiry/kvartira-studiya_24_m_1016_et._3889452914"},
 		{name: "item id", kind: "item", req: site.Request{ID: "3889452914"}, want: "https://www.avito.ru/3889452914"},
 		{name: "item url without id", kind: "item", req: site.Request{URL: "https://www.avito.ru/krasnodar/kvartiry"}, wantErr: site.ErrBadRequest},
+		{name: "search-api all of russia", kind: "search-api", req: site.Request{Query: "ноутбук", Page: 2},
+			want: "https://www.avito.ru/web/1/js/items?p=2&q=%D0%BD%D0%BE%D1%83%D1%82%D0%B1%D1%83%D0%BA&updateListOnly=true"},
+		{name: "search-api locationId", kind: "search-api", req: site.Request{Query: "x", Location: "637640", Page: 1},
+			want: "https://www.avito.ru/web/1/js/items?locationId=637640&p=1&q=x&updateListOnly=true"},
+		{name: "search-api slug location", kind: "search-api", req: site.Request{Query: "x", Location: "moskva", Page: 1}, wantErr: site.ErrBadRequest},
 		{name: "unknown kind", kind: "product", req: site.Request{ID: "1"}, wantErr: site.ErrUnknownKind},
 	}
 	for _, tt := range tests {
