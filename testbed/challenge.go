@@ -252,8 +252,8 @@ func (s *Site) serveChallenge(w http.ResponseWriter, r *http.Request, e *Entry) 
 type challengePage struct {
 	Nonce, Cookie, Incident string
 	// CDN is the base URL of the CDN host, in the page's scheme.
-	CDN string
-	Bits, TTL               int
+	CDN       string
+	Bits, TTL int
 }
 
 // challengeScript finds n with fnv1a(nonce+":"+n) >>> (32-bits) == 0,
