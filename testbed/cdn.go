@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	_ "embed" // the vendored BotD bundle
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +38,16 @@ const (
 	BotdResultPath = "/botd/result"
 	// BotdCookie is set by the BotD page once its verdict is posted.
 	BotdCookie = "botd_done"
+	// RenderPath is a page rendered by its script, as Wildberries' are:
+	// its HTML is an empty shell; its script fetches RenderItemsPath and
+	// draws one div.product-card per item.
+	RenderPath = "/render/"
+	// RenderItemsPath is the JSON the render page's script draws.
+	RenderItemsPath = "/render/items.json"
 )
+
+// RenderItems are the items the render page draws (their names).
+var RenderItems = []string{"Велосипед горный", "Самокат детский", "Шлем защитный"}
 
 // botdBundle is FingerprintJS BotD 2.0.0's ESM bundle (MIT; see
 // testdata/botd/README.md).
@@ -149,6 +159,13 @@ func (c *CDN) route(w http.ResponseWriter, r *http.Request) {
 		serveStatic(w, "application/javascript", string(botdBundle))
 	case BotdResultPath:
 		c.botdResult(w, r)
+	case RenderPath:
+		serveStatic(w, "text/html; charset=utf-8", renderShell)
+	case RenderPath + "app.js":
+		serveStatic(w, "application/javascript", renderScript)
+	case RenderItemsPath:
+		items, _ := json.Marshal(RenderItems)
+		serveStatic(w, "application/json", string(items))
 	default:
 		http.NotFound(w, r)
 	}
@@ -198,6 +215,23 @@ function h(s){var x=0x811c9dc5;for(var k=0;k<s.length;k++){x^=s.charCodeAt(k);x=
 while((h(n+":"+i)>>>(32-b))!==0)i++;
 var x=new XMLHttpRequest();x.open("POST","` + AbtResultPath + `");
 x.onloadend=function(){location.reload()};x.send(n+"."+i)})();
+`
+
+// renderShell is the render page as the server sends it: no items.
+const renderShell = `<!DOCTYPE html><html lang="ru"><head><meta charset="utf-8"><title>Каталог</title>
+<script src="app.js" defer></script></head><body><div id="app" class="catalog"></div></body></html>
+`
+
+// renderScript draws the items it fetches into #app.
+const renderScript = `fetch("items.json").then(r => r.json()).then(items => {
+  const app = document.getElementById("app");
+  for (const name of items) {
+    const card = document.createElement("div");
+    card.className = "product-card";
+    card.textContent = name;
+    app.appendChild(card);
+  }
+});
 `
 
 // botdPage runs BotD (without its monitoring call home), posts the

@@ -251,6 +251,7 @@ func (p *pageRun) hold(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.paused += n
+	p.active = time.Now()
 }
 
 // failure is the first interception failure of the visit, nil if none.

@@ -66,6 +66,12 @@ type Job struct {
 	// the challenge. The challenge has cleared only once the last page
 	// answer is.
 	Cleared func(status int, body []byte) bool
+	// Render hands back the page after its scripts ran (Result.DOM): once
+	// cleared, the visit waits until one of WaitFor (CSS selectors)
+	// matches, or without WaitFor until the network has been quiet
+	// (nothing asked for 500 ms), and reads the DOM.
+	Render  bool
+	WaitFor []string
 	// CookieSuffices ends the solve as soon as a new Clearance cookie is
 	// set (one that is not among Cookies), without the page the
 	// challenge's script then reloads: the caller asks that page over HTTP
@@ -95,6 +101,8 @@ type Result struct {
 	Status int
 	URL    string
 	Body   []byte
+	// DOM is the page as its scripts left it (Job.Render).
+	DOM []byte
 	// Took is how long the solve ran.
 	Took time.Duration
 }
@@ -171,6 +179,9 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 	err := p.start(loop, tctx)
 	if err == nil {
 		err = p.wait(tctx)
+	}
+	if err == nil && job.Render {
+		err = p.render(tctx)
 	}
 	cancel() // the gate is closed: a request paused from now on is answered here
 	if err == nil {
@@ -321,11 +332,12 @@ type pageRun struct {
 
 	mu      sync.Mutex
 	res     Result
-	paused  int   // requests paused at the interception, not answered yet
-	pages   int   // page answers seen
-	cleared bool  // the last page answer was not the challenge
-	failed  error // the first interception failure: the visit's end
-	stuck   bool  // a request that could not be answered may be paused
+	paused  int       // requests paused at the interception, not answered yet
+	active  time.Time // the last request paused or answered
+	pages   int       // page answers seen
+	cleared bool      // the last page answer was not the challenge
+	failed  error     // the first interception failure: the visit's end
+	stuck   bool      // a request that could not be answered may be paused
 	// had is the Clearance cookie's value among the job's cookies ("" for
 	// none): CookieSuffices waits for another one.
 	had string
