@@ -42,12 +42,14 @@ func (p *pageRun) render(ctx context.Context) error {
 	return nil
 }
 
-// rendered checks once whether the page is rendered.
+// rendered checks once whether the page is rendered. A page answered
+// with an error status (a block page) is not waited for.
 func (p *pageRun) rendered(ctx context.Context) bool {
-	if len(p.job.WaitFor) == 0 {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.paused == 0 && time.Since(p.active) >= quietFor
+	p.mu.Lock()
+	quiet, failed := p.paused == 0 && time.Since(p.active) >= quietFor, p.res.Status >= 400
+	p.mu.Unlock()
+	if failed || len(p.job.WaitFor) == 0 {
+		return failed || quiet
 	}
 	sels, _ := json.Marshal(p.job.WaitFor)
 	var found bool
