@@ -12,7 +12,8 @@ import (
 )
 
 // quietFor is how long the network must have been quiet (no request
-// paused at the interception) for a rendered page without WaitFor.
+// paused at the interception), and the page loaded (its scripts run), for
+// a rendered page without WaitFor.
 const quietFor = 500 * time.Millisecond
 
 // ErrNotRendered means a page to render showed none of Job.WaitFor
@@ -25,7 +26,8 @@ var ErrNotRendered = errors.New("page not rendered")
 func (p *pageRun) render(ctx context.Context) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
-	for !p.rendered(ctx) {
+	var loaded time.Time // when the page was first seen loaded
+	for !p.rendered(ctx, &loaded) {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w: %s shows none of %q within the timeout: %w", ErrNotRendered, p.job.URL, p.job.WaitFor, ctx.Err())
@@ -43,13 +45,23 @@ func (p *pageRun) render(ctx context.Context) error {
 }
 
 // rendered checks once whether the page is rendered. A page answered
-// with an error status (a block page) is not waited for.
-func (p *pageRun) rendered(ctx context.Context) bool {
+// with an error status (a block page) is not waited for. Without WaitFor
+// it is rendered once loaded (its deferred scripts have run) and quiet
+// for quietFor since both the last request and the load: a request a
+// script made while it ran reaches the interception by then.
+func (p *pageRun) rendered(ctx context.Context, loaded *time.Time) bool {
 	p.mu.Lock()
-	quiet, failed := p.paused == 0 && time.Since(p.active) >= quietFor, p.res.Status >= 400
+	paused, active, failed := p.paused, p.active, p.res.Status >= 400
 	p.mu.Unlock()
-	if failed || len(p.job.WaitFor) == 0 {
-		return failed || quiet
+	if failed {
+		return true
+	}
+	if len(p.job.WaitFor) == 0 {
+		var complete bool
+		if loaded.IsZero() && p.eval(ctx, `document.readyState === "complete"`, &complete) == nil && complete {
+			*loaded = time.Now()
+		}
+		return !loaded.IsZero() && paused == 0 && time.Since(active) >= quietFor && time.Since(*loaded) >= quietFor
 	}
 	sels, _ := json.Marshal(p.job.WaitFor)
 	var found bool
