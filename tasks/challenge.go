@@ -222,7 +222,7 @@ func (r *run) solveIn(ctx context.Context, sess *sessions.Session, s *site.Site,
 	p := sess.Profile()
 	res, err := r.h.cfg.Browser.Solve(ctx, browser.Job{URL: target, Proxy: sess.Proxy(), UserAgent: p.UserAgent,
 		AcceptLanguage: p.AcceptLanguage, Cookies: sess.CookiesFor(target), Gate: sess.Gate, Done: sess.Answered, Settled: sess.Settled,
-		Clearance: cookie, Cleared: r.cleared, CookieSuffices: cookie != "" && suffices})
+		Clearance: cookie, Cleared: r.cleared, CookieSuffices: cookie != "" && suffices, Render: render, WaitFor: r.expected(render)})
 	r.sum.BrowserRequests += res.Requests
 	if !render {
 		r.sum.Challenges++
@@ -240,6 +240,19 @@ func (r *run) solveIn(ctx context.Context, sess *sessions.Session, s *site.Site,
 	}
 	r.log.Debug("challenge cleared", zap.String("proxy", sess.ProxyID()), zap.Duration("took", res.Took), zap.Int("requests", res.Requests))
 	return res, nil
+}
+
+// expected are the CSS selectors a rendered page is judged by (none for
+// a challenge visit): the browser waits for one of them to show.
+func (r *run) expected(render bool) []string {
+	if !render {
+		return nil
+	}
+	rules := r.h.cfg.Rules
+	if r.job.Kind == KindFetch {
+		rules = rules.With(r.job.Site, "page", r.job.Fetch.rule())
+	}
+	return rules.Effective(r.job.Site, r.detectKind()).Selectors
 }
 
 // becomeBrowser gives the session the browser's profile if it claims
@@ -268,11 +281,15 @@ func (r *run) noteSolve(err error, res browser.Result) {
 // document is judged and recorded as the session's answer.
 func (r *run) rendered(ctx context.Context, s *site.Site, pageURL string, page int) (sessions.Step, error) {
 	res, err := r.solve(ctx, s, pageURL, true)
-	if err != nil && !errors.Is(err, browser.ErrNotCleared) {
+	if err != nil && !errors.Is(err, browser.ErrNotCleared) && !errors.Is(err, browser.ErrNotRendered) {
 		return sessions.Step{}, err
 	}
-	resp := &fetcher.Response{Status: res.Status, FinalURL: res.URL, Body: res.Body, Latency: res.Took}
-	v := r.det.Judge(r.job.Site, r.detectKind(), &detect.Response{Status: res.Status, FinalURL: res.URL, Body: res.Body, Page: page})
+	body := res.Body // a page that never rendered is judged by the server's bytes
+	if len(res.DOM) > 0 {
+		body = res.DOM
+	}
+	resp := &fetcher.Response{Status: res.Status, FinalURL: res.URL, Body: body, Latency: res.Took}
+	v := r.det.Judge(r.job.Site, r.detectKind(), &detect.Response{Status: res.Status, FinalURL: res.URL, Body: body, Page: page})
 	act, err := r.sess.Record(ctx, v, res.Took)
 	return sessions.Step{Response: resp, Verdict: v, Action: act}, err
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"html/template"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -33,10 +34,16 @@ const (
 	ChallengeMisused = "misused"
 )
 
+// AbtResultPath is where Ozon's challenge script posts its proof of work;
+// the answer sets the clearance cookie (Ozon's /abt/result).
+const AbtResultPath = "/abt/result"
+
 // ChallengeRule puts a JavaScript challenge in front of a site: a request
-// without a valid clearance cookie gets a page whose inline script does a
-// small proof of work over a nonce in the page, sets the cookie and
-// reloads. The cookie is bound to the (IP, User-Agent) the nonce was
+// without a valid clearance cookie gets a page whose script does a small
+// proof of work over a nonce in the page, sets the cookie and reloads.
+// Ozon's page, like the real one, only loads its script from the CDN
+// host (CDNHost), which posts the work to AbtResultPath for the cookie;
+// the other sites' scripts are inline and set the cookie themselves. The cookie is bound to the (IP, User-Agent) the nonce was
 // issued to and expires after TTL.
 type ChallengeRule struct {
 	// TTL is the clearance cookie's lifetime. Default 10 minutes.
@@ -159,6 +166,9 @@ func (s *Site) challenged(w http.ResponseWriter, r *http.Request, e *Entry) (Ver
 	if c == nil || !s.challengeApplies(r) {
 		return "", false
 	}
+	if s.name == SiteOzon && r.URL.Path == AbtResultPath {
+		return s.abtResult(w, r, e), true
+	}
 	switch got := c.clearance(r, e.IP, e.Start); got {
 	case ChallengeSolved:
 		e.Challenge = ChallengeSolved
@@ -173,6 +183,32 @@ func (s *Site) challenged(w http.ResponseWriter, r *http.Request, e *Entry) (Ver
 	e.Challenge = ChallengeServed
 	s.serveChallenge(w, r, e)
 	return VerdictChallenge, true
+}
+
+// abtResult checks the proof of work the challenge script posted
+// ("nonce.n") and sets the clearance cookie for it: 204, or 403 for work
+// that is wrong or for a nonce issued to another IP or User-Agent.
+func (s *Site) abtResult(w http.ResponseWriter, r *http.Request, e *Entry) Verdict {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 256))
+	value := strings.TrimSpace(string(raw))
+	nonce, work, _ := strings.Cut(value, ".")
+	n, perr := strconv.ParseUint(work, 10, 64)
+	c := s.challenge
+	if err != nil || perr != nil || !proofOK(nonce, n, c.rule.Bits) || !c.issuedTo(nonce, e.IP, r.UserAgent(), e.Start) {
+		w.WriteHeader(http.StatusForbidden)
+		return VerdictChallenge
+	}
+	http.SetCookie(w, &http.Cookie{Name: c.cookie, Value: value, Path: "/", MaxAge: int(c.rule.TTL / time.Second)})
+	w.WriteHeader(http.StatusNoContent)
+	return VerdictOK
+}
+
+// issuedTo says whether nonce was issued to (ip, ua) and is still valid.
+func (c *challenges) issuedTo(nonce, ip, ua string, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.grants[nonce]
+	return g != nil && now.Before(g.expires) && g.ip == ip && g.ua == ua
 }
 
 // afterClearance serves Wildberries' home page once cleared; other
@@ -207,7 +243,7 @@ func (s *Site) serveChallenge(w http.ResponseWriter, r *http.Request, e *Entry) 
 	}
 	c := s.challenge
 	nonce := c.issue(e.IP, r.UserAgent(), e.Start)
-	page := challengePage{Nonce: nonce, Bits: c.rule.Bits, Cookie: c.cookie, TTL: int(c.rule.TTL / time.Second),
+	page := challengePage{Nonce: nonce, Bits: c.rule.Bits, Cookie: c.cookie, TTL: int(c.rule.TTL / time.Second), CDN: s.cdnURL(r),
 		Incident: "fab_chlg_" + e.Start.UTC().Format("20060102150405") + "_" + strings.ToUpper(nonce[:16])}
 	status := http.StatusOK
 	switch s.name {
@@ -222,7 +258,9 @@ func (s *Site) serveChallenge(w http.ResponseWriter, r *http.Request, e *Entry) 
 // challengePage fills a challenge template.
 type challengePage struct {
 	Nonce, Cookie, Incident string
-	Bits, TTL               int
+	// CDN is the base URL of the CDN host, in the page's scheme.
+	CDN       string
+	Bits, TTL int
 }
 
 // challengeScript finds n with fnv1a(nonce+":"+n) >>> (32-bits) == 0,
@@ -238,14 +276,14 @@ document.cookie={{.Cookie}}+"="+n+"."+i+"; path=/; max-age={{.TTL}}";location.re
 var challengeTmpl = map[string]*template.Template{
 	SiteOzon: template.Must(template.New("ozon-challenge").Parse(`<html lang="ru"><head><meta charset="UTF-8">
 <title>Доступ ограничен</title>
-<link rel="stylesheet" href="https://cdn2.ozone.ru/s3/abt-challenge/style_v26.css"></head>
+<link rel="stylesheet" href="{{.CDN}}` + ChallengeStylePath + `"></head>
 <body><noscript><div class="container"><div class="message"><div class="variant">
 <h2 class="title">Пожалуйста, включите JavaScript для продолжения</h2>
 <span class="subtitle">Нам нужно убедиться, что вы не робот.</span></div></div>
 <div class="details"><span class="details-text"><b>ID:</b> {{.Incident}}</span></div></div></noscript>
 <div class="container"><div class="content"><div class="mc"><div class="c"><div class="h"><h1>Доступ ограничен</h1></div>
 <p class="s">Инцидент: {{.Incident}}</p></div></div></div></div>
-` + challengeScript + `
+<script src="{{.CDN}}` + ChallengeScriptPath + `" data-nonce="{{.Nonce}}" data-bits="{{.Bits}}"></script>
 </body></html>
 `)),
 	SiteWildberries: template.Must(template.New("wb-challenge").Parse(`<!DOCTYPE html><html lang="ru"><head><meta charset="utf-8">
@@ -261,6 +299,15 @@ var challengeTmpl = map[string]*template.Template{
 ` + challengeScript + `
 </body></html>
 `)),
+}
+
+// cdnURL is the CDN's base URL in the scheme r came by (its https
+// listener for a request to the site's https one).
+func (s *Site) cdnURL(r *http.Request) string {
+	if s.cdn == nil {
+		return ""
+	}
+	return s.cdn.URL(fingerprintOf(r.Context()) != nil)
 }
 
 // wbHomeHTML is the cleared home page: what the browser waits for.

@@ -40,6 +40,7 @@ type Site struct {
 	soft   *softBans
 	// challenge is nil unless the site runs in challenge mode.
 	challenge *challenges
+	cdn       *CDN // serves the challenge's external script
 	log       *Log
 	now       func() time.Time
 	zl        *zap.Logger
@@ -51,6 +52,7 @@ type Site struct {
 
 // siteDeps is what every site shares.
 type siteDeps struct {
+	cdn   *CDN
 	guard *guard
 	log   *Log
 	now   func() time.Time
@@ -80,7 +82,7 @@ func startSite(name string, rules SiteRules, c *Catalog, d siteDeps) (*Site, err
 		return nil, fmt.Errorf("site %s listen: %w", name, err)
 	}
 	s := &Site{name: name, rules: rules, pages: p, routes: p.routes(), guard: d.guard, soft: newSoftBans(rules.SoftBan),
-		challenge: newChallenges(name, rules.Challenge), log: d.log, now: d.now,
+		challenge: newChallenges(name, rules.Challenge), cdn: d.cdn, log: d.log, now: d.now,
 		zl: d.zl.With(zap.String("site", name)), ln: ln, done: make(chan struct{})}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go s.serve()

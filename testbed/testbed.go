@@ -52,6 +52,8 @@ type Testbed struct {
 	Catalog *Catalog
 	// Log records every request to every site.
 	Log *Log
+	// CDN serves the sites' scripts from another host name (CDNHost).
+	CDN *CDN
 	// CA signs the HTTPS sites' certificate; CAFile holds it (PEM).
 	CA     *CA
 	CAFile string
@@ -139,7 +141,12 @@ func siteRules(cfg Config) map[string]SiteRules {
 }
 
 func (tb *Testbed) startSites(zl *zap.Logger) error {
-	d := siteDeps{guard: tb.guard, log: tb.Log, now: tb.now, zl: zl}
+	cdn, err := startCDN(tb.now, zl)
+	if err != nil {
+		return err
+	}
+	tb.CDN = cdn
+	d := siteDeps{cdn: cdn, guard: tb.guard, log: tb.Log, now: tb.now, zl: zl}
 	for _, name := range SiteNames {
 		s, err := startSite(name, tb.rules[name], tb.Catalog, d)
 		if err != nil {
@@ -215,6 +222,9 @@ func (tb *Testbed) Close() {
 	}
 	for _, s := range tb.sites {
 		s.close(ctx)
+	}
+	if tb.CDN != nil {
+		tb.CDN.close(ctx)
 	}
 	if tb.tmpDir != "" {
 		os.RemoveAll(tb.tmpDir)

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // CA is a certificate authority generated for one testbed run; its
@@ -66,8 +68,8 @@ func (ca *CA) WriteFile(path string) error {
 	return nil
 }
 
-// ServerCert issues a certificate for the loopback addresses and
-// "localhost", signed by the CA.
+// ServerCert issues a certificate for the loopback addresses,
+// "localhost" and CDNHost, signed by the CA.
 func (ca *CA) ServerCert() (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -80,7 +82,7 @@ func (ca *CA) ServerCert() (tls.Certificate, error) {
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost"},
+		DNSNames:     []string{"localhost", CDNHost},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
@@ -102,6 +104,9 @@ func (tb *Testbed) startHTTPS(check bool) error {
 		return err
 	}
 	tb.CA = ca
+	if err := tb.CDN.startTLS(cert, zap.NewNop()); err != nil {
+		return err
+	}
 	for _, s := range tb.sites {
 		if err := s.startHTTPS(cert, check); err != nil {
 			return err

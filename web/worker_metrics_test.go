@@ -83,8 +83,10 @@ func (fakeBrowser) Live() int  { return 2 }
 
 func (fakeBrowser) InterceptionErrors() int64 { return 3 }
 
-// TestBrowserMetrics: the browser's RSS, live contexts and interception
-// errors are read at scrape time, and visits are counted per site and
+func (fakeBrowser) Loaded() map[string]int64 { return map[string]int64{"document": 2, "script": 1} }
+
+// TestBrowserMetrics: the browser's RSS, live contexts, interception
+// errors and requests by kind are read at scrape time, and visits are counted per site and
 // result.
 func TestBrowserMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
@@ -113,7 +115,8 @@ func TestBrowserMetrics(t *testing.T) {
 	}
 	want := map[string]float64{"crawlq_worker_browser_rss_bytes": 300 << 20, "crawlq_worker_browser_contexts": 2,
 		"crawlq_worker_browser_interception_errors_total": 3,
-		"crawlq_worker_challenges_total,solved,ozon":      1, "crawlq_worker_challenges_total,failed,ozon": 1} // labels sorted by name
+		"crawlq_worker_browser_requests_total,document":   2, "crawlq_worker_browser_requests_total,script": 1,
+		"crawlq_worker_challenges_total,solved,ozon": 1, "crawlq_worker_challenges_total,failed,ozon": 1} // labels sorted by name
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)

@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
@@ -46,9 +47,18 @@ type Config struct {
 	// certificate chain that includes one of them is accepted, as the HTTP
 	// client accepts it. Every other certificate is verified as usual.
 	CAFiles []string
+	// Skip are the request kinds (see Kind) a page's requests of are
+	// refused without reaching the network, to save the proxy's
+	// traffic; Job.Skip overrides it per visit. Default (nil):
+	// DefaultSkip. An empty, non-nil list loads everything.
+	Skip []string
 	// Logger logs the browser's starts and deaths. Default zap.NewNop().
 	Logger *zap.Logger
 }
+
+// DefaultSkip are the kinds skipped by default: a page's scripts,
+// stylesheets and XHRs load, its images, fonts and media do not.
+var DefaultSkip = []string{"image", "font", "media"}
 
 // Find returns the Chromium binary path would use: path itself when
 // set, else the first browser found on PATH; ErrNoBrowser if none.
@@ -88,6 +98,9 @@ type Browser struct {
 
 	// interceptErrs counts the interception calls that failed.
 	interceptErrs atomic.Int64
+	// kinds counts the requests let through, by kind.
+	kindsMu sync.Mutex
+	kinds   map[string]int64
 	// wrap, when set, stands between each page and its target (tests
 	// make calls fail through it).
 	wrap func(cdp.Session) cdp.Session
@@ -109,6 +122,9 @@ func New(cfg Config) (*Browser, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Skip == nil {
+		cfg.Skip = DefaultSkip
 	}
 	spki, err := spkiHashes(cfg.CAFiles)
 	if err != nil {
@@ -163,7 +179,7 @@ func (b *Browser) startLocked() error {
 		return fmt.Errorf("browser profile dir: %w", err)
 	}
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(b.cfg.Path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.ExecPath(b.cfg.Path), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(dir),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
@@ -172,8 +188,8 @@ func (b *Browser) startLocked() error {
 		chromedp.Flag("disable-extensions", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions"),
-		chromedp.Flag("blink-settings", "imagesEnabled=false"),
 	}
+	opts = append(opts, undetected...)
 	if len(b.spki) > 0 {
 		opts = append(opts, chromedp.Flag("ignore-certificate-errors-spki-list", strings.Join(b.spki, ",")))
 	}
@@ -198,6 +214,18 @@ func (b *Browser) startLocked() error {
 	b.starts++
 	b.cfg.Logger.Info("browser started", zap.String("path", b.cfg.Path), zap.Int("pid", b.pid))
 	return nil
+}
+
+// undetected are the flags that make the browser a user's Chromium to
+// the signals open bot detectors read (BotD 2.0): new headless (its
+// window has a size, its plugins and languages are there; the old one is
+// gone from Chromium), navigator.webdriver false (AutomationControlled
+// off) and a desktop window size. The User-Agent (no "HeadlessChrome") is
+// the session's, set per page.
+var undetected = []chromedp.ExecAllocatorOption{
+	chromedp.Flag("headless", "new"), chromedp.Flag("hide-scrollbars", true), chromedp.Flag("mute-audio", true),
+	chromedp.Flag("disable-blink-features", "AutomationControlled"),
+	chromedp.WindowSize(1920, 1080),
 }
 
 // stopLocked ends the process and removes its profile.
@@ -291,6 +319,24 @@ func (b *Browser) RSS() int64 { return treeRSS(b.PID()) }
 // InterceptionErrors is how many calls answering a request paused at the
 // interception have failed (each ended its visit; see ErrInterception).
 func (b *Browser) InterceptionErrors() int64 { return b.interceptErrs.Load() }
+
+// Loaded is how many requests the browser's pages have let through since
+// it was made, by kind (see Kind): the site's and its CDNs' together.
+func (b *Browser) Loaded() map[string]int64 {
+	b.kindsMu.Lock()
+	defer b.kindsMu.Unlock()
+	return maps.Clone(b.kinds)
+}
+
+// countKind counts a request of kind let through.
+func (b *Browser) countKind(kind string) {
+	b.kindsMu.Lock()
+	defer b.kindsMu.Unlock()
+	if b.kinds == nil {
+		b.kinds = map[string]int64{}
+	}
+	b.kinds[kind]++
+}
 
 // addLive counts a browser context opening (+1) or closing (-1).
 func (b *Browser) addLive(n int) {

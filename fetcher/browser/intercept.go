@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,8 +27,11 @@ var ErrInterception = errors.New("browser interception failed")
 // answerTimeout bounds one answer to a paused request.
 const answerTimeout = 5 * time.Second
 
-// intercept lets page and XHR requests through the session's gate, one
-// at a time, and blocks every other request; it judges page answers.
+// intercept lets each request a page makes go out as a browser's would,
+// through the session's proxy: one to the site (Job.SiteHosts) once the
+// session's gate opens, one to another host (a CDN) at once; the kinds
+// the browser skips (Config.Skip, Job.Skip) are refused without reaching
+// the network. It judges page answers and notes the site's answers.
 // Every paused request is answered, over loop: one left paused would be
 // let go by Chromium when the target closes.
 func (p *pageRun) intercept(loop context.Context, events iter.Seq2[fetch.EventRequestPaused, error]) {
@@ -39,42 +44,99 @@ func (p *pageRun) intercept(loop context.Context, events iter.Seq2[fetch.EventRe
 			return
 		}
 		p.hold(1)
+		kind := Kind(ev.ResourceType)
 		switch {
 		case ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "":
 			p.answered(loop, ev)
-		case !wanted(ev.ResourceType):
-			p.count(func(r *Result) { r.Blocked++ })
+		case p.skips(kind):
+			p.count(func(r *Result) { r.Blocked++; add(&r.Skipped, kind) })
 			release(p, loop, ev.RequestID, fetch.FailRequest, refusal(ev.RequestID))
+		case !p.onSite(ev.Request):
+			p.elsewhere(loop, ev.RequestID, kind)
 		default:
-			p.pass(loop, ev.RequestID)
+			// its own goroutine: the answers the gate waits for come
+			// through this loop
+			go func() {
+				defer p.hold(-1)
+				p.pass(loop, ev.RequestID, kind)
+			}()
+			continue
 		}
 		p.hold(-1)
 	}
 }
 
-// pass lets a request through once the session's gate opens, or answers
-// it here when the gate has closed (the wait has ended).
-func (p *pageRun) pass(loop context.Context, id fetch.RequestID) {
+// pass lets a request to the site through once the session's gate
+// opens, one at a time, or answers it here when the gate has closed (the
+// wait has ended).
+func (p *pageRun) pass(loop context.Context, id fetch.RequestID, kind string) {
+	p.gating.Lock()
+	defer p.gating.Unlock()
 	if p.gate.Err() != nil || p.job.Gate(p.gate) != nil {
 		// Answered here, with an empty 204: the request never leaves.
 		release(p, loop, id, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: id, ResponseCode: 204})
 		return
 	}
-	p.count(func(r *Result) { r.Requests++ })
+	p.count(func(r *Result) { r.Requests++; add(&r.Loaded, kind) })
+	p.loaded(kind)
 	release(p, loop, id, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
 }
 
-// wanted says which requests go to the network: pages and XHRs.
-func wanted(rt network.ResourceType) bool {
-	return rt == network.ResourceTypeDocument || rt == network.ResourceTypeXHR || rt == network.ResourceTypeFetch
+// elsewhere lets a request to another host than the site's (its CDN)
+// out through the proxy without the site's gate: the site's anti-bot
+// counts the site's host, and a CDN serves every visitor's page its
+// scripts. Once the wait has ended it is answered here.
+func (p *pageRun) elsewhere(loop context.Context, id fetch.RequestID, kind string) {
+	if p.gate.Err() != nil {
+		release(p, loop, id, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: id, ResponseCode: 204})
+		return
+	}
+	p.count(func(r *Result) { r.Elsewhere++; add(&r.Loaded, kind) })
+	p.loaded(kind)
+	release(p, loop, id, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
 }
 
-// answered notes an answer at the response stage and lets it on.
+// Kind is a request's kind as the browser names its resource type, in
+// lower case: document, script, stylesheet, xhr, fetch, image, font,
+// media, ping, other, ...
+func Kind(rt network.ResourceType) string {
+	if rt == "" {
+		return "other"
+	}
+	return strings.ToLower(string(rt))
+}
+
+// add counts one of kind in *m.
+func add(m *map[string]int, kind string) {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[kind]++
+}
+
+// skips says whether requests of kind are refused without reaching the
+// network.
+func (p *pageRun) skips(kind string) bool {
+	return slices.Contains(p.skip, kind)
+}
+
+// onSite says whether req goes to the site (one of Job.SiteHosts, by
+// default the page's host): those pass the session's gate.
+func (p *pageRun) onSite(req *network.Request) bool {
+	if req == nil {
+		return true
+	}
+	u, err := url.Parse(req.URL)
+	return err != nil || slices.Contains(p.hosts, u.Host)
+}
+
+// answered notes an answer at the response stage and lets it on: an
+// answer of the site ends its request's turn at the gate (Job.Done).
 func (p *pageRun) answered(loop context.Context, ev fetch.EventRequestPaused) {
-	if p.job.Done != nil {
+	if p.job.Done != nil && p.onSite(ev.Request) {
 		p.job.Done()
 	}
-	if ev.ResourceType == network.ResourceTypeDocument {
+	if ev.ResourceType == network.ResourceTypeDocument && p.onSite(ev.Request) {
 		cleared := true
 		var body []byte
 		if p.job.Cleared != nil {
@@ -189,6 +251,7 @@ func (p *pageRun) hold(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.paused += n
+	p.active = time.Now()
 }
 
 // failure is the first interception failure of the visit, nil if none.

@@ -41,12 +41,20 @@ type Job struct {
 	UserAgent, AcceptLanguage string
 	// Cookies are the session's cookies for URL.
 	Cookies []*http.Cookie
-	// Gate is called before each page or XHR request is let through: it
-	// waits until the session may send (I2) and marks the request sent.
-	// Required.
+	// SiteHosts are the hosts (host[:port], as in a URL) that are the
+	// site: its anti-bot counts their requests. Default: URL's host.
+	// Requests to other hosts (the site's CDNs) go out through the same
+	// proxy without the gate.
+	SiteHosts []string
+	// Skip, when not nil, replaces Config.Skip for this visit: the
+	// request kinds refused without reaching the network.
+	Skip []string
+	// Gate is called before each request to the site is let through (a
+	// page, script, XHR, ...): it waits until the session may send (I2)
+	// and marks the request sent. Required.
 	Gate func(ctx context.Context) error
-	// Done, if set, is called when a page or XHR answer (or failure)
-	// arrives.
+	// Done, if set, is called when an answer (or failure) of the site
+	// arrives, one for each request Gate let through.
 	Done func()
 	// Settled, if set, is called once the browser context has closed: no
 	// request of the solve is in flight any more.
@@ -58,6 +66,12 @@ type Job struct {
 	// the challenge. The challenge has cleared only once the last page
 	// answer is.
 	Cleared func(status int, body []byte) bool
+	// Render hands back the page after its scripts ran (Result.DOM): once
+	// cleared, the visit waits until one of WaitFor (CSS selectors)
+	// matches, or without WaitFor until the network has been quiet
+	// (nothing asked for 500 ms), and reads the DOM.
+	Render  bool
+	WaitFor []string
 	// CookieSuffices ends the solve as soon as a new Clearance cookie is
 	// set (one that is not among Cookies), without the page the
 	// challenge's script then reloads: the caller asks that page over HTTP
@@ -74,14 +88,21 @@ type Result struct {
 	// holds the cookie's domain as the browser keeps it: with a leading
 	// dot for a domain cookie, the bare host for a host-only one.
 	Cookies []*http.Cookie
-	// Requests counts the requests let through (all paced by Gate);
-	// Blocked the subresources refused without reaching the network.
-	Requests, Blocked int
+	// Requests counts the requests let through to the site (all paced by
+	// Gate), Elsewhere those let through to other hosts (the site's
+	// CDNs, through the same proxy); Blocked the requests refused without
+	// reaching the network (the kinds skipped).
+	Requests, Elsewhere, Blocked int
+	// Loaded counts the requests let through by kind (see Kind), the
+	// site's and other hosts' together; Skipped the refused ones by kind.
+	Loaded, Skipped map[string]int
 	// Status, URL and Body are the last page answer's (Body only when
 	// the job has a Cleared judge, which reads it).
 	Status int
 	URL    string
 	Body   []byte
+	// DOM is the page as its scripts left it (Job.Render).
+	DOM []byte
 	// Took is how long the solve ran.
 	Took time.Duration
 }
@@ -159,6 +180,9 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 	if err == nil {
 		err = p.wait(tctx)
 	}
+	if err == nil && job.Render {
+		err = p.render(tctx)
+	}
 	cancel() // the gate is closed: a request paused from now on is answered here
 	if err == nil {
 		rctx, rcancel := context.WithTimeout(loop, 5*time.Second)
@@ -187,7 +211,14 @@ func (b *Browser) newPage(job Job, c *chromedp.Context, gate context.Context, en
 	if b.wrap != nil {
 		t = b.wrap(t)
 	}
-	p := &pageRun{job: job, c: c, t: t, gate: gate, end: end, failures: &b.interceptErrs}
+	p := &pageRun{job: job, c: c, t: t, gate: gate, end: end, failures: &b.interceptErrs,
+		skip: b.cfg.Skip, hosts: job.SiteHosts, loaded: b.countKind}
+	if job.Skip != nil {
+		p.skip = job.Skip
+	}
+	if u, err := url.Parse(job.URL); err == nil && len(p.hosts) == 0 {
+		p.hosts = []string{u.Host}
+	}
 	for _, ck := range job.Cookies {
 		if ck.Name == job.Clearance {
 			p.had = ck.Value
@@ -292,14 +323,21 @@ type pageRun struct {
 	end context.CancelFunc
 	// failures counts the interception calls that failed (the Browser's).
 	failures *atomic.Int64
+	// skip are the kinds refused; hosts the site's (see Job).
+	skip, hosts []string
+	// loaded counts a request let through in the Browser's counter.
+	loaded func(kind string)
+	// gating lets one request at a time wait at the gate.
+	gating sync.Mutex
 
 	mu      sync.Mutex
 	res     Result
-	paused  int   // requests paused at the interception, not answered yet
-	pages   int   // page answers seen
-	cleared bool  // the last page answer was not the challenge
-	failed  error // the first interception failure: the visit's end
-	stuck   bool  // a request that could not be answered may be paused
+	paused  int       // requests paused at the interception, not answered yet
+	active  time.Time // the last request paused or answered
+	pages   int       // page answers seen
+	cleared bool      // the last page answer was not the challenge
+	failed  error     // the first interception failure: the visit's end
+	stuck   bool      // a request that could not be answered may be paused
 	// had is the Clearance cookie's value among the job's cookies ("" for
 	// none): CookieSuffices waits for another one.
 	had string
@@ -321,10 +359,7 @@ func (p *pageRun) start(loop, ctx context.Context) error {
 	if err := p.setCookies(ctx); err != nil {
 		return err
 	}
-	patterns := []*fetch.RequestPattern{{URLPattern: "*"}}
-	for _, rt := range []network.ResourceType{network.ResourceTypeDocument, network.ResourceTypeXHR, network.ResourceTypeFetch} {
-		patterns = append(patterns, &fetch.RequestPattern{URLPattern: "*", ResourceType: rt, RequestStage: fetch.RequestStageResponse})
-	}
+	patterns := []*fetch.RequestPattern{{URLPattern: "*"}, {URLPattern: "*", RequestStage: fetch.RequestStageResponse}}
 	yes := true
 	if _, err := cdp.Call(ctx, t, fetch.Enable, fetch.EnableParams{Patterns: patterns, HandleAuthRequests: &yes}); err != nil {
 		return fmt.Errorf("intercept requests: %w", err)
