@@ -27,7 +27,7 @@ func TestConfirmWithoutSecondProxy(t *testing.T) {
 	defer tb.Close()
 	b := proxies.NewRedisBroker(rdb, proxies.Config{Default: proxies.SiteConfig{MinInterval: time.Millisecond}})
 	importOne(t, b, tb, false)
-	m := sessions.NewManager(sessions.Config{Broker: b, Redis: rdb, Holder: "s1", LeaseTTL: 10 * time.Second, ConfirmWait: 200 * time.Millisecond})
+	m := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: b, Redis: rdb, Holder: "s1", LeaseTTL: 10 * time.Second, ConfirmWait: 200 * time.Millisecond})
 	s, err := m.Open(ctx, "job", "wildberries", proxies.Datacenter)
 	if err != nil {
 		t.Fatal(err)
