@@ -1,8 +1,8 @@
 package web
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -73,27 +73,7 @@ func (c *cluster) seedQueues(t *testing.T) {
 // its base URL; the server stops and is closed after the test.
 func startServer(t *testing.T, cfg Config) string {
 	t.Helper()
-	s, err := NewServer(cfg)
-	if err != nil {
-		t.Fatalf("NewServer: %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, l) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return "http://" + l.Addr().String()
+	return fmt.Sprintf("http://127.0.0.1:%d", serveOn(t, cfg, "127.0.0.1:0"))
 }
 
 // startHandler serves an existing Server's handler (no sampler) on a free
