@@ -13,10 +13,16 @@ import (
 	"strings"
 
 	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
 )
 
-// AcceptEncoding is what Do advertises unless the request sets its own.
-const AcceptEncoding = "gzip, deflate, br"
+// AcceptEncoding is what Do advertises unless the request sets its own:
+// the browsers' BrowserAcceptEncoding, zstd included (Do decodes it).
+const AcceptEncoding = BrowserAcceptEncoding
+
+// zstdMaxWindow is the largest zstd window decoded: 8 MiB, the limit
+// RFC 8878 sets for HTTP and browsers keep.
+const zstdMaxWindow = 8 << 20
 
 // initialBuffer is the first buffer size when the body length is unknown.
 const initialBuffer = 32 << 10
@@ -33,10 +39,11 @@ type body struct {
 // huge body or a decompression bomb stops at the cap.
 func readBody(r *http.Response, limit int64) (body, error) {
 	codings := contentCodings(r.Header)
-	src, err := decode(r.Body, codings)
+	src, done, err := decode(r.Body, codings)
 	if err != nil {
 		return body{}, err
 	}
+	defer done()
 	data, err := readCapped(src, limit, sizeHint(r, codings))
 	b := body{data: data, read: int64(len(data)), decoded: len(codings) > 0}
 	if b.read > limit {
@@ -67,27 +74,55 @@ func sizeHint(r *http.Response, codings []string) int64 {
 	return r.ContentLength
 }
 
-// decode undoes the codings, last applied first.
-func decode(r io.Reader, codings []string) (io.Reader, error) {
-	for _, c := range slices.Backward(codings) {
-		var err error
-		if r, err = decoder(c, r); err != nil {
-			return nil, err
+// decode undoes the codings, last applied first; done releases the
+// decoders.
+func decode(r io.Reader, codings []string) (_ io.Reader, done func(), err error) {
+	var closers []func()
+	done = func() {
+		for _, c := range closers {
+			c()
 		}
 	}
-	return r, nil
+	for _, c := range slices.Backward(codings) {
+		var closer func()
+		if r, closer, err = decoder(c, r); err != nil {
+			done()
+			return nil, nil, err
+		}
+		if closer != nil {
+			closers = append(closers, closer)
+		}
+	}
+	return r, done, nil
 }
 
-func decoder(coding string, r io.Reader) (io.Reader, error) {
+func decoder(coding string, r io.Reader) (io.Reader, func(), error) {
+	var dr io.Reader
+	var err error
 	switch coding {
 	case "gzip", "x-gzip":
-		return gzipReader(r)
+		dr, err = gzipReader(r)
 	case "deflate":
-		return deflateReader(r)
+		dr, err = deflateReader(r)
 	case "br":
-		return brotli.NewReader(r), nil
+		dr = brotli.NewReader(r)
+	case "zstd":
+		return zstdReader(r)
+	default:
+		err = fmt.Errorf("%w %q", ErrUnsupportedEncoding, coding)
 	}
-	return nil, fmt.Errorf("%w %q", ErrUnsupportedEncoding, coding)
+	return dr, nil, err
+}
+
+// zstdReader reads a zstd stream in the calling goroutine, its window
+// capped at zstdMaxWindow; close releases the decoder.
+func zstdReader(r io.Reader) (io.Reader, func(), error) {
+	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(zstdMaxWindow))
+	if err != nil {
+		return nil, nil, fmt.Errorf("decode zstd body: %w", err)
+	}
+	return zr, zr.Close, nil
 }
 
 // gzipReader reads a gzip stream; an empty body stays empty.

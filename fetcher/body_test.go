@@ -14,7 +14,7 @@ import (
 func TestDoDecodesBodies(t *testing.T) {
 	tg := startTarget(t, false)
 	f := newFetcher(t, fetcher.Config{})
-	for _, enc := range []string{"", "gzip", "deflate", "deflate-raw", "br", "gzip,br"} {
+	for _, enc := range []string{"", "gzip", "deflate", "deflate-raw", "br", "zstd", "gzip,br", "gzip,zstd"} {
 		t.Run("enc="+enc, func(t *testing.T) {
 			resp, err := f.Do(context.Background(), fetcher.Request{URL: tg.url("/enc?enc=" + enc)})
 			if err != nil {
@@ -41,7 +41,7 @@ func TestDecompressionBombStopsAtCap(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		window int64
-	}{{"gzip", 64 << 10}, {"deflate", 64 << 10}, {"br", 1 * mib}} {
+	}{{"gzip", 64 << 10}, {"deflate", 64 << 10}, {"br", 1 * mib}, {"zstd", 2 * mib}} {
 		enc := tc.name
 		t.Run(tc.name, func(t *testing.T) {
 			alloc := allocated(func() {

@@ -31,5 +31,5 @@ func ExampleFetcher_Do() {
 		return
 	}
 	fmt.Println(resp.Status, string(resp.Body))
-	// Output: 200 ru-RU,ru;q=0.8,en-US;q=0.5,en;q=0.3
+	// Output: 200 ru-RU,ru;q=0.9,en-US;q=0.8,en;q=0.7
 }

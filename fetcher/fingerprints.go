@@ -276,9 +276,13 @@ func (fp *Fingerprint) H2() string {
 	return fmt.Sprintf("%s|%d|%s|%s", fp.settingsString(), fp.Client.GetConnectionFlow(), prio, order)
 }
 
-// headerOrder is fp's header order with h's names not in it appended.
-func (fp *Fingerprint) headerOrder(names []string) []string {
-	out := slices.Clone(fp.HeaderOrder)
+// headerOrder is the request's own order (fp's HeaderOrder when it has
+// none) with names not in it appended.
+func (fp *Fingerprint) headerOrder(order, names []string) []string {
+	if order == nil {
+		order = fp.HeaderOrder
+	}
+	out := slices.Clone(order)
 	for _, n := range names {
 		if !slices.Contains(out, n) {
 			out = append(out, n)

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
 
 	"crawlq/fetcher"
 	"crawlq/testbed"
@@ -138,6 +139,7 @@ func bomb(enc string) []byte {
 			"gzip":    bytes.Repeat(member, 100),
 			"deflate": compress("deflate", bytes.Repeat(zeros, 8)),
 			"br":      compress("br", bytes.Repeat(zeros, 8)),
+			"zstd":    compress("zstd", bytes.Repeat(zeros, 8)),
 		}
 	})
 	return bombs[enc]
@@ -155,6 +157,8 @@ func compress(coding string, data []byte) []byte {
 	case "br":
 		// A 64 KiB window, so the decoder's ring buffer stays small.
 		zw = brotli.NewWriterOptions(&buf, brotli.WriterOptions{Quality: brotli.BestSpeed, LGWin: 16})
+	case "zstd":
+		zw, _ = zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(1<<20))
 	}
 	zw.Write(data)
 	zw.Close()
@@ -230,6 +234,9 @@ func encoder(coding string, w io.Writer) io.WriteCloser {
 		return fw
 	case "br":
 		return brotli.NewWriter(w)
+	case "zstd":
+		zw, _ := zstd.NewWriter(w, zstd.WithWindowSize(1<<20))
+		return zw
 	}
 	return nopWriteCloser{w}
 }

@@ -233,7 +233,7 @@ func (im *impersonator) request(ctx context.Context, req *http.Request, clock *h
 		names = append(names, strings.ToLower(k))
 	}
 	sort.Strings(names)
-	h[fhttp.HeaderOrderKey] = im.fp.headerOrder(names)
+	h[fhttp.HeaderOrderKey] = im.fp.headerOrder(headerOrderOf(req.Context()), names)
 	fr := &fhttp.Request{Method: req.Method, URL: req.URL, Header: h, Body: req.Body, GetBody: req.GetBody,
 		ContentLength: req.ContentLength, Host: req.Host, Close: req.Close,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}

@@ -4,19 +4,28 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 )
 
 // DefaultAcceptLanguage is the Russian-first Accept-Language of the
-// Chrome profiles.
+// profiles: what chromium 156 and firefox-esr 153 both send for the
+// languages ru-RU, ru, en-US, en.
 const DefaultAcceptLanguage = "ru-RU,ru;q=0.9,en-US;q=0.8,en;q=0.7"
 
 // Accept headers of a top-level page load.
 const (
-	chromeAccept  = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
-	firefoxAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/png,image/svg+xml,*/*;q=0.8"
-	firefoxLang   = "ru-RU,ru;q=0.8,en-US;q=0.5,en;q=0.3"
+	chromeAccept  = chromeNavAccept
+	firefoxAccept = firefoxNavAccept
+)
+
+// sec-ch-ua of Chrome and Chromium 156: Chromium's GREASE brand for
+// version 156 ("Not:A-Brand";v="8") in its order for that version, as
+// chromium 156 sends it (fetcher/headers_test.go).
+const (
+	chrome156CHUA   = `"Not:A-Brand";v="8", "Chromium";v="156", "Google Chrome";v="156"`
+	chromium156CHUA = `"Not:A-Brand";v="8", "Chromium";v="156"`
 )
 
 // Profile is the browser a session claims to be: the headers every one of
@@ -43,18 +52,12 @@ type Profile struct {
 // IsZero reports whether p is the empty profile.
 func (p Profile) IsZero() bool { return p == Profile{} }
 
-// Apply sets p's headers on h, leaving headers h already has.
+// Apply sets the headers p's browser sends on a typed navigation on h,
+// leaving headers h already has.
 func (p Profile) Apply(h http.Header) {
-	for _, kv := range [...][2]string{
-		{"User-Agent", p.UserAgent},
-		{"Accept", p.Accept},
-		{"Accept-Language", p.AcceptLanguage},
-		{"Sec-Ch-Ua", p.SecCHUA},
-		{"Sec-Ch-Ua-Mobile", p.SecCHUAMobile},
-		{"Sec-Ch-Ua-Platform", p.SecCHUAPlatform},
-	} {
-		if kv[1] != "" && h.Get(kv[0]) == "" {
-			h.Set(kv[0], kv[1])
+	for _, f := range p.Headers(Navigate, &url.URL{Scheme: "https"}, "", nil) {
+		if h.Get(f.Name) == "" {
+			h.Set(f.Name, f.Value)
 		}
 	}
 }
@@ -87,9 +90,9 @@ var (
 // fingerprint of the version its User-Agent claims; the first is the
 // default. Keep UA versions in step with the fingerprints.
 var profiles = []Profile{
-	chrome("chrome-156-windows", "Windows NT 10.0; Win64; x64", `"Windows"`, "156", `"Google Chrome";v="156", "Chromium";v="156", "Not)A;Brand";v="24"`),
-	chrome("chrome-156-macos", "Macintosh; Intel Mac OS X 10_15_7", `"macOS"`, "156", `"Google Chrome";v="156", "Chromium";v="156", "Not)A;Brand";v="24"`),
-	chrome("chromium-156-linux", "X11; Linux x86_64", `"Linux"`, "156", `"Chromium";v="156", "Not)A;Brand";v="24"`),
+	chrome("chrome-156-windows", "Windows NT 10.0; Win64; x64", `"Windows"`, "156", chrome156CHUA),
+	chrome("chrome-156-macos", "Macintosh; Intel Mac OS X 10_15_7", `"macOS"`, "156", chrome156CHUA),
+	chrome("chromium-156-linux", "X11; Linux x86_64", `"Linux"`, "156", chromium156CHUA),
 	firefox("firefox-153-windows", "Windows NT 10.0; Win64; x64; rv:153.0", "153.0"),
 	firefox("firefox-153-linux", "X11; Linux x86_64; rv:153.0", "153.0"),
 }
@@ -113,7 +116,7 @@ func firefox(name, platform, version string) Profile {
 		TLS:            "firefox-" + strings.TrimSuffix(version, ".0"),
 		UserAgent:      "Mozilla/5.0 (" + platform + ") Gecko/20100101 Firefox/" + version,
 		Accept:         firefoxAccept,
-		AcceptLanguage: firefoxLang,
+		AcceptLanguage: DefaultAcceptLanguage,
 	}
 }
 

@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -16,8 +18,20 @@ type Request struct {
 	// Method defaults to GET.
 	Method string
 	URL    string
-	// Header is sent as given; the profile fills in what it lacks, and
-	// Accept-Encoding defaults to AcceptEncoding.
+	// Kind is what the request is to the profile's browser: Navigate (the
+	// default) or XHR. It picks the header set, their order and values.
+	Kind Kind
+	// Referer is the page the request comes from: for a navigation the
+	// page whose link is followed ("" for a typed URL), for an XHR the
+	// page whose script calls (a session's previous page). It gives the
+	// Referer (by the browsers' default policy), Sec-Fetch-Site and, on a
+	// cross-origin XHR, Origin.
+	Referer string
+	// Extra are the page's own headers (a site's x-requested-with, …) in
+	// the order its script sets them, placed where the browser puts them.
+	Extra []HeaderField
+	// Header is sent as given: its values replace the profile's, names
+	// the browser does not send follow Extra, sorted.
 	Header http.Header
 	// Body is sent as is (kept whole so 307/308 redirects can resend it).
 	Body []byte
@@ -64,14 +78,40 @@ func newHTTPRequest(ctx context.Context, r Request) (*http.Request, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
-	if r.Header != nil {
-		hr.Header = r.Header.Clone()
+	fields := r.profile().fields(r.Kind, hr.URL, r.Referer, r.extra())
+	order := make([]string, len(fields))
+	for i, f := range fields {
+		order[i] = f.Name
+		if f.Value != "" {
+			hr.Header.Add(f.Name, f.Value)
+		}
 	}
-	r.profile().Apply(hr.Header)
-	if hr.Header.Get("Accept-Encoding") == "" {
-		hr.Header.Set("Accept-Encoding", AcceptEncoding)
+	return hr.WithContext(withHeaderOrder(hr.Context(), order)), nil
+}
+
+// extra is r.Extra followed by r.Header's fields, sorted by name.
+func (r Request) extra() []HeaderField {
+	out := slices.Clone(r.Extra)
+	for _, k := range slices.Sorted(maps.Keys(r.Header)) {
+		for _, v := range r.Header[k] {
+			out = append(out, HeaderField{Name: k, Value: v})
+		}
 	}
-	return hr, nil
+	return out
+}
+
+type headerOrderKey struct{}
+
+// withHeaderOrder carries the order a request's headers go out in (lower
+// case names, cookie included) to the impersonating transport.
+func withHeaderOrder(ctx context.Context, order []string) context.Context {
+	return context.WithValue(ctx, headerOrderKey{}, order)
+}
+
+// headerOrderOf is the order withHeaderOrder put in ctx, nil if none.
+func headerOrderOf(ctx context.Context) []string {
+	o, _ := ctx.Value(headerOrderKey{}).([]string)
+	return o
 }
 
 func (r Request) profile() Profile {

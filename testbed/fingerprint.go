@@ -87,6 +87,8 @@ type connFingerprint struct {
 	h2      string
 	headers string        // header names of the first HTTP/2 request, in order
 	done    chan struct{} // closed when the HTTP/2 fingerprint is read
+	// take is the connection's header block of a request (fingerprintedConn.take).
+	take func(method, path string) (H2Request, bool)
 }
 
 func newConnFingerprint(id uint64) *connFingerprint {
@@ -125,6 +127,16 @@ type fingerprintKey struct{}
 func fingerprintOf(ctx context.Context) *connFingerprint {
 	c, _ := ctx.Value(fingerprintKey{}).(*connFingerprint)
 	return c
+}
+
+// h2RequestOf is the header block r came with, its fields in the order
+// the client sent them; false on HTTP/1.x and plain http.
+func h2RequestOf(r *http.Request) (H2Request, bool) {
+	st := fingerprintOf(r.Context())
+	if st == nil || r.ProtoMajor != 2 {
+		return H2Request{}, false
+	}
+	return st.take(r.Method, r.RequestURI)
 }
 
 // httpsFront is a site's TLS listener: HTTP/2 and HTTP/1.1, each
@@ -201,7 +213,9 @@ func (l *helloListener) Accept() (net.Conn, error) {
 		return nil, nil
 	}
 	// the handshake runs on the connection's first read, in its goroutine
-	return &fingerprintedConn{Conn: tls.Server(c, cfg), state: st}, nil
+	fc := &fingerprintedConn{Conn: tls.Server(c, cfg), state: st}
+	st.take = fc.take
+	return fc, nil
 }
 
 // checkFingerprint records the request's fingerprints on e and, with
