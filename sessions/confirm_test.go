@@ -51,7 +51,7 @@ func newConfirmWorld(t *testing.T, n int, wait time.Duration) *confirmWorld {
 		t.Fatal(err)
 	}
 	return &confirmWorld{rdb: rdb, b: b,
-		m: sessions.NewManager(sessions.Config{Broker: b, Redis: rdb, Holder: "s1", LeaseTTL: 10 * time.Second, ConfirmWait: wait}),
+		m: sessions.NewManager(sessions.Config{Shape: wbShape, Broker: b, Redis: rdb, Holder: "s1", LeaseTTL: 10 * time.Second, ConfirmWait: wait}),
 		f: fetcher.New(fetcher.Config{Timeout: 2 * time.Second}), d: detect.New(detect.Builtin()),
 		url: tb.SiteURL("wildberries") + testbed.WBSearchPath + "?query=" + tb.Catalog.NoResultQueries("wildberries", 1)[0] + "&page=1"}
 }

@@ -39,7 +39,7 @@ func TestSessionStopsAtLeaseExpiryWhenExtendsFail(t *testing.T) {
 			w := newWorld(t, 1)
 			ctx := context.Background()
 			ttl := tc.ttl
-			m := sessions.NewManager(sessions.Config{Broker: tc.broker(w), Redis: w.rdb, Holder: "server-1", LeaseTTL: ttl})
+			m := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: tc.broker(w), Redis: w.rdb, Holder: "server-1", LeaseTTL: ttl})
 			s, err := m.Open(ctx, "job-expiry", wb, proxies.Datacenter)
 			if err != nil {
 				t.Fatal(err)

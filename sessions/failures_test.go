@@ -53,7 +53,7 @@ func TestReleaseAndStoreFailuresAreLoggedAndCounted(t *testing.T) {
 			ctx := context.Background()
 			warmUp(t, ctx, w.broker)
 			dead := testredis.NewClient(t, testredis.DBSessions)
-			cfg := sessions.Config{Broker: w.broker, Redis: w.rdb, Holder: "server-1", LeaseTTL: 10 * time.Second}
+			cfg := sessions.Config{Shape: wbShape, Broker: w.broker, Redis: w.rdb, Holder: "server-1", LeaseTTL: 10 * time.Second}
 			if tc.deadBroker {
 				cfg.Broker = brokerFor(t, ctx, dead, w.tb, false)
 			}

@@ -38,7 +38,11 @@ func (s *Session) fetch(ctx context.Context, f *fetcher.Fetcher, d *detect.Detec
 	if err := s.Pace(ctx); err != nil {
 		return nil, detect.Verdict{}, err
 	}
-	resp, err := f.Do(ctx, fetcher.Request{URL: url, Proxy: s.Proxy(), Jar: s.jar, Profile: s.profile})
+	req := s.request(url)
+	resp, err := f.Do(ctx, req)
+	if err == nil {
+		s.visited(req, resp)
+	}
 	if ctx.Err() != nil {
 		return nil, detect.Verdict{}, ctx.Err() // cancelled by the caller: nobody's fault
 	}

@@ -40,6 +40,9 @@ type Config struct {
 	MaxUsage int
 	// MaxAge retires a session this long after it was created. Default 30m.
 	MaxAge time.Duration
+	// Shape says how a request to a URL of a site goes out (a page or the
+	// site's API call, its own headers). Default: every request a page.
+	Shape func(site, rawURL string) Shape
 	// Logger logs lease trouble, and each failed lease release or session
 	// store with its task. Default zap.NewNop().
 	Logger *zap.Logger

@@ -48,7 +48,7 @@ func newChildWorld(holder string, ttl time.Duration) (*childWorld, error) {
 	}
 	b := proxies.NewRedisBroker(rdb, proxies.Config{Sites: sites})
 	return &childWorld{
-		m:       sessions.NewManager(sessions.Config{Broker: b, Redis: rdb, Holder: holder, LeaseTTL: ttl}),
+		m:       sessions.NewManager(sessions.Config{Shape: wbShape, Broker: b, Redis: rdb, Holder: holder, LeaseTTL: ttl}),
 		fetcher: fetcher.New(fetcher.Config{Timeout: 5 * time.Second}),
 		detect:  detect.New(detect.Builtin()), siteURL: os.Getenv("CRAWLQ_CHILD_SITE"),
 	}, nil

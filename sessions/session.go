@@ -53,6 +53,7 @@ type Session struct {
 	stored   bool
 	lease    *proxies.Lease
 	lastDone time.Time // local time the last response completed
+	lastPage string    // the final URL of the last navigation, the next request's Referer
 	// inflight counts browser requests past Gate without an answer yet.
 	inflight int
 	earliest time.Time // local time of the lease's NotBefore

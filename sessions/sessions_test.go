@@ -64,7 +64,7 @@ func brokerFor(t *testing.T, ctx context.Context, rdb *redis.Client, tb *testbed
 }
 
 func (w *world) manager(holder string, ttl time.Duration) *sessions.Manager {
-	return sessions.NewManager(sessions.Config{Broker: w.broker, Redis: w.rdb, Holder: holder, LeaseTTL: ttl})
+	return sessions.NewManager(sessions.Config{Shape: wbShape, Broker: w.broker, Redis: w.rdb, Holder: holder, LeaseTTL: ttl})
 }
 
 func searchURL(base string, page int) string {

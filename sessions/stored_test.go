@@ -100,7 +100,7 @@ func TestFinishInCallersTransaction(t *testing.T) {
 	if n := w.rdb.Exists(ctx, key).Val(); n != 1 {
 		t.Fatalf("record after Open: %d keys, want 1", n)
 	}
-	other := sessions.NewManager(sessions.Config{Broker: proxies.NewRedisBroker(testredis.NewClient(t, testredis.DBSessions), proxies.Config{}),
+	other := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: proxies.NewRedisBroker(testredis.NewClient(t, testredis.DBSessions), proxies.Config{}),
 		Redis: w.rdb, Holder: "server-2", LeaseTTL: 10 * time.Second})
 	if _, ok := w.finishIn(t, ctx, otherSession(t, ctx, other)); ok {
 		t.Error("FinishIn with a broker on another client: ok, want the caller to Finish")

@@ -64,7 +64,7 @@ func TestPunishmentsAndFaultsDriveTheBroker(t *testing.T) {
 				timeout = 500 * time.Millisecond
 			}
 			f := fetcher.New(fetcher.Config{Timeout: timeout, ResponseHeaderTimeout: timeout})
-			m := sessions.NewManager(sessions.Config{Broker: b, Redis: rdb, Holder: "s1", LeaseTTL: 10 * time.Second})
+			m := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: b, Redis: rdb, Holder: "s1", LeaseTTL: 10 * time.Second})
 			s, err := m.Open(ctx, "job", tc.site, proxies.Datacenter)
 			if err != nil {
 				t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 // fingerprint must be the one the rule expects.
 func TestRealChromiumPassesTheFingerprintCheck(t *testing.T) {
 	bin := lookPath(t, "chromium")
-	tb := startTB(t, Config{Fingerprint: true})
+	tb := startTB(t, Config{Fingerprint: true, LaxHeaders: true}) // it opens an API URL as a page
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := browser(ctx, bin, "--headless=new", "--no-sandbox", "--disable-gpu",
@@ -53,7 +53,7 @@ func checkRealBrowser(t *testing.T, tb *Testbed, browser string) {
 // trusting the run's CA through its own NSS database (certutil), against
 // the checking site.
 func TestRealFirefoxPassesTheFingerprintCheck(t *testing.T) {
-	tb := startTB(t, Config{Fingerprint: true})
+	tb := startTB(t, Config{Fingerprint: true, LaxHeaders: true}) // it opens an API URL as a page
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -68,6 +68,8 @@ type Entry struct {
 	// HeaderOrder lists the header names of the first HTTP/2 request on
 	// that connection, in the order sent.
 	HeaderOrder string `json:"header_order,omitempty"`
+	// Refused says why the header check refused the request (VerdictHeaders).
+	Refused string `json:"refused,omitempty"`
 }
 
 // Log records every request of every site. Safe for concurrent use.

@@ -48,6 +48,9 @@ type Site struct {
 	ln        net.Listener
 	done      chan struct{}
 	https     *httpsFront // nil: plain http only
+	// headerCheck refuses requests whose headers are not the claimed
+	// browser's (headers.go).
+	headerCheck bool
 }
 
 // siteDeps is what every site shares.
@@ -57,6 +60,8 @@ type siteDeps struct {
 	log   *Log
 	now   func() time.Time
 	zl    *zap.Logger
+	// headers turns the header check on.
+	headers bool
 }
 
 func newPages(name string, c *Catalog) (pages, error) {
@@ -82,7 +87,7 @@ func startSite(name string, rules SiteRules, c *Catalog, d siteDeps) (*Site, err
 		return nil, fmt.Errorf("site %s listen: %w", name, err)
 	}
 	s := &Site{name: name, rules: rules, pages: p, routes: p.routes(), guard: d.guard, soft: newSoftBans(rules.SoftBan),
-		challenge: newChallenges(name, rules.Challenge), cdn: d.cdn, log: d.log, now: d.now,
+		challenge: newChallenges(name, rules.Challenge), cdn: d.cdn, log: d.log, now: d.now, headerCheck: d.headers,
 		zl: d.zl.With(zap.String("site", name)), ln: ln, done: make(chan struct{})}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go s.serve()
@@ -140,6 +145,9 @@ func (s *Site) handle(w *statusWriter, r *http.Request, e *Entry) Verdict {
 	}
 	if s.checkFingerprint(w, r, e) {
 		return VerdictFingerprint
+	}
+	if s.checkHeaders(w, r, e) {
+		return VerdictHeaders
 	}
 	e.Session, e.Issued = s.session(w, r, e.IP)
 	presented := e.Session

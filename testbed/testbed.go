@@ -25,6 +25,11 @@ type Config struct {
 	// or HTTP/2 fingerprint is not the browser its User-Agent claims.
 	// Default off.
 	Fingerprint bool
+	// LaxHeaders turns off the header check: by default a site refuses
+	// (403, VerdictHeaders) a request whose headers are not those the
+	// browser its User-Agent claims sends for the endpoint's kind (a page
+	// load or the site's API call; see HeaderMismatch).
+	LaxHeaders bool
 	// Challenge puts the default JavaScript challenge (ChallengeRule) in
 	// front of every site whose rules set none.
 	Challenge bool
@@ -73,7 +78,7 @@ func Start(ctx context.Context, cfg Config) (*Testbed, error) {
 	tb := &Testbed{Catalog: NewCatalog(cfg.Seed, cfg.CatalogSize), Log: &Log{}, now: cfg.Now,
 		rules: siteRules(cfg), sites: map[string]*Site{}, stop: make(chan struct{})}
 	tb.guard = newGuard(tb.rules, cfg.Seed)
-	if err := tb.startSites(cfg.Logger); err != nil {
+	if err := tb.startSites(cfg.Logger, !cfg.LaxHeaders); err != nil {
 		tb.Close()
 		return nil, err
 	}
@@ -140,13 +145,13 @@ func siteRules(cfg Config) map[string]SiteRules {
 	return rules
 }
 
-func (tb *Testbed) startSites(zl *zap.Logger) error {
+func (tb *Testbed) startSites(zl *zap.Logger, headers bool) error {
 	cdn, err := startCDN(tb.now, zl)
 	if err != nil {
 		return err
 	}
 	tb.CDN = cdn
-	d := siteDeps{cdn: cdn, guard: tb.guard, log: tb.Log, now: tb.now, zl: zl}
+	d := siteDeps{cdn: cdn, guard: tb.guard, log: tb.Log, now: tb.now, zl: zl, headers: headers}
 	for _, name := range SiteNames {
 		s, err := startSite(name, tb.rules[name], tb.Catalog, d)
 		if err != nil {

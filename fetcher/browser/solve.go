@@ -353,7 +353,7 @@ func (p *pageRun) start(loop, ctx context.Context) error {
 	go p.answerAuth(loop, auth)
 	t := p.t
 	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
-		UserAgent: p.job.UserAgent, AcceptLanguage: p.job.AcceptLanguage}); err != nil {
+		UserAgent: p.job.UserAgent, AcceptLanguage: p.job.AcceptLanguage, UserAgentMetadata: uaMetadata(p.job.UserAgent)}); err != nil {
 		return fmt.Errorf("set user agent: %w", err)
 	}
 	if err := p.setCookies(ctx); err != nil {

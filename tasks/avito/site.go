@@ -44,6 +44,7 @@ func New() *site.Site {
 		MinInterval: DefaultMinInterval,
 		Class:       proxies.Residential,
 		Endpoints:   map[string]string{site.EndpointWeb: WebURL},
+		XHR:         site.XHR{Paths: []string{"/web/"}}, // web/1/js/items JSON
 		// The JS check reloads the page once it has set its cookie.
 		Challenge: site.Challenge{},
 		Kinds: map[string]site.Kind{

@@ -34,6 +34,7 @@ func New() *site.Site {
 		MinInterval: DefaultMinInterval,
 		Class:       proxies.Datacenter,
 		Endpoints:   map[string]string{site.EndpointWeb: WebURL},
+		XHR:         site.XHR{Paths: []string{"/api/"}}, // entrypoint-api and composer-api JSON
 		// The antibot challenge page sets the abt_data cookie and reloads.
 		Challenge: site.Challenge{Cookie: "abt_data"},
 		Kinds: map[string]site.Kind{

@@ -47,6 +47,11 @@ type SiteConfig struct {
 	API string `yaml:"api"`
 	// Challenge overrides how the site's JavaScript challenge is cleared.
 	Challenge *ChallengeConfig `yaml:"challenge"`
+	// XHRPaths replaces the URL path prefixes of the site's API calls.
+	XHRPaths []string `yaml:"xhr_paths"`
+	// XHRHeaders replaces the headers the site's script adds to its API
+	// calls, in order (a list of {name, value}; an empty list sends none).
+	XHRHeaders *[]Header `yaml:"xhr_headers"`
 }
 
 // ChallengeConfig is a site's `challenge:` section (see site.Challenge).
@@ -117,6 +122,9 @@ func applySite(s *Site, c SiteConfig) (*Site, error) {
 		return nil, err
 	}
 	if err := applyEndpoints(s, c.Endpoints, field("endpoints")); err != nil {
+		return nil, err
+	}
+	if err := applyXHR(s, c, field); err != nil {
 		return nil, err
 	}
 	if c.MinInterval != "" {

@@ -3,6 +3,7 @@ package site
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,9 @@ type Site struct {
 	// card.wb.ru); API names the one in use. Empty for one-API sites.
 	APIs map[string]map[string]string
 	API  string
+	// XHR says which URLs are the site's API calls and what its script
+	// sends with them.
+	XHR XHR
 }
 
 // Fetch policies (Site.Fetch).
@@ -214,5 +218,7 @@ func (s *Site) clone() *Site {
 	c.Endpoints = maps.Clone(s.Endpoints)
 	c.Kinds = maps.Clone(s.Kinds)
 	c.APIs = maps.Clone(s.APIs)
+	c.XHR.Paths = slices.Clone(s.XHR.Paths)
+	c.XHR.Headers = slices.Clone(s.XHR.Headers)
 	return &c
 }

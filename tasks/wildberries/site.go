@@ -70,6 +70,7 @@ func New() *site.Site {
 		},
 		// The token comes from the home page's challenge, not the API URL.
 		Challenge: site.Challenge{Page: "/", Cookie: ClearanceCookie},
+		XHR:       xhr(),
 		Kinds: map[string]site.Kind{
 			KindSearch: {Name: KindSearch, Listing: true, Follow: KindProduct,
 				Normalize: normalizeSearch, Build: searchURL, Parse: parseListing},
