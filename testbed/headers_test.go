@@ -22,7 +22,7 @@ const (
 func chromeXHRHeaders() map[string]string {
 	return map[string]string{"User-Agent": chrome156UA, "Sec-Ch-Ua": `"Chromium";v="156"`, "Accept": "*/*",
 		"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty",
-		"Referer": "https://www.wildberries.ru/catalog/0/search.aspx?search=phone",
+		"Referer":          "https://www.wildberries.ru/catalog/0/search.aspx?search=phone",
 		"X-Requested-With": "XMLHttpRequest", "X-Spa-Version": "13.15.1", "X-Userid": "0",
 		"Deviceid": "site_0123456789abcdef0123456789abcdef", "X-Queryid": "qid17649000000001234567890"}
 }
