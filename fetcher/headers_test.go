@@ -121,7 +121,7 @@ func crawlqVisit(ctx context.Context, t *testing.T, w *testbed.HeaderWitness, p 
 }
 
 func TestProfilesSendTheHeadersOfTheBrowserTheyClaim(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // two browsers' cold starts on a busy machine
 	defer cancel()
 	browsers := map[string]realBrowser{
 		"chromium":    {fetcher.TLSChrome156, "chromium-156-linux", chromiumVisit},

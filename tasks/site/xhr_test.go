@@ -50,8 +50,8 @@ func TestWildberriesAPICallsComeFromTheirPage(t *testing.T) {
 	s, _ := site.Default().Get("wildberries")
 	for api, page := range map[string]string{
 		s.Endpoint(site.EndpointSearch) + "/exactmatch/ru/common/v18/search?query=%D1%87%D0%B0%D0%B9&page=2": "https://www.wildberries.ru/catalog/0/search.aspx?search=%D1%87%D0%B0%D0%B9",
-		s.Endpoint(site.EndpointCard) + "/cards/v4/detail?nm=123":                                          "https://www.wildberries.ru/catalog/123/detail.aspx",
-		s.Endpoint(site.EndpointCatalog) + "/catalog/beauty3/v2/catalog?cat=9000":                          "https://www.wildberries.ru/",
+		s.Endpoint(site.EndpointCard) + "/cards/v4/detail?nm=123":                                            "https://www.wildberries.ru/catalog/123/detail.aspx",
+		s.Endpoint(site.EndpointCatalog) + "/catalog/beauty3/v2/catalog?cat=9000":                            "https://www.wildberries.ru/",
 	} {
 		if !s.IsXHR(api) {
 			t.Errorf("%s is not an API call", api)
