@@ -49,10 +49,12 @@ var browserOrder = map[string]map[string][]string{
 func requestKind(site, path string) string {
 	switch site {
 	case SiteWildberries: // crawled through its APIs; "/" is the challenge page
-		if path == "/" {
+		switch {
+		case path == "/":
 			return kindNavigate
-		}
-		return kindXHR
+		case isWBAPI(path), strings.HasSuffix(path, ".json"): // the APIs and the basket's card.json
+			return kindXHR
+		} // the wall's own script and stylesheet, the favicon: not judged
 	case SiteOzon:
 		switch {
 		case strings.HasPrefix(path, "/api/"):

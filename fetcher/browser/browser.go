@@ -22,6 +22,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"go.uber.org/zap"
+
+	"crawlq/fetcher"
 )
 
 // ErrNoBrowser means no Chromium was found: not on PATH (chromium,
@@ -190,6 +192,7 @@ func (b *Browser) startLocked() error {
 		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions"),
 	}
 	opts = append(opts, undetected...)
+	opts = append(opts, chromedp.Flag("accept-lang", acceptLangFlag(fetcher.DefaultAcceptLanguage)))
 	if len(b.spki) > 0 {
 		opts = append(opts, chromedp.Flag("ignore-certificate-errors-spki-list", strings.Join(b.spki, ",")))
 	}
@@ -226,6 +229,22 @@ var undetected = []chromedp.ExecAllocatorOption{
 	chromedp.Flag("headless", "new"), chromedp.Flag("hide-scrollbars", true), chromedp.Flag("mute-audio", true),
 	chromedp.Flag("disable-blink-features", "AutomationControlled"),
 	chromedp.WindowSize(1920, 1080),
+}
+
+// acceptLangFlag is Chromium's --accept-lang list for an Accept-Language
+// header ("ru-RU,ru;q=0.9,en" → "ru-RU,ru,en"): Chromium then sends that
+// header itself, in its own place among the request's headers, and
+// navigator.languages agrees with it. An override through DevTools would
+// put it before Accept, where no user's Chromium sends it.
+func acceptLangFlag(header string) string {
+	var langs []string
+	for _, part := range strings.Split(header, ",") {
+		lang, _, _ := strings.Cut(part, ";")
+		if lang = strings.TrimSpace(lang); lang != "" {
+			langs = append(langs, lang)
+		}
+	}
+	return strings.Join(langs, ",")
 }
 
 // stopLocked ends the process and removes its profile.

@@ -23,6 +23,8 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"go.uber.org/zap"
+
+	"crawlq/fetcher"
 )
 
 // ErrNotCleared means the challenge had not cleared when the solve's
@@ -352,8 +354,12 @@ func (p *pageRun) start(loop, ctx context.Context) error {
 	go p.intercept(loop, paused)
 	go p.answerAuth(loop, auth)
 	t := p.t
+	lang := p.job.AcceptLanguage
+	if lang == fetcher.DefaultAcceptLanguage {
+		lang = "" // the browser's own (--accept-lang), sent in its place
+	}
 	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
-		UserAgent: p.job.UserAgent, AcceptLanguage: p.job.AcceptLanguage, UserAgentMetadata: uaMetadata(p.job.UserAgent)}); err != nil {
+		UserAgent: p.job.UserAgent, AcceptLanguage: lang, UserAgentMetadata: uaMetadata(p.job.UserAgent)}); err != nil {
 		return fmt.Errorf("set user agent: %w", err)
 	}
 	if err := p.setCookies(ctx); err != nil {

@@ -162,6 +162,7 @@ func summarize(ctx context.Context, c *cluster, cfg Config, end string, elapsed 
 	sum.Jobs, sum.Completed, sum.Failed, sum.Unfinished = total.Jobs, total.Completed, total.Failed, total.Unfinished
 	sum.Pages, sum.Items, sum.Blocked, sum.FailedAttempts = total.Pages, total.Items, total.Blocked, total.FailedAttempts
 	sum.FingerprintRefusals, sum.HTTPSRequests = total.FingerprintRefusals, httpsRequests(c.tb.Log.Entries())
+	sum.HeaderRefusals = c.tb.Log.HeaderRefusals()
 	checkInvariants(sum, c)
 	sum.BrokerBans, sum.ProxyFailures = brokerCounts(ctx, c, cfg.Logger)
 	sum.NoResultJobs = c.noResultJobs

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -58,6 +60,10 @@ type Summary struct {
 	// their TLS or HTTP/2 fingerprint was not the browser the User-Agent
 	// claims. Goal: 0.
 	FingerprintRefusals int `json:"fingerprint_refusals"`
+	// HeaderRefusals are the requests the sites refused because their
+	// headers were not those the claimed browser sends for the request's
+	// kind, by the testbed's reason.
+	HeaderRefusals map[string]int `json:"header_refusals"`
 	// HTTPSRequests are the logged requests that came over TLS.
 	HTTPSRequests int `json:"https_requests"`
 	// Requests is the number of site requests the testbed logged.
@@ -164,6 +170,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 		s.Requests, verdict(s.I1Violations), verdict(s.I2Violations))
 	fmt.Fprintf(w, "fingerprints (checked on %d HTTPS requests): %d refused as not the browser their User-Agent claims\n",
 		s.HTTPSRequests, s.FingerprintRefusals)
+	s.writeHeaderRefusals(w)
 	fmt.Fprintf(w, "bans: %d started by the sites; %d proxy quarantines from the workers' ban verdicts\n", s.Bans, s.BrokerBans)
 	fmt.Fprintf(w, "faulty proxies: %d failed job attempts retried elsewhere, %d proxy failures counted by the broker\n",
 		s.FailedAttempts, s.ProxyFailures)
@@ -226,4 +233,17 @@ func (s *Summary) writeChallenges(w io.Writer) {
 		s.ChallengesSolved, s.Challenges, s.ClearancesReused, s.ChallengePages, s.CookiesMisused)
 	fmt.Fprintf(w, "browser: %d requests through the sessions' proxies, %.1f%% of all requests over HTTP; largest browser %.0f MB; %d visits lost to a dropped proxy connection (retried elsewhere)\n",
 		s.BrowserRequests, s.HTTPShare*100, s.BrowserRSSMB, s.BrowserProxyFailures)
+}
+
+// writeHeaderRefusals prints how many requests the sites refused for
+// their headers, with the testbed's reasons.
+func (s *Summary) writeHeaderRefusals(w io.Writer) {
+	n := 0
+	for _, c := range s.HeaderRefusals {
+		n += c
+	}
+	fmt.Fprintf(w, "headers (checked per claimed browser and request kind): %d refused\n", n)
+	for _, why := range slices.Sorted(maps.Keys(s.HeaderRefusals)) {
+		fmt.Fprintf(w, "  %d× %s\n", s.HeaderRefusals[why], why)
+	}
 }
