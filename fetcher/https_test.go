@@ -53,7 +53,7 @@ func lastEntry(t *testing.T, tb *testbed.Testbed) testbed.Entry {
 func TestHTTPSAsTheProfileThroughEveryFarmProxyKind(t *testing.T) {
 	tb := startCheckingTestbed(t, 2)
 	f := newFetcher(t, fetcher.Config{TLS: &tls.Config{RootCAs: tb.CA.Pool()}})
-	target := tb.HTTPSSiteURL(testbed.SiteWildberries) + testbed.WBSearchPath + "?query=phone"
+	target := tb.HTTPSSiteURL(testbed.SiteOzon) + testbed.OzonSearchPath + "?text=phone" // a page load: the navigation headers
 	for i, kind := range []string{"http CONNECT with auth", "socks5 with auth"} {
 		p, _ := tb.Farm.Proxy(i)
 		proxy := proxyURL(t, tb.Farm, i)

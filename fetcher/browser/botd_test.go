@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"crawlq/fetcher"
 	"crawlq/fetcher/browser"
 	"crawlq/testbed"
 )
@@ -21,7 +22,7 @@ func TestBrowserIsNotABot(t *testing.T) {
 	tb, b, fp, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Farm: testbed.FarmConfig{Auth: true}}, time.Minute)
 	p := &pacer{}
 	res, err := b.Solve(ctx, browser.Job{URL: tb.CDN.URL(true) + testbed.BotdPath, Proxy: proxy, UserAgent: chromiumUA,
-		AcceptLanguage: "ru-RU,ru;q=0.9", Gate: p.gate, Done: p.done, Clearance: testbed.BotdCookie})
+		AcceptLanguage: fetcher.DefaultAcceptLanguage, Gate: p.gate, Done: p.done, Clearance: testbed.BotdCookie})
 	if err != nil {
 		t.Fatalf("botd page: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"crawlq/fetcher"
 	"crawlq/fetcher/browser"
 	"crawlq/testbed"
 )
@@ -81,7 +82,7 @@ func TestSolveThroughTheProxy(t *testing.T) {
 	tb, b, fp, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 2, Challenge: true, Fingerprint: true, Farm: testbed.FarmConfig{Auth: true}}, time.Minute)
 	p := &pacer{gap: tb.Rules()[testbed.SiteOzon].MinInterval + 50*time.Millisecond}
 	page := tb.HTTPSSiteURL(testbed.SiteOzon) + testbed.OzonSearchPath + "?text=" + url.QueryEscape(strings.Fields(tb.Catalog.Products(testbed.SiteOzon)[0].Title)[0])
-	res, err := b.Solve(ctx, browser.Job{URL: page, Proxy: proxy, UserAgent: chromiumUA, AcceptLanguage: "ru-RU,ru;q=0.9",
+	res, err := b.Solve(ctx, browser.Job{URL: page, Proxy: proxy, UserAgent: chromiumUA, AcceptLanguage: fetcher.DefaultAcceptLanguage,
 		Gate: p.gate, Done: p.done, Clearance: testbed.ChallengeCookie[testbed.SiteOzon],
 		Cleared: func(status int, body []byte) bool { return !strings.Contains(string(body), "fab_chlg_") }})
 	if err != nil {
@@ -205,7 +206,9 @@ func waitGone(t *testing.T, pid int) {
 func TestCookieSufficesSkipsTheReload(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tb, b, _, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Challenge: true, Farm: testbed.FarmConfig{Auth: true}}, time.Minute)
+	// LaxHeaders: the check by hand below sends only the cookie and the
+	// User-Agent, not a browser's whole header set.
+	tb, b, _, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Challenge: true, LaxHeaders: true, Farm: testbed.FarmConfig{Auth: true}}, time.Minute)
 	p := &pacer{gap: tb.Rules()[testbed.SiteOzon].MinInterval + 50*time.Millisecond}
 	page := tb.SiteURL(testbed.SiteOzon) + testbed.OzonSearchPath + "?text=x"
 	name := testbed.ChallengeCookie[testbed.SiteOzon]

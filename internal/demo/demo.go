@@ -163,6 +163,9 @@ func summarize(ctx context.Context, c *cluster, cfg Config, end string, elapsed 
 	sum.Pages, sum.Items, sum.Blocked, sum.FailedAttempts = total.Pages, total.Items, total.Blocked, total.FailedAttempts
 	sum.FingerprintRefusals, sum.HTTPSRequests = total.FingerprintRefusals, httpsRequests(c.tb.Log.Entries())
 	sum.HeaderRefusals = c.tb.Log.HeaderRefusals()
+	if sum.Failures, err = c.failures(); err != nil {
+		return nil, err
+	}
 	checkInvariants(sum, c)
 	sum.BrokerBans, sum.ProxyFailures = brokerCounts(ctx, c, cfg.Logger)
 	sum.NoResultJobs = c.noResultJobs

@@ -46,6 +46,21 @@ func (c *cluster) snapshot(ctx context.Context) (snapshot, error) {
 	return s, nil
 }
 
+// failures reads the last error of every failed (archived) job.
+func (c *cluster) failures() (map[string]string, error) {
+	out := map[string]string{}
+	for _, q := range c.queues() {
+		tasks, err := c.insp.ListArchivedTasks(q, asynq.PageSize(1000))
+		if err != nil {
+			return nil, fmt.Errorf("queue %s: %w", q, err)
+		}
+		for _, t := range tasks {
+			out[t.ID] = t.LastErr
+		}
+	}
+	return out, nil
+}
+
 // jobCounts reads a queue's job states.
 func jobCounts(info *asynq.QueueInfo) SiteSummary {
 	unfinished := info.Pending + info.Active + info.Scheduled + info.Retry + info.Aggregating

@@ -64,6 +64,8 @@ type Summary struct {
 	// headers were not those the claimed browser sends for the request's
 	// kind, by the testbed's reason.
 	HeaderRefusals map[string]int `json:"header_refusals"`
+	// Failures are the failed jobs' last errors, by task ID.
+	Failures map[string]string `json:"failures,omitempty"`
 	// HTTPSRequests are the logged requests that came over TLS.
 	HTTPSRequests int `json:"https_requests"`
 	// Requests is the number of site requests the testbed logged.
@@ -171,6 +173,9 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "fingerprints (checked on %d HTTPS requests): %d refused as not the browser their User-Agent claims\n",
 		s.HTTPSRequests, s.FingerprintRefusals)
 	s.writeHeaderRefusals(w)
+	for _, id := range slices.Sorted(maps.Keys(s.Failures)) {
+		fmt.Fprintf(w, "failed job %s: %s\n", id, s.Failures[id])
+	}
 	fmt.Fprintf(w, "bans: %d started by the sites; %d proxy quarantines from the workers' ban verdicts\n", s.Bans, s.BrokerBans)
 	fmt.Fprintf(w, "faulty proxies: %d failed job attempts retried elsewhere, %d proxy failures counted by the broker\n",
 		s.FailedAttempts, s.ProxyFailures)
