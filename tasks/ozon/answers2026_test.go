@@ -1,0 +1,187 @@
+package ozon_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"crawlq/detect"
+	"crawlq/tasks/item"
+	"crawlq/tasks/site"
+	"crawlq/tasks/site/sitetest"
+)
+
+// composerURL is the page API URL the 2026 capture answered.
+const composerURL = "https://www.ozon.ru/api/composer-api.bx/page/json/v2?url=%2Fsearch%2F%3Ftext%3D%D0%BD%D0%BE%D1%83%D1%82%D0%B1%D1%83%D0%BA"
+
+func testdata(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestParseComposerAnswer2026 parses the real page API answer of
+// 2026-08-07 (widgetStates values are JSON strings; 2026 tiles: the title
+// a textDS, rating and reviews a labelListV2): every tile has its ID,
+// title, price, old price, rating and reviews as the capture's author
+// wrote them down, and the stock line is not taken for the title.
+func TestParseComposerAnswer2026(t *testing.T) {
+	page, err := site.Parse("ozon", "search", testdata(t, "ozon_composer_search_2026-08.json"), composerURL, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tile := func(id, slug, title string, price, old int64, rating float64, reviews int) item.Item {
+		return item.Item{Site: "ozon", ID: id, Title: title, Price: price, OldPrice: old, Currency: "RUB",
+			Rating: rating, Reviews: reviews, URL: "https://www.ozon.ru/product/" + slug + "-" + id + "/", FetchedAt: at}
+	}
+	want := []item.Item{
+		tile("3497076095", "neobihier-noutbuk-15-6-amd-ryzen-9-5900hx-ram-16-gb-ssd-512-gb-amd-radeon-graphics-windows-pro-belyy",
+			`Neobihier Ноутбук 15.6", AMD Ryzen 9 5900HX, RAM 16 ГБ, SSD 512 ГБ, AMD Radeon Graphics, Windows Pro, белый, Русская раскладка`,
+			3953400, 6688800, 5.0, 339),
+		tile("2796072502", "noutbuk-15-6-intel-celeron-n5095a-ram-16-gb-ssd-512-gb-intel-uhd-graphics-750-windows-pro-rozovyy",
+			`Ноутбук 15.6", Intel Celeron N5095A, RAM 16 ГБ, SSD 512 ГБ, Intel UHD Graphics 750, Windows Pro, розовый, светло-розовый, Русская раскладка`,
+			3229600, 0, 4.7, 472),
+		tile("4695873085", "noutbuk-dlya-ucheby-i-raboty-igrovoy-4-yadra-noutbuk-15-6-intel-n95-ram-32-gb-ssd-2048-gb-windows",
+			`Ноутбук для учебы и работы игровой 4 ядра Ноутбук 15.6", Intel N95, RAM 32 ГБ, SSD 2048 ГБ, Windows Pro, серебристый, светло-серый, Русская раскладка`,
+			2683800, 20350000, 4.9, 1300),
+	}
+	if d := cmp.Diff(want, page.Items); d != "" {
+		t.Fatalf("items (-want +got):\n%s", d)
+	}
+	if page.Next || page.NextURL != "" || len(page.Follow) != 3 {
+		t.Fatalf("next %v %q, %d follows; want no next page (the capture has no nextPage) and 3 follows", page.Next, page.NextURL, len(page.Follow))
+	}
+}
+
+// TestParseAPINextPage: the next page is the answer's top-level nextPage,
+// else the paginator widget's, asked through the page API on the same
+// host; a nextPage off the site is not followed.
+func TestParseAPINextPage(t *testing.T) {
+	tiles := string(apiState(t, "ozon_composer_search_2026-08.json"))
+	pager := `{"nextPage":"/category/noutbuki-15692/?layout_page_index=2&page=2&paginator_token=3616"}`
+	want := "https://www.ozon.ru/api/entrypoint-api.bx/page/json/v2?url=%2Fcategory%2Fnoutbuki-15692%2F%3Flayout_page_index%3D2%26page%3D2%26paginator_token%3D3616"
+	tests := []struct {
+		name, top, pager, want string
+	}{
+		{name: "paginator widget", pager: pager, want: want},
+		{name: "top level", top: "/category/noutbuki-15692/?layout_page_index=2&page=2&paginator_token=3616", want: want},
+		{name: "last page", pager: `{"nextPage":""}`},
+		{name: "another host", top: "https://evil.example/x"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := map[string]string{"tileGridDesktop-3669724-default-1": tiles}
+			if tt.pager != "" {
+				ws["infiniteVirtualPaginator-3618992-default-1"] = tt.pager
+			}
+			body, _ := json.Marshal(map[string]any{"widgetStates": ws, "nextPage": tt.top})
+			page, err := site.Parse("ozon", "search", body, composerURL, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page.NextURL != tt.want || page.Next != (tt.want != "") || len(page.Items) != 3 {
+				t.Fatalf("next %v %q, %d items; want %q, 3 items", page.Next, page.NextURL, len(page.Items), tt.want)
+			}
+		})
+	}
+}
+
+// apiState is the state string of the capture's tile widget.
+func apiState(t *testing.T, name string) []byte {
+	var a struct{ WidgetStates map[string]string }
+	if err := json.Unmarshal(testdata(t, name), &a); err != nil {
+		t.Fatal(err)
+	}
+	return []byte(a.WidgetStates["tileGridDesktop-3669724-default-1"])
+}
+
+// TestParseUnknownShapes: JSON that is not Ozon's own answer fails with
+// the reason (ErrUnrecognized), never an empty page; only a tile widget
+// with "items":[] is "no results".
+func TestParseUnknownShapes(t *testing.T) {
+	bad := map[string]string{
+		"json block":         `{"incidentId":"fab_nmk_1","blockURL":"/x","timeoutSec":60}`,
+		"no tile widget":     `{"widgetStates":{"webCurrentSeller-1-default-1":"{\"sellerCell\":{}}"}}`,
+		"empty widgetStates": `{"widgetStates":{}}`,
+		"other api":          `{"products":[]}`,
+	}
+	for name, body := range bad {
+		t.Run(name, func(t *testing.T) {
+			for _, kind := range []string{"search", "product"} {
+				p, err := site.Parse("ozon", kind, []byte(body), composerURL, at)
+				if !errors.Is(err, site.ErrUnrecognized) || !strings.Contains(err.Error(), "ozon") {
+					t.Fatalf("%s: got %d items, %v; want ErrUnrecognized", kind, len(p.Items), err)
+				}
+			}
+		})
+	}
+	empty := `{"widgetStates":{"tileGridDesktop-3669724-default-1":"{\"items\":[]}"}}`
+	p, err := site.Parse("ozon", "search", []byte(empty), composerURL, at)
+	if err != nil || len(p.Items) != 0 || p.Next {
+		t.Fatalf("own empty answer: %d items, next %v, %v; want an empty last page", len(p.Items), p.Next, err)
+	}
+}
+
+// TestProductAPIAnswerSeller: the product's page API answer gives the
+// seller from webCurrentSeller (sellerCell.centerBlock.title.text), the
+// rest from the same widgets as the HTML page.
+func TestProductAPIAnswerSeller(t *testing.T) {
+	ws := map[string]string{
+		"webProductHeading-3385933-default-1":     `{"title":"Кофе в капсулах"}`,
+		"webPrice-3121879-default-1":              `{"price":"924 ₽","originalPrice":"2 099 ₽"}`,
+		"webReviewProductScore-3132021-default-1": `{"itemId":747122168,"totalScore":4.9,"reviewsCount":4862}`,
+		"webCurrentSeller-3250339-default-1": `{"sellerCell":{"centerBlock":{"title":{"text":"Маркетспейс низких цен"}},` +
+			`"common":{"action":{"link":"https://www.ozon.ru/seller/marketspeys-nizkih-tsen-93295/"}}}}`,
+	}
+	body, _ := json.Marshal(map[string]any{"widgetStates": ws})
+	p, err := site.Parse("ozon", "product", body, "https://www.ozon.ru/product/747122168/", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := item.Item{Site: "ozon", ID: "747122168", Title: "Кофе в капсулах", Price: 92400, OldPrice: 209900,
+		Currency: "RUB", Seller: "Маркетспейс низких цен", Rating: 4.9, Reviews: 4862,
+		URL: "https://www.ozon.ru/product/747122168/", FetchedAt: at}
+	if d := cmp.Diff([]item.Item{want}, p.Items); d != "" {
+		t.Fatalf("(-want +got):\n%s", d)
+	}
+}
+
+// TestVerdicts2026: the real 2026 challenge page (403, script on
+// st.ozone.ru) is a Challenge; the "нет соединения" incident page (no
+// challenge script) and the 307 __rr redirect left unfollowed are
+// Blocked; the page API answer is OK.
+func TestVerdicts2026(t *testing.T) {
+	d := detect.New(detect.Builtin())
+	noConn := sitetest.Sample(t, "ozon", "ozon_block_no_connection_2026-06.html")
+	tests := []struct {
+		name string
+		r    detect.Response
+		want detect.Kind
+	}{
+		{"challenge 2026", detect.Response{Status: 403, Body: testdata(t, "ozon_challenge_page_2026-10.html")}, detect.Challenge},
+		{"no connection", detect.Response{Status: 200, Body: noConn}, detect.Blocked},
+		{"no connection 403", detect.Response{Status: 403, Body: noConn}, detect.Blocked},
+		{"__rr 307", detect.Response{Status: 307, FinalURL: "https://www.ozon.ru/?__rr=1",
+			Header: http.Header{"Location": {"/?__rr=2"}}}, detect.Blocked},
+		{"page api", detect.Response{Status: 200, Body: testdata(t, "ozon_composer_search_2026-08.json")}, detect.OK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.r.FinalURL == "" {
+				tt.r.FinalURL = "https://www.ozon.ru/"
+			}
+			if v := d.Judge("ozon", "search", &tt.r); v.Kind != tt.want {
+				t.Fatalf("got %v; want %v", v, tt.want)
+			}
+		})
+	}
+}
