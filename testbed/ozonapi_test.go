@@ -65,7 +65,9 @@ func TestOzonHTMLEightTilesAPIAll(t *testing.T) {
 	p := tb.Catalog.Products(SiteOzon)[3]
 	_, ws := apiGet(t, tb, p.URL)
 	var seller struct {
-		SellerCell struct{ CenterBlock struct{ Title struct{ Text string } } }
+		SellerCell struct {
+			CenterBlock struct{ Title struct{ Text string } }
+		}
 	}
 	if json.Unmarshal(ws[ozonSellerWidget], &seller) != nil || seller.SellerCell.CenterBlock.Title.Text != p.Seller {
 		t.Fatalf("product answer: seller state %s; want %q", ws[ozonSellerWidget], p.Seller)
