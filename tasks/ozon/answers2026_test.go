@@ -1,17 +1,21 @@
 package ozon_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"crawlq/detect"
+	"crawlq/fetcher"
 	"crawlq/tasks/item"
 	"crawlq/tasks/site"
 	"crawlq/tasks/site/sitetest"
@@ -183,5 +187,26 @@ func TestVerdicts2026(t *testing.T) {
 				t.Fatalf("got %v; want %v", v, tt.want)
 			}
 		})
+	}
+}
+
+// TestRRLoopBlocked: a site that answers every request with a 307 to
+// ?__rr=N+1 (what datacenter IPs get from Ozon) makes the fetcher stop
+// after its redirect limit, and the verdict on that is Blocked by the URL
+// pattern, not a proxy failure.
+func TestRRLoopBlocked(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("__rr"))
+		http.Redirect(w, r, "/?__rr="+strconv.Itoa(n+1), http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	f := fetcher.New(fetcher.Config{PlainTLS: true})
+	_, err := f.Do(context.Background(), fetcher.Request{URL: srv.URL + "/"})
+	if err == nil {
+		t.Fatal("the loop was followed to an end")
+	}
+	v := detect.New(detect.Builtin()).Judge("ozon", "search", &detect.Response{Err: err})
+	if v.Kind != detect.Blocked || !strings.Contains(v.Rule, "__rr=") {
+		t.Fatalf("got %v (%v); want Blocked by the __rr pattern", v, err)
 	}
 }
