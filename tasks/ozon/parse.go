@@ -22,7 +22,8 @@ var paginatorWidgets = []string{"megaPaginator", "infiniteVirtualPaginator", "pa
 // the next page is its nextPage), an HTML search, category or seller
 // page, or a bare searchResultsV2 state (which has no paginator, so Next
 // is false for it). A JSON answer of another shape is unrecognized, never
-// an empty page: only a tile widget with "items":[] is Ozon's own "no
+// an empty page: only a tile widget with "items":[], or the
+// searchResultsError widget in place of the tiles, is Ozon's own "no
 // results".
 func parseListing(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	base := baseURL(s, pageURL)
@@ -56,8 +57,11 @@ func parseListingJSON(s *site.Site, body []byte, pageURL string, at time.Time) (
 		return tilesPage(tiles, base, at, false), nil
 	}
 	page, ok, err := listingFrom(st, base, at)
+	if err == nil && !ok && nothingFound(a.WidgetStates) {
+		return site.Page{}, nil // Ozon's own "nothing found": no items, no next page
+	}
 	if err != nil || !ok {
-		return site.Page{}, firstErr(err, site.Unrecognized("page API answer has no searchResultsV2 or tileGridDesktop state with items (widgets: %s)", widgetList(st)))
+		return site.Page{}, firstErr(err, site.Unrecognized("page API answer has no searchResultsV2 or tileGridDesktop state with items and no searchResultsError (widgets: %s)", widgetList(st)))
 	}
 	page.NextURL = nextAPIURL(s, pageURL, nextPage(a.NextPage, st))
 	page.Next = page.NextURL != ""
@@ -78,6 +82,21 @@ func listingFrom(st states, base string, at time.Time) (site.Page, bool, error) 
 		}
 	}
 	return site.Page{}, false, nil
+}
+
+// emptyWidget is the widget of Ozon's "nothing found" answer ("По вашим
+// параметрам ничего не нашлось."), in place of the tiles.
+const emptyWidget = "searchResultsError"
+
+// nothingFound reports a page API answer with the "nothing found"
+// widget, whatever its state (public clients see it as "{}" too).
+func nothingFound(widgetStates map[string]string) bool {
+	for key := range widgetStates {
+		if name, _, _ := strings.Cut(key, "-"); name == emptyWidget {
+			return true
+		}
+	}
+	return false
 }
 
 // widgetList names the widgets of an answer, for an error.
