@@ -128,11 +128,23 @@ func TestParseUnknownShapes(t *testing.T) {
 			}
 		})
 	}
-	empty := `{"widgetStates":{"tileGridDesktop-3669724-default-1":"{\"items\":[]}"}}`
-	p, err := site.Parse("ozon", "search", []byte(empty), composerURL, at)
-	if err != nil || len(p.Items) != 0 || p.Next {
-		t.Fatalf("own empty answer: %d items, next %v, %v; want an empty last page", len(p.Items), p.Next, err)
+	for name, empty := range ownEmptyAnswers {
+		p, err := site.Parse("ozon", "search", []byte(empty), composerURL, at)
+		if err != nil || len(p.Items) != 0 || p.Next {
+			t.Errorf("%s: %d items, next %v, %v; want an empty last page", name, len(p.Items), p.Next, err)
+		}
 	}
+}
+
+// ownEmptyAnswers are Ozon's own "no results" in the page API: a tile
+// widget with "items":[], or the searchResultsError widget in place of
+// the tiles (its state as public clients read it: "{}" in
+// pricewatch-style tests, a message "По вашим параметрам ничего не
+// нашлось." in a parser's code, both seen 2026-12).
+var ownEmptyAnswers = map[string]string{
+	"empty tile list":         `{"widgetStates":{"tileGridDesktop-3669724-default-1":"{\"items\":[]}"}}`,
+	"searchResultsError {}":   `{"widgetStates":{"searchResultsError-1":"{}"}}`,
+	"searchResultsError text": `{"widgetStates":{"searchResultsError-3547911-default-1":"{\"message\":\"По вашим параметрам ничего не нашлось.\"}"}}`,
 }
 
 // TestProductAPIAnswerSeller: the product's page API answer gives the
@@ -162,7 +174,8 @@ func TestProductAPIAnswerSeller(t *testing.T) {
 // TestVerdicts2026: the real 2026 challenge page (403, script on
 // st.ozone.ru) is a Challenge; the "нет соединения" incident page (no
 // challenge script) and the 307 __rr redirect left unfollowed are
-// Blocked; the page API answer is OK.
+// Blocked; the page API answer is OK; the JSON block and challenge
+// answers public clients describe are Blocked and a Challenge.
 func TestVerdicts2026(t *testing.T) {
 	d := detect.New(detect.Builtin())
 	noConn := sitetest.Sample(t, "ozon", "ozon_block_no_connection_2026-06.html")
@@ -177,6 +190,8 @@ func TestVerdicts2026(t *testing.T) {
 		{"__rr 307", detect.Response{Status: 307, FinalURL: "https://www.ozon.ru/?__rr=1",
 			Header: http.Header{"Location": {"/?__rr=2"}}}, detect.Blocked},
 		{"page api", detect.Response{Status: 200, Body: testdata(t, "ozon_composer_search_2026-08.json")}, detect.OK},
+		{"json hard block", detect.Response{Status: 200, Body: []byte(`{"incidentId":"fab_nmk_20260601","blockURL":"/x","timeoutSec":60}`)}, detect.Blocked},
+		{"json challenge", detect.Response{Status: 403, Body: []byte(`{"incidentId":"fab_chlg_20260601","challengeURL":"/x"}`)}, detect.Challenge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,4 +224,66 @@ func TestRRLoopBlocked(t *testing.T) {
 	if v.Kind != detect.Blocked || !strings.Contains(v.Rule, "__rr=") {
 		t.Fatalf("got %v (%v); want Blocked by the __rr pattern", v, err)
 	}
+}
+
+// TestPageAPIVerdicts: the real page API answer of 2026-08-07 is OK for
+// a search and a category; the same answer with its tile list emptied,
+// and Ozon's "nothing found" answers, are Suspect on page 1 and on a
+// later page (a soft ban looks the same), the same shape from every IP,
+// contradicted by the real answer, "no results" once a second IP agrees;
+// JSON of no shape Ozon has is Suspect (never Blocked by itself, never an
+// empty result: the parser refuses it once confirmed).
+func TestPageAPIVerdicts(t *testing.T) {
+	d := detect.New(detect.Builtin())
+	captured := testdata(t, "ozon_composer_search_2026-08.json")
+	judge := func(kind string, body []byte, page int) detect.Verdict {
+		return d.Judge("ozon", kind, &detect.Response{Status: 200, Body: body, Page: page, FinalURL: composerURL})
+	}
+	emptied := emptiedTiles(t, captured)
+	for _, kind := range []string{"search", "category"} {
+		full := judge(kind, captured, 1)
+		if full.Kind != detect.OK {
+			t.Errorf("%s: the real answer is %v; want ok", kind, full)
+		}
+		empties := map[string][]byte{"real answer, tiles emptied": emptied}
+		for name, body := range ownEmptyAnswers {
+			empties[name] = []byte(body)
+		}
+		for name, body := range empties {
+			for _, page := range []int{1, 2} {
+				v := judge(kind, body, page)
+				if v.Kind != detect.Suspect || v.IfConfirmed != detect.OK || !strings.HasPrefix(v.Rule, "empty list widgetStates.") {
+					t.Errorf("%s %s page %d: got %v; want suspect, ok once confirmed", kind, name, page, v)
+				}
+				if detect.Decide(v, judge(kind, body, page)) != detect.Agreed || detect.Decide(v, full) != detect.Contradicted {
+					t.Errorf("%s %s page %d: a second IP's same answer must agree, the real one contradict", kind, name, page)
+				}
+			}
+		}
+		for _, body := range []string{`{"widgetStates":{}}`, `{"products":[]}`, `{"widgetStates":{"webCurrentSeller-1-default-1":"{}"}}`} {
+			if v := judge(kind, []byte(body), 1); v.Kind != detect.Suspect || !strings.Contains(v.Rule, "missing json path") {
+				t.Errorf("%s %s: got %v; want suspect (expected content missing)", kind, body, v)
+			}
+		}
+	}
+}
+
+// emptiedTiles is the real answer with its tile widget's items list
+// emptied, everything else as captured.
+func emptiedTiles(t *testing.T, captured []byte) []byte {
+	t.Helper()
+	var a map[string]map[string]string
+	if err := json.Unmarshal(captured, &a); err != nil {
+		t.Fatal(err)
+	}
+	const grid = "tileGridDesktop-3669724-default-1"
+	var state map[string]any
+	if err := json.Unmarshal([]byte(a["widgetStates"][grid]), &state); err != nil {
+		t.Fatal(err)
+	}
+	state["items"] = []any{}
+	b, _ := json.Marshal(state)
+	a["widgetStates"][grid] = string(b)
+	out, _ := json.Marshal(a)
+	return out
 }
