@@ -108,15 +108,17 @@ func apiState(t *testing.T, name string) []byte {
 	return []byte(a.WidgetStates["tileGridDesktop-3669724-default-1"])
 }
 
-// TestParseUnknownShapes: JSON that is not Ozon's own answer fails with
-// the reason (ErrUnrecognized), never an empty page; only a tile widget
-// with "items":[] is "no results".
+// TestParseUnknownShapes: JSON that is not Ozon's own answer (tiles none
+// of which has a product ID among them) fails with the reason
+// (ErrUnrecognized), never an empty page; only a tile widget with
+// "items":[] or the "nothing found" widget is "no results".
 func TestParseUnknownShapes(t *testing.T) {
 	bad := map[string]string{
 		"json block":         `{"incidentId":"fab_nmk_1","blockURL":"/x","timeoutSec":60}`,
 		"no tile widget":     `{"widgetStates":{"webCurrentSeller-1-default-1":"{\"sellerCell\":{}}"}}`,
 		"empty widgetStates": `{"widgetStates":{}}`,
 		"other api":          `{"products":[]}`,
+		"tiles without ids":  `{"widgetStates":{"tileGridDesktop-1":"{\"items\":[{\"mainState\":[]},{\"action\":{\"link\":\"/promo/\"}}]}"}}`,
 	}
 	for name, body := range bad {
 		t.Run(name, func(t *testing.T) {

@@ -54,7 +54,7 @@ func parseListingJSON(s *site.Site, body []byte, pageURL string, at time.Time) (
 		if err != nil || !ok {
 			return site.Page{}, firstErr(err, site.Unrecognized("JSON has neither widgetStates nor items[] (want the page API's answer or a searchResultsV2 state)"))
 		}
-		return tilesPage(tiles, base, at, false), nil
+		return tilesPage(tiles, base, at)
 	}
 	page, ok, err := listingFrom(st, base, at)
 	if err == nil && !ok && nothingFound(a.WidgetStates) {
@@ -77,7 +77,8 @@ func listingFrom(st states, base string, at time.Time) (site.Page, bool, error) 
 				return site.Page{}, false, err
 			}
 			if ok {
-				return tilesPage(tiles, base, at, false), true, nil
+				page, err := tilesPage(tiles, base, at)
+				return page, err == nil, err
 			}
 		}
 	}
@@ -107,8 +108,11 @@ func widgetList(st states) string {
 	return strings.Join(slices.Sorted(maps.Keys(st)), ", ")
 }
 
-func tilesPage(tiles []tile, base string, at time.Time, next bool) site.Page {
-	page := site.Page{Next: next}
+// tilesPage maps tiles to items and follow-ups. Tiles none of which has
+// a product ID are a tile schema the parser does not know, never an
+// empty page.
+func tilesPage(tiles []tile, base string, at time.Time) (site.Page, error) {
+	var page site.Page
 	for _, t := range tiles {
 		it, ok := t.toItem(base, at)
 		if !ok {
@@ -117,7 +121,10 @@ func tilesPage(tiles []tile, base string, at time.Time, next bool) site.Page {
 		page.Items = append(page.Items, it)
 		page.Follow = append(page.Follow, site.Target{Site: Name, Kind: KindProduct, ID: it.ID, URL: it.URL})
 	}
-	return page
+	if len(tiles) > 0 && len(page.Items) == 0 {
+		return site.Page{}, site.Unrecognized("%d tiles, none with a product ID (skuId, add-to-cart id or a /product/…-ID/ link)", len(tiles))
+	}
+	return page, nil
 }
 
 // hasNext reports a paginator state with a non-empty nextPage; a page
