@@ -97,8 +97,11 @@ func (c *compiled) expected(j *judgement, asJSON bool) (Verdict, bool) {
 	return missingVerdict("json path", c.paths[0].src+" (body is not JSON)"), true
 }
 
-// expectJSON looks the JSON paths up; an empty list on page 1 is Blocked
-// when the rule says so.
+// expectJSON looks the JSON paths up. One present: the answer is
+// judged on. Else the site's own "nothing found" (an empty JSON path
+// present), or an expected list present but empty, is an empty list
+// (see emptyList). Else the expected content is missing: Blocked, or
+// Suspect where the rule says an unknown JSON is no evidence by itself.
 func (c *compiled) expectJSON(r *Response) (Verdict, bool) {
 	best, at := missing, c.paths[0].src
 	for _, p := range c.paths {
@@ -106,8 +109,13 @@ func (c *compiled) expectJSON(r *Response) (Verdict, bool) {
 		case present:
 			return Verdict{}, false
 		case emptyList:
-			best, at = emptyList, p.src
+			if best != emptyList {
+				best, at = emptyList, p.src
+			}
 		}
+	}
+	if p, ok := firstPresent(c.emptyPaths, r.Body); ok {
+		return c.emptyList(r, p)
 	}
 	if best == emptyList {
 		return c.emptyList(r, at)
@@ -115,7 +123,22 @@ func (c *compiled) expectJSON(r *Response) (Verdict, bool) {
 	if r.Truncated {
 		return Verdict{}, false
 	}
-	return missingVerdict("json path", joinPaths(c.paths)), true
+	v := missingVerdict("json path", joinPaths(c.paths))
+	if !c.rule.UnknownJSONSuspect {
+		return v, true
+	}
+	v.Shape = v.Rule
+	return c.suspect(v, Blocked, OK), true
+}
+
+// firstPresent returns the first of paths present in body.
+func firstPresent(paths []jsonPath, body []byte) (string, bool) {
+	for _, p := range paths {
+		if p.lookup(body) == present {
+			return p.src, true
+		}
+	}
+	return "", false
 }
 
 // emptyList judges a present but empty list. A page past the end the

@@ -21,6 +21,7 @@ type compiled struct {
 	titleMarkers []string // lower-cased
 	selectors    []selector
 	paths        []jsonPath
+	emptyPaths   []jsonPath
 }
 
 // selector is a compiled CSS selector and its source text.
@@ -60,14 +61,25 @@ func (c *compiled) compileExpected(r Rule) error {
 		}
 		c.selectors = append(c.selectors, selector{src: s, sel: sel})
 	}
-	for _, p := range r.JSONPaths {
+	var err error
+	if c.paths, err = parseJSONPaths(r.JSONPaths); err != nil {
+		return err
+	}
+	c.emptyPaths, err = parseJSONPaths(r.EmptyJSONPaths)
+	return err
+}
+
+// parseJSONPaths parses each of srcs.
+func parseJSONPaths(srcs []string) ([]jsonPath, error) {
+	var out []jsonPath
+	for _, p := range srcs {
 		jp, err := parseJSONPath(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		c.paths = append(c.paths, jp)
+		out = append(out, jp)
 	}
-	return nil
+	return out, nil
 }
 
 // blockStatus and rateStatus tell whether a status is in the rule's lists.

@@ -101,10 +101,13 @@ func (d *Detector) JudgeDocument(site, kind string, r *Response) (Verdict, *goqu
 	if r == nil {
 		return Verdict{Kind: ProxyFailure, Reason: "no response", Rule: "nil response"}, nil
 	}
+	c := d.rule(site, kind)
 	if r.Err != nil {
+		if v, ok := c.redirectLoop(r.Err); ok {
+			return v, nil
+		}
 		return judgeErr(r.Err), nil
 	}
-	c := d.rule(site, kind)
 	if v, ok := c.challenge(r); ok {
 		return v, nil
 	}

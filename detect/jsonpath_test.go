@@ -27,6 +27,23 @@ func TestJSONPathLookup(t *testing.T) {
 		{"cut document", "b", `{"a":[1,2,{"x":`, missing},
 		{"cut after key found", "a", `{"a":[1,2`, present},
 		{"not json", "a", `<html>`, missing},
+		{"member prefix", "w.grid-*", `{"w":{"pager-1":"x","grid-2-default-1":[1]}}`, present},
+		{"member prefix, no such member", "w.grid-*", `{"w":{"pager-1":"x"}}`, missing},
+		{"member prefix, best member wins", "w.g*", `{"w":{"g1":[],"g2":null,"g3":[0]}}`, present},
+		{"member prefix, empty beats missing", "w.g*", `{"w":{"g1":null,"g2":[]}}`, emptyList},
+		{"every member", "*.id", `{"a":{"x":1},"b":{"id":2}}`, present},
+		{"prefix on non-object", "w.g*", `{"w":["g1"]}`, missing},
+		{"fromstr", "w.g-*.@fromstr.items", `{"w":{"g-1":"{\"items\":[{\"id\":1}]}"}}`, present},
+		{"fromstr empty list", "w.g-*.@fromstr.items", `{"w":{"g-1":"{\"items\": []}"}}`, emptyList},
+		{"fromstr key absent", "w.g-*.@fromstr.items", `{"w":{"g-1":"{\"cols\":12}"}}`, missing},
+		{"fromstr of non-string", "w.@fromstr.items", `{"w":{"items":[1]}}`, missing},
+		{"fromstr of no json", "w.@fromstr.items", `{"w":"no results"}`, missing},
+		{"fromstr of a cut document", "w.@fromstr.items", `{"w":"{\"items\":[1"}`, present},
+		{"fromstr of escaped unicode", "w.@fromstr.name", `{"w":"{\"name\":\"\u043a\u043e\u0444\u0435\"}"}`, present},
+		{"fromstr leaf", "w.@fromstr", `{"w":"[]"}`, emptyList},
+		{"fromstr then each", "w.@fromstr[].id", `{"w":"[{\"id\":1}]"}`, present},
+		{"fromstr twice", "w.@fromstr.v.@fromstr.items", `{"w":"{\"v\":\"{\\\"items\\\":[2]}\"}"}`, present},
+		{"fromstr cut", "w.@fromstr.items", `{"w":"{\"items\":[1]`, missing},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,7 +59,7 @@ func TestJSONPathLookup(t *testing.T) {
 }
 
 func TestParseJSONPathErrors(t *testing.T) {
-	for _, p := range []string{"", "a..b", ".a", "a.", "a[0]", "a.[]", "a[]b"} {
+	for _, p := range []string{"", "a..b", ".a", "a.", "a[0]", "a.[]", "a[]b", "a*b", "a**", "*a"} {
 		if _, err := parseJSONPath(p); err == nil {
 			t.Errorf("parseJSONPath(%q): no error", p)
 		}

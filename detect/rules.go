@@ -55,8 +55,16 @@ type Rule struct {
 	// Selectors: CSS selectors of which at least one must match an HTML body.
 	Selectors []string
 	// JSONPaths: dotted paths ("data.products", "products[].id") of which
-	// at least one must be present in a JSON body. "[]" walks an array.
+	// at least one must be present in a JSON body. "[]" walks an array,
+	// "key*" every member whose name starts with key, and "@fromstr"
+	// goes on inside a JSON string's document
+	// ("widgetStates.tileGridDesktop-*.@fromstr.items").
 	JSONPaths []string
+	// EmptyJSONPaths: JSON paths whose presence is the site's own "nothing
+	// found" answer (Ozon's searchResultsError widget). A JSON body with
+	// none of JSONPaths present and one of these is an empty list, judged
+	// as one (EmptyListBlocked, EmptyListNotFound). Used with JSONPaths.
+	EmptyJSONPaths []string
 	// EmptyListBlocked: the rule expects items: a JSON path that is
 	// present but an empty list (e.g. WB "products": []) is Suspect, a
 	// soft ban as often as "no results" (on a later page: as often as the
@@ -65,6 +73,13 @@ type Rule struct {
 	// EmptyListNotFound: a present but empty list is NotFound (e.g. a
 	// product detail answer for an id that does not exist).
 	EmptyListNotFound bool
+	// UnknownJSONSuspect: a JSON body with none of JSONPaths and
+	// EmptyJSONPaths (an unknown JSON: a schema change or a wall never
+	// seen) is Suspect, not Blocked: no evidence of a ban by itself (I7).
+	// A second proxy that has the items shows a soft ban; one that agrees
+	// hands the answer to the parser, which fails the job on a shape it
+	// does not know (never an empty result). Alone (Confirm 0): Blocked.
+	UnknownJSONSuspect bool
 	// PageSize is how many items a full listing page holds (Wildberries'
 	// search API: 100). With it, an empty list on page N > 1 whose answer
 	// gives a total above 0 that the N−1 pages before hold (total at
@@ -107,6 +122,7 @@ func (r Rule) Merge(over Rule) Rule {
 	out.TitleMarkers = union(out.TitleMarkers, over.TitleMarkers)
 	out.Selectors = union(out.Selectors, over.Selectors)
 	out.JSONPaths = union(out.JSONPaths, over.JSONPaths)
+	out.EmptyJSONPaths = union(out.EmptyJSONPaths, over.EmptyJSONPaths)
 	out.mergeScalars(over)
 	return out
 }
@@ -115,6 +131,7 @@ func (r Rule) Merge(over Rule) Rule {
 func (r *Rule) mergeScalars(over Rule) {
 	r.EmptyListBlocked = r.EmptyListBlocked || over.EmptyListBlocked
 	r.EmptyListNotFound = r.EmptyListNotFound || over.EmptyListNotFound
+	r.UnknownJSONSuspect = r.UnknownJSONSuspect || over.UnknownJSONSuspect
 	if over.MinSize != 0 {
 		r.MinSize = over.MinSize
 	}
@@ -144,6 +161,7 @@ func (r Rule) clone() Rule {
 	r.TitleMarkers = slices.Clone(r.TitleMarkers)
 	r.Selectors = slices.Clone(r.Selectors)
 	r.JSONPaths = slices.Clone(r.JSONPaths)
+	r.EmptyJSONPaths = slices.Clone(r.EmptyJSONPaths)
 	if r.Confirm != nil {
 		n := *r.Confirm
 		r.Confirm = &n
@@ -262,6 +280,7 @@ func (r Rule) validate(at string) error {
 		{"url_patterns", r.URLPatterns, checkPattern},
 		{"selectors", r.Selectors, checkSelector},
 		{"json_paths", r.JSONPaths, checkJSONPath},
+		{"empty_json_paths", r.EmptyJSONPaths, checkJSONPath},
 		{"markers", r.Markers, checkMarker},
 		{"challenge_markers", r.ChallengeMarkers, checkMarker},
 		{"title_markers", r.TitleMarkers, checkMarker},

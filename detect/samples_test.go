@@ -33,7 +33,7 @@ var sampleCases = map[string]sampleCase{
 	"avito/avito_item_page_2024.html":                   {"avito", "item", detect.OK},
 	"avito/avito_search_serp_2024.html.gz":              {"avito", "search", detect.OK},
 	"ozon/ozon_block_antibot_challenge_2025-06.html":    {"ozon", "product", detect.Challenge},
-	"ozon/ozon_block_no_connection_2026-06.html":        {"ozon", "search", detect.Challenge},
+	"ozon/ozon_block_no_connection_2026-06.html":        {"ozon", "search", detect.Blocked},
 	"ozon/ozon_category_page_2025-04.html":              {"ozon", "search", detect.OK},
 	"ozon/ozon_product_page_2025-05.html":               {"ozon", "product", detect.OK},
 	"ozon/ozon_searchResultsV2_state_2024-01.json":      {"ozon", "search", detect.OK},

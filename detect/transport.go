@@ -3,7 +3,9 @@ package detect
 import (
 	"context"
 	"errors"
+	"net/url"
 	"os"
+	"strings"
 )
 
 // proxyFaulter is implemented by fetcher errors that know whether the
@@ -38,4 +40,19 @@ func isTimeout(err error) bool {
 	var t timeouter
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) ||
 		(errors.As(err, &t) && t.Timeout())
+}
+
+// redirectLoop judges a redirect the client stopped following (too many
+// redirects) whose last target matches the URL patterns Blocked: a site
+// that redirects a refused client in a loop (Ozon's 307 to ?__rr=1,
+// ?__rr=2, …) has answered, and no proxy failed.
+func (c *compiled) redirectLoop(err error) (Verdict, bool) {
+	var ue *url.Error
+	if !errors.As(err, &ue) || !strings.Contains(ue.Err.Error(), "redirect") {
+		return Verdict{}, false
+	}
+	if p, ok := c.captchaURL(&Response{FinalURL: ue.URL}); ok {
+		return Verdict{Kind: Blocked, Reason: "redirect loop", Rule: "url " + p}, true
+	}
+	return Verdict{}, false
 }

@@ -57,7 +57,8 @@ func LoadRules(path string) (Rules, error) {
 //
 // where RULE has the fields replace, block_status, rate_limit_status,
 // challenge_status, url_patterns, markers, challenge_markers, title_markers, selectors, json_paths,
-// empty_list_blocked, empty_list_not_found, min_size, drop_fraction,
+// empty_json_paths, empty_list_blocked, empty_list_not_found,
+// unknown_json_suspect, page_size, min_size, drop_fraction,
 // baseline_samples, confirm.
 func ParseRules(name string, data []byte) (Rules, error) {
 	var root yaml.Node
@@ -151,7 +152,7 @@ func (p *parser) site(n *yaml.Node, at string) Site {
 
 // ruleFields are the keys of a rule, in documentation order.
 var ruleFields = []string{"replace", "block_status", "rate_limit_status", "challenge_status", "url_patterns", "markers", "challenge_markers",
-	"title_markers", "selectors", "json_paths", "empty_list_blocked", "empty_list_not_found", "page_size", "min_size", "drop_fraction", "baseline_samples", "confirm"}
+	"title_markers", "selectors", "json_paths", "empty_json_paths", "empty_list_blocked", "empty_list_not_found", "unknown_json_suspect", "page_size", "min_size", "drop_fraction", "baseline_samples", "confirm"}
 
 // rule decodes one rule.
 func (p *parser) rule(n *yaml.Node, at string) Rule {
@@ -165,6 +166,8 @@ func (p *parser) rule(n *yaml.Node, at string) Rule {
 			scalarField(p, v, f, &r.EmptyListBlocked)
 		case "empty_list_not_found":
 			scalarField(p, v, f, &r.EmptyListNotFound)
+		case "unknown_json_suspect":
+			scalarField(p, v, f, &r.UnknownJSONSuspect)
 		case "block_status":
 			p.statusList(v, f, &r.BlockStatus)
 		case "rate_limit_status":
@@ -201,6 +204,8 @@ func (r *Rule) stringField(key string) *[]string {
 		return &r.TitleMarkers
 	case "selectors":
 		return &r.Selectors
+	case "empty_json_paths":
+		return &r.EmptyJSONPaths
 	}
 	return &r.JSONPaths
 }
@@ -208,7 +213,7 @@ func (r *Rule) stringField(key string) *[]string {
 // stringChecks validate the items of each string list field.
 var stringChecks = map[string]func(string) error{
 	"url_patterns": checkPattern, "markers": checkMarker, "challenge_markers": checkMarker, "title_markers": checkMarker,
-	"selectors": checkSelector, "json_paths": checkJSONPath,
+	"selectors": checkSelector, "json_paths": checkJSONPath, "empty_json_paths": checkJSONPath,
 }
 
 // scalarField decodes a scalar into out.

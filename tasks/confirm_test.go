@@ -60,15 +60,28 @@ func TestNoResultSearchCompletesEmpty(t *testing.T) {
 }
 
 // TestSoftBannedProxyQuarantinedAfterSecondIP: a soft-banned proxy answers
-// a search that has items with the site's empty shape; the job's second
-// proxy (held by the test until the first answered, so the first lease is
-// held meanwhile) answers with the items: the first proxy is quarantined
-// with the rule that fired, the second released OK, and the job completes
-// with the second answer's items.
+// a search that has items with the site's empty shape (Wildberries' empty
+// products list; Ozon's page API "nothing found" widget); the job's
+// second proxy (held by the test until the first answered, so the first
+// lease is held meanwhile) answers with the items: the first proxy is
+// quarantined with the rule that fired, the second released OK, and the
+// job completes with the second answer's items.
 func TestSoftBannedProxyQuarantinedAfterSecondIP(t *testing.T) {
+	for _, tt := range []struct {
+		site, rule string
+	}{
+		{testbed.SiteWildberries, "empty list products on page 1"},
+		{testbed.SiteOzon, "empty list widgetStates.searchResultsError-* on page 1"},
+	} {
+		t.Run(tt.site, func(t *testing.T) { softBannedProxyQuarantined(t, tt.site, tt.rule) })
+	}
+}
+
+// softBannedProxyQuarantined runs TestSoftBannedProxyQuarantinedAfterSecondIP
+// on siteName, whose empty answer fires rule.
+func softBannedProxyQuarantined(t *testing.T, siteName, rule string) {
 	ctx := context.Background()
 	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 5})
-	const siteName = testbed.SiteWildberries
 	b := proxies.NewRedisBroker(rdb, tasks.BrokerConfig(reg, nil))
 	held, err := b.Lease(ctx, siteName, proxies.Datacenter, "test", "hold", time.Minute)
 	if err != nil {
@@ -77,9 +90,9 @@ func TestSoftBannedProxyQuarantinedAfterSecondIP(t *testing.T) {
 	banned := otherFarmIP(t, tb, held.Proxy)
 	tb.SoftBan(siteName, banned, 0)
 	runWorker(t, tb, reg)
-	q := findQuery(tb.Catalog, siteName, 3, 50)
+	q := findQuery(tb.Catalog, siteName, 3, min(50, testbed.PageSizes[siteName]))
 	if q == "" {
-		t.Fatal("no query with 3..50 matches")
+		t.Fatal("no query with 3..50 matches on one page")
 	}
 	go func() { // release the second proxy once the banned one has answered
 		waitLog(t, tb, func(e testbed.Entry) bool { return e.Meant == testbed.MeantBanned })
@@ -100,8 +113,8 @@ func TestSoftBannedProxyQuarantinedAfterSecondIP(t *testing.T) {
 		t.Errorf("summary %+v: want %d items from the second proxy, one soft ban", s, want)
 	}
 	first := proxySite(t, rdb, reg, banned, siteName)
-	if first.State != "quarantined" || first.Banned != 1 || !strings.Contains(first.LastBan, "empty list products on page 1") {
-		t.Errorf("soft-banned proxy: state %s, %d bans, reason %q; want quarantined for the rule that fired", first.State, first.Banned, first.LastBan)
+	if first.State != "quarantined" || first.Banned != 1 || !strings.Contains(first.LastBan, rule) {
+		t.Errorf("soft-banned proxy: state %s, %d bans, reason %q; want quarantined for %q", first.State, first.Banned, first.LastBan, rule)
 	}
 	second := proxySite(t, rdb, reg, held.Proxy.Host, siteName)
 	if second.State == "quarantined" || second.Banned != 0 || second.OK == 0 {

@@ -193,6 +193,8 @@ type run struct {
 	stored *sessions.Stored
 	// followed are the follow-ups of the page being done, recorded with it.
 	followed []Queued
+	// next is the URL the last page named for the next one (site.Page.NextURL).
+	next string
 	// latency is the last response's, for the proxy's latency average
 	// when the job releases it.
 	latency time.Duration

@@ -113,6 +113,7 @@ func (r *run) write(ctx context.Context, page int, p site.Page) (bool, error) {
 		return false, err
 	}
 	r.sum.Pages, r.sum.Items = page, r.sum.Items+len(p.Items)
+	r.next = p.NextURL
 	return p.Next, nil
 }
 
@@ -187,6 +188,9 @@ func (r *run) recordFollows(ctx context.Context) []func(redis.Pipeliner) error {
 func (r *run) url(page int) (string, error) {
 	if r.job.Kind == KindFetch {
 		return r.job.Fetch.URL, nil
+	}
+	if r.next != "" && page > 1 {
+		return r.next, nil
 	}
 	s, err := r.h.cfg.Sites.Get(r.job.Site)
 	if err != nil {

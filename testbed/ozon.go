@@ -44,6 +44,8 @@ func (o *ozon) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+OzonSearchPath, o.search)
 	mux.HandleFunc("GET "+OzonProductPath+"{slugid}/", o.product)
+	mux.HandleFunc("GET "+OzonAPIPath, o.api)
+	mux.HandleFunc("GET "+OzonComposerPath, o.api)
 	return mux
 }
 
@@ -107,11 +109,14 @@ func ozonTile(p Product) jsonMap {
 	}
 }
 
+// search serves the HTML listing page: its first OzonHTMLTiles tiles, as
+// the real page shows; the rest comes through the page API.
 func (o *ozon) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query().Get("text")
 	page := pageParam(r, "page")
 	tiles := []any{}
-	for _, p := range o.c.Search(SiteOzon, q, page) {
+	found := o.c.Search(SiteOzon, q, page)
+	for _, p := range found[:min(len(found), OzonHTMLTiles)] {
 		tiles = append(tiles, ozonTile(p))
 	}
 	state := jsonMap{"tileLayout": "LAYOUT_GRID4", "items": tiles, "cols": 12, "page": page}
@@ -142,8 +147,10 @@ func ozonProductData(p Product) jsonMap {
 		"aggregateRating": jsonMap{"@type": "AggregateRating", "ratingValue": strconv.FormatFloat(p.Rating, 'f', 1, 64), "reviewCount": strconv.Itoa(p.Reviews)},
 		"offers":          jsonMap{"@type": "Offer", "url": p.URL, "availability": ozonAvailability(p), "price": strconv.FormatInt(p.Price/100, 10), "priceCurrency": "RUB"}}
 	id, _ := strconv.ParseInt(p.ID, 10, 64)
+	seller := "/seller/" + slug(p.Seller) + "-" + strconv.Itoa(p.SellerID) + "/"
 	return jsonMap{
-		"P": p, "LD": template.JS(mustJSON(ld)), "Seller": "/seller/" + slug(p.Seller) + "-" + strconv.Itoa(p.SellerID) + "/",
+		"P": p, "LD": template.JS(mustJSON(ld)), "Seller": seller,
+		"SellerID": "state-" + ozonSellerWidget, "SellerState": ozonSeller(p, seller),
 		"HeadingID": ozonHeadingState, "Heading": mustJSON(jsonMap{"title": p.Title, "rowCount": 2}),
 		"PriceID": ozonPriceState, "Price": mustJSON(jsonMap{"isAvailable": p.InStock(), "price": ozonPrice(p.Price),
 			"originalPrice": ozonPrice(p.OldPrice), "showOriginalPrice": true}),
@@ -169,7 +176,7 @@ var ozonProductTmpl = template.Must(template.New("ozon-product").Parse(`<!DOCTYP
 <div data-widget="webProductHeading"><div id="{{.HeadingID}}" data-state="{{.Heading}}"></div><h1>{{.P.Title}}</h1></div>
 <div data-widget="webPrice"><div id="{{.PriceID}}" data-state="{{.Price}}"></div></div>
 <div data-widget="webReviewProductScore"><div id="{{.ScoreID}}" data-state="{{.Score}}"></div></div>
-<div data-widget="webCurrentSeller"><div><a href="{{.Seller}}">{{.P.Seller}}</a></div></div>
+<div data-widget="webCurrentSeller"><div id="{{.SellerID}}" data-state="{{.SellerState}}"></div><div><a href="{{.Seller}}">{{.P.Seller}}</a></div></div>
 </div></body></html>
 `))
 

@@ -3,6 +3,8 @@ package testbed
 import (
 	"html/template"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,8 +34,8 @@ const VerdictSoftBanned Verdict = "soft_banned"
 // SoftBan makes a site soft-ban IPs, as the real sites do: a soft-banned
 // IP gets status 200 and the site's no-results answer (Wildberries
 // `total:0, products:[]` and an empty card list, Ozon's empty search
-// state, Avito's "Ничего не найдено" page) wherever the true answer has
-// items; one request cannot tell it from a query that matches nothing.
+// state, on its HTML page and in its page API's answer, Avito's "Ничего
+// не найдено" page) wherever the true answer has items; one request cannot tell it from a query that matches nothing.
 // Product pages of Ozon and Avito have no such shape and are served as
 // usual. Bans start by themselves (Every) or by Testbed.SoftBan.
 type SoftBan struct {
@@ -193,7 +195,8 @@ func (s *Site) emptyOrSoftBan(w http.ResponseWriter, r *http.Request, e *Entry) 
 }
 
 // truth is what the true answer to r holds: MeantItems or MeantEmpty for
-// a listing (and a Wildberries card list), "" for any other request.
+// a listing (Ozon's through its page API too, and a Wildberries card
+// list), "" for any other request.
 func (s *Site) truth(r *http.Request) Meaning {
 	var n int
 	switch p := s.pages.(type) {
@@ -207,10 +210,11 @@ func (s *Site) truth(r *http.Request) Meaning {
 			return ""
 		}
 	case *ozon:
-		if r.URL.Path != OzonSearchPath {
+		q, page, ok := ozonListing(r)
+		if !ok {
 			return ""
 		}
-		n = len(p.c.Search(SiteOzon, r.URL.Query().Get("text"), pageParam(r, "page")))
+		n = len(p.c.Search(SiteOzon, q, page))
 	case *avito:
 		if r.URL.Path == AvitoItemsPath {
 			n = len(p.c.Search(SiteAvito, r.URL.Query().Get("q"), pageParam(r, "p")))
@@ -229,7 +233,8 @@ func (s *Site) truth(r *http.Request) Meaning {
 	return MeantItems
 }
 
-// writeEmpty writes the site's no-results answer to r.
+// writeEmpty writes the site's no-results answer to r: for Ozon's page
+// API, the searchResultsError widget alone, with no tile widget.
 func (s *Site) writeEmpty(w http.ResponseWriter, r *http.Request) {
 	switch s.pages.(type) {
 	case *wildberries:
@@ -240,7 +245,11 @@ func (s *Site) writeEmpty(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query().Get("query")
 		writeJSON(w, wbSearch{Metadata: wbMetadata{Name: q, CatalogType: "preset"}, Version: 2, Products: []wbProduct{}})
 	case *ozon:
-		q := r.URL.Query().Get("text")
+		q, _, _ := ozonListing(r)
+		if ozonAPIRequest(r) {
+			ozonAnswer(w, map[string]string{strings.TrimPrefix(ozonErrorState, "state-"): mustJSON(ozonNothingFound(q))})
+			return
+		}
 		render(w, http.StatusOK, ozonEmptyTmpl, jsonMap{"Query": q, "ID": ozonSearchState,
 			"State":   mustJSON(jsonMap{"tileLayout": "LAYOUT_GRID4", "items": []any{}, "cols": 12, "page": pageParam(r, "page")}),
 			"ErrorID": ozonErrorState, "Error": mustJSON(ozonNothingFound(q))})
@@ -256,10 +265,38 @@ func (s *Site) writeEmpty(w http.ResponseWriter, r *http.Request) {
 // ozonErrorState is the id of Ozon's "nothing found" widget state.
 const ozonErrorState = "state-searchResultsError-3547911-default-1"
 
-// ozonNothingFound is the searchResultsError widget's state.
+// ozonNothingFound is the searchResultsError widget's state; its message
+// is the one public clients look for (read 2026-12).
 func ozonNothingFound(q string) jsonMap {
 	return jsonMap{"title": "По запросу «" + q + "» ничего не нашлось",
+		"message":  "По вашим параметрам ничего не нашлось.",
 		"subtitle": "Попробуйте изменить запрос или поискать в другой категории", "type": "EMPTY_SEARCH"}
+}
+
+// ozonListing is the query and page of an Ozon search request: the HTML
+// page's, or the page API's for a search page path; ok is false for any
+// other request.
+func ozonListing(r *http.Request) (q string, page int, ok bool) {
+	switch {
+	case r.URL.Path == OzonSearchPath:
+		return r.URL.Query().Get("text"), pageParam(r, "page"), true
+	case !ozonAPIRequest(r):
+		return "", 0, false
+	}
+	u, err := url.Parse(r.URL.Query().Get("url"))
+	if err != nil || u.Path != OzonSearchPath {
+		return "", 0, false
+	}
+	page = 1
+	if n, err := strconv.Atoi(u.Query().Get("page")); err == nil && n > 1 {
+		page = n
+	}
+	return u.Query().Get("text"), page, true
+}
+
+// ozonAPIRequest says r asks Ozon's page API (either name of it).
+func ozonAPIRequest(r *http.Request) bool {
+	return r.URL.Path == OzonAPIPath || r.URL.Path == OzonComposerPath
 }
 
 // ozonEmptyTmpl is Ozon's search page when nothing matches: the results

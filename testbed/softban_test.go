@@ -11,26 +11,47 @@ import (
 	"crawlq/detect"
 )
 
-// searchURL is site's search for q, page 1.
-func searchURL(tb *Testbed, site, q string) string {
+// searchURL is site's search for q, page 1; api asks Ozon's page API.
+func searchURL(tb *Testbed, site, q string, api bool) string {
 	switch site {
 	case SiteWildberries:
 		return tb.SiteURL(site) + WBSearchPath + "?" + url.Values{"query": {q}, "page": {"1"}}.Encode()
 	case SiteOzon:
-		return tb.SiteURL(site) + OzonSearchPath + "?" + url.Values{"text": {q}}.Encode()
+		path := OzonSearchPath + "?" + url.Values{"text": {q}}.Encode()
+		if api {
+			return tb.SiteURL(site) + OzonAPIPath + "?" + url.Values{"url": {path + "&page=1"}}.Encode()
+		}
+		return tb.SiteURL(site) + path
 	}
 	return tb.SiteURL(site) + "/rossiya?" + url.Values{"q": {q}}.Encode()
 }
 
-// TestSoftBanLooksLikeNoResults: on every site a soft-banned IP's answer
-// to a query with items has the very shape of the answer to a query that
-// matches nothing (the query aside), both are judged Suspect with the
-// same shape, and the log says which one the site meant.
+// softBanCase is one listing endpoint whose soft ban is checked.
+type softBanCase struct {
+	name, site string
+	api        bool // Ozon's page API, not its HTML page
+}
+
+// softBanCases are every site's search, and Ozon's page API.
+func softBanCases() []softBanCase {
+	var out []softBanCase
+	for _, site := range SiteNames {
+		out = append(out, softBanCase{name: site, site: site})
+	}
+	return append(out, softBanCase{name: "ozon page api", site: SiteOzon, api: true})
+}
+
+// TestSoftBanLooksLikeNoResults: on every site (and Ozon's page API) a
+// soft-banned IP's answer to a query with items has the very shape of the
+// answer to a query that matches nothing (the query aside), both are
+// judged Suspect with the same shape, and the log says which one the
+// site meant.
 func TestSoftBanLooksLikeNoResults(t *testing.T) {
 	const banned, clean, other = "127.0.0.61", "127.0.0.62", "127.0.0.63"
 	d := detect.New(detect.Builtin())
-	for _, site := range SiteNames {
-		t.Run(site, func(t *testing.T) {
+	for _, c := range softBanCases() {
+		t.Run(c.name, func(t *testing.T) {
+			site := c.site
 			tb := startTB(t, Config{})
 			none := tb.Catalog.NoResultQueries(site, 1)
 			if len(none) != 1 {
@@ -41,9 +62,9 @@ func TestSoftBanLooksLikeNoResults(t *testing.T) {
 				t.Fatalf("%q matches nothing on %s", full, site)
 			}
 			tb.SoftBan(site, banned, 0)
-			empty := get(t, clientFrom(t, clean, false), searchURL(tb, site, none[0]))
-			soft := get(t, clientFrom(t, banned, false), searchURL(tb, site, full))
-			items := get(t, clientFrom(t, other, false), searchURL(tb, site, full))
+			empty := get(t, clientFrom(t, clean, false), searchURL(tb, site, none[0], c.api))
+			soft := get(t, clientFrom(t, banned, false), searchURL(tb, site, full, c.api))
+			items := get(t, clientFrom(t, other, false), searchURL(tb, site, full, c.api))
 			if soft.status != 200 || empty.status != 200 {
 				t.Fatalf("status soft %d, empty %d, want 200", soft.status, empty.status)
 			}
@@ -58,7 +79,7 @@ func TestSoftBanLooksLikeNoResults(t *testing.T) {
 			if ve.Kind != detect.Suspect || detect.Decide(vs, ve) != detect.Agreed {
 				t.Errorf("no results judged %v, soft ban %v: want both suspect and agreeing", ve, vs)
 			}
-			if detect.Decide(vs, vi) != detect.Contradicted {
+			if vi.Kind != detect.OK || detect.Decide(vs, vi) != detect.Contradicted {
 				t.Errorf("items after a soft ban (%v) do not contradict it", vi)
 			}
 			var meant []Meaning
@@ -81,7 +102,7 @@ func TestSoftBanEvery(t *testing.T) {
 		SiteWildberries: {SoftBan: &SoftBan{Every: 2, Gap: time.Second, For: time.Minute}}}})
 	ips := []string{"127.0.0.71", "127.0.0.72", "127.0.0.73", "127.0.0.74"}
 	ask := func(ip, q string) Meaning {
-		get(t, clientFrom(t, ip, false), searchURL(tb, SiteWildberries, q))
+		get(t, clientFrom(t, ip, false), searchURL(tb, SiteWildberries, q, false))
 		es := tb.Log.Entries()
 		return es[len(es)-1].Meant
 	}
@@ -137,7 +158,7 @@ func TestSecondOpinionNeverStartsABan(t *testing.T) {
 	tb := startTB(t, Config{Now: clock.Now, Sites: map[string]SiteRules{
 		SiteWildberries: {SoftBan: &SoftBan{Every: 1, Gap: 100 * time.Millisecond}}}})
 	ask := func(ip, q string) Meaning {
-		get(t, clientFrom(t, ip, false), searchURL(tb, SiteWildberries, q))
+		get(t, clientFrom(t, ip, false), searchURL(tb, SiteWildberries, q, false))
 		es := tb.Log.Entries()
 		return es[len(es)-1].Meant
 	}

@@ -60,7 +60,7 @@ func TestDetectSaysChallenge(t *testing.T) {
 		want []string
 	}{
 		{name: "ozon sample as product", args: []string{"detect", "--site", "ozon", "--kind", "product", sample},
-			want: []string{`"kind": "challenge"`, `"rule": "challenge marker \"fab_chlg_\""`}},
+			want: []string{`"kind": "challenge"`, `"rule": "challenge marker \"abt-challenge/script_\""`}},
 		{name: "ozon sample as search, status 403", args: []string{"detect", "--site", "ozon", "--kind", "search", "--status", "403", sample},
 			want: []string{`"kind": "challenge"`}},
 		{name: "wildberries 498", args: []string{"detect", "--site", "wildberries", "--kind", "search", "--status", "498", empty},

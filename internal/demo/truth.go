@@ -22,7 +22,14 @@ import (
 // softBanFor.
 const (
 	softBanEvery = 3
-	softBanGap   = 400 * time.Millisecond // a crawler's second opinion comes well within it
+	// softBanGap covers a confirmation's wait for its second proxy (two
+	// of Wildberries' 1 s min_intervals): no other IP is banned between a
+	// soft-banned answer and its second opinion. With 400 ms, the bans of
+	// IPs idling a min_interval overlapped; two soft-banned IPs then agreed
+	// on a product's empty answer now and then (the job ended not found,
+	// a missed soft ban): two IPs banned at once defeat a two-IP
+	// confirmation, and the demo measures the one-at-a-time case.
+	softBanGap = 2 * time.Second
 	// softBanFor is shorter than the broker's least quarantine (30s), as
 	// real soft bans are temporary.
 	softBanFor = 20 * time.Second

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
 
 	"crawlq/tasks/item"
 	"crawlq/tasks/site"
@@ -26,6 +27,24 @@ type productStates struct {
 		TotalScore   number `json:"totalScore"`
 		ReviewsCount number `json:"reviewsCount"`
 	}
+	Seller sellerState
+}
+
+// sellerState is the webCurrentSeller state: the seller's name is
+// sellerCell.centerBlock.title.text, its page sellerCell.common.action.link.
+type sellerState struct {
+	SellerCell struct {
+		CenterBlock struct {
+			Title struct {
+				Text string `json:"text"`
+			} `json:"title"`
+		} `json:"centerBlock"`
+		Common struct {
+			Action struct {
+				Link string `json:"link"`
+			} `json:"action"`
+		} `json:"common"`
+	} `json:"sellerCell"`
 }
 
 // ldProduct is the schema.org Product in the page's JSON-LD.
@@ -45,16 +64,17 @@ type ldProduct struct {
 	} `json:"aggregateRating"`
 }
 
-// parseProduct parses a product page: widget states first, then the
-// visible heading and seller link, then JSON-LD.
+// parseProduct parses a product page or the page API's answer for it:
+// widget states first, then the visible heading and seller link, then
+// JSON-LD (the last two only in HTML).
 func parseProduct(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
-	doc, st, err := readStates(body)
+	doc, st, err := productWidgets(body)
 	if err != nil {
 		return site.Page{}, err
 	}
 	var ps productStates
 	for w, v := range map[string]any{"webProductHeading": &ps.Heading, "webPrice": &ps.Price,
-		"webReviewProductScore": &ps.Score} {
+		"webReviewProductScore": &ps.Score, "webCurrentSeller": &ps.Seller} {
 		if _, err := st.first(w, v); err != nil {
 			return site.Page{}, err
 		}
@@ -67,13 +87,29 @@ func parseProduct(s *site.Site, body []byte, pageURL string, at time.Time) (site
 	return oneItem(it), nil
 }
 
+// productWidgets reads the widget states of an HTML product page or of
+// the page API's answer (then the document is empty).
+func productWidgets(body []byte) (*goquery.Document, states, error) {
+	if !site.IsJSON(body) {
+		return readStates(body)
+	}
+	_, st, ok, err := readAPI(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		return nil, nil, site.Unrecognized("JSON is not the page API's answer (no widgetStates)")
+	}
+	return goquery.NewDocumentFromNode(&html.Node{Type: html.DocumentNode}), st, nil
+}
+
 func productItem(s *site.Site, doc *goquery.Document, ps productStates, ld ldProduct, pageURL string, at time.Time) item.Item {
 	canonical := doc.Find(`link[rel="canonical"]`).AttrOr("href", "")
 	it := item.Item{Site: Name, Currency: "RUB", FetchedAt: at,
 		ID: firstNonEmpty(intString(ps.Score.ItemID), intString(ld.SKU), idFromLink(canonical), idFromLink(pageURL)),
 		Title: site.Clean(firstNonEmpty(ps.Heading.Title,
 			doc.Find(`[data-widget="webProductHeading"] h1`).First().Text(), ld.Name)),
-		Seller:  sellerName(doc),
+		Seller:  firstNonEmpty(site.Clean(ps.Seller.SellerCell.CenterBlock.Title.Text), sellerName(doc)),
 		Rating:  float64(firstNonZero(ps.Score.TotalScore, ld.AggregateRating.RatingValue)),
 		Reviews: int(firstNonZero(ps.Score.ReviewsCount, ld.AggregateRating.ReviewCount)),
 	}

@@ -25,14 +25,16 @@ const DefaultMinInterval = 2 * time.Second
 
 func init() { site.Register(New()) }
 
-// New returns the Ozon site with its defaults: queue "ozon", datacenter
-// proxies, one request per two seconds per proxy.
+// New returns the Ozon site with its defaults: queue "ozon", residential
+// proxies (datacenter IPs get a 307 __rr loop or "Похоже, нет
+// соединения": ru-marketplace-mcp docs/ANTI_BOT.md, 2026), one request
+// per two seconds per proxy.
 func New() *site.Site {
 	return &site.Site{
 		Name:        Name,
 		Queue:       Name,
 		MinInterval: DefaultMinInterval,
-		Class:       proxies.Datacenter,
+		Class:       proxies.Residential,
 		Endpoints:   map[string]string{site.EndpointWeb: WebURL},
 		XHR:         site.XHR{Paths: []string{"/api/"}}, // entrypoint-api and composer-api JSON
 		// The antibot challenge page sets the abt_data cookie and reloads.

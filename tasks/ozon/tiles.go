@@ -3,6 +3,7 @@ package ozon
 import (
 	"encoding/json"
 	"html"
+	"strings"
 	"time"
 
 	"crawlq/tasks/item"
@@ -37,7 +38,9 @@ type tile struct {
 
 // stateEntry is a mainState[] entry: in 2024 tiles the atom is wrapped
 // ({"id":"name","atom":{"type":"textAtom",…}}), in 2025 tileGridDesktop it
-// is inline ({"id":"name","type":"textAtom","textAtom":{…}}).
+// is inline ({"id":"name","type":"textAtom","textAtom":{…}}), and in 2026
+// the title is a textDS and rating and reviews a labelListV2
+// ({"id":"name","type":"textDS","textDS":{…}}).
 type stateEntry struct {
 	ID   string `json:"id"`
 	Atom *atom  `json:"atom"`
@@ -57,12 +60,28 @@ type atom struct {
 	} `json:"priceV2"`
 	LabelList *struct {
 		Items []struct {
-			Title    string `json:"title"`
-			TestInfo struct {
-				ID string `json:"automatizationId"`
-			} `json:"testInfo"`
+			Title    string   `json:"title"`
+			TestInfo testInfo `json:"testInfo"`
 		} `json:"items"`
 	} `json:"labelList"`
+	TextDS *struct {
+		Text     string   `json:"text"`
+		TestInfo testInfo `json:"testInfo"`
+	} `json:"textDS"`
+	LabelListV2 *struct {
+		Items []struct {
+			Text *struct {
+				Text string `json:"text"`
+			} `json:"text"`
+		} `json:"items"`
+		TestInfo testInfo `json:"testInfo"`
+	} `json:"labelListV2"`
+}
+
+// testInfo names an element for Ozon's own UI tests ("tile-name",
+// "tile-list-rating"): stabler than the generated class names.
+type testInfo struct {
+	ID string `json:"automatizationId"`
 }
 
 func (e stateEntry) content() atom {
@@ -117,11 +136,17 @@ func (t tile) id() string {
 }
 
 // fillFromAtom takes the title from the "name" text atom (else the first
-// text atom), prices from priceV2, rating and reviews from the labelList.
+// text atom) or the "name" textDS (never another textDS: the stock line
+// "186 шт осталось" is one), prices from priceV2, rating and reviews from
+// the labelList or labelListV2.
 func fillFromAtom(it *item.Item, id string, a atom) {
 	switch {
 	case a.TextAtom != nil && (id == "name" || it.Title == ""):
 		it.Title = site.Clean(html.UnescapeString(a.TextAtom.Text))
+	case a.TextDS != nil && (id == "name" || a.TextDS.TestInfo.ID == "tile-name"):
+		it.Title = site.Clean(html.UnescapeString(a.TextDS.Text))
+	case a.LabelListV2 != nil && a.LabelListV2.TestInfo.ID == "tile-list-rating":
+		fillRatingV2(it, a)
 	case a.PriceV2 != nil:
 		for _, p := range a.PriceV2.Price {
 			k, _ := site.Kopecks(p.Text)
@@ -140,6 +165,22 @@ func fillFromAtom(it *item.Item, id string, a atom) {
 			case "tile-list-comments":
 				it.Reviews, _ = site.Count(l.Title)
 			}
+		}
+	}
+}
+
+// fillRatingV2 reads the 2026 rating list: its text items are the rating
+// ("5.0", "4,8") and the review count ("339 отзывов").
+func fillRatingV2(it *item.Item, a atom) {
+	for _, l := range a.LabelListV2.Items {
+		if l.Text == nil {
+			continue
+		}
+		t := l.Text.Text
+		if strings.Contains(t, "отзыв") {
+			it.Reviews, _ = site.Count(t)
+		} else if r, ok := site.Rating(t); ok {
+			it.Rating = r
 		}
 	}
 }

@@ -14,10 +14,9 @@ func normalizeSearch(s *site.Site, r site.Request) (site.Request, error) {
 	return site.Request{Query: r.Query, Page: r.Page}, err
 }
 
-// searchURL: /search/?text=…&page=N.
+// searchURL: the page API's answer for /search/?text=…&page=N.
 func searchURL(s *site.Site, r site.Request) string {
-	return s.Endpoint(site.EndpointWeb) + "/search/?text=" + url.QueryEscape(r.Query) +
-		"&page=" + strconv.Itoa(r.Page)
+	return apiURL(s.Endpoint(site.EndpointWeb), "/search/?text="+url.QueryEscape(r.Query)+"&page="+strconv.Itoa(r.Page))
 }
 
 var slugRe = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
@@ -42,9 +41,9 @@ func normalizeCategory(s *site.Site, r site.Request) (site.Request, error) {
 	return site.Request{Category: c, Page: r.Page}, nil
 }
 
-// categoryURL: /category/<slug>/?page=N.
+// categoryURL: the page API's answer for /category/<slug>/?page=N.
 func categoryURL(s *site.Site, r site.Request) string {
-	return s.Endpoint(site.EndpointWeb) + "/category/" + r.Category + "/?page=" + strconv.Itoa(r.Page)
+	return apiURL(s.Endpoint(site.EndpointWeb), "/category/"+r.Category+"/?page="+strconv.Itoa(r.Page))
 }
 
 // productPathRe matches /product/<slug>-<id>/ and /product/<id>/.

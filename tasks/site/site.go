@@ -149,6 +149,10 @@ type Page struct {
 	Items []item.Item
 	// Next is true when a listing page has a next page.
 	Next bool
+	// NextURL is the next page's URL when the site names it (Ozon's
+	// nextPage, which carries a paginator token); empty: the kind's
+	// Build of page+1. A retried job that lost it builds page+1.
+	NextURL string
 	// Follow are the product or item pages a listing page links to, in
 	// page order, without duplicates.
 	Follow []Target

@@ -28,7 +28,7 @@ func TestRegistryDefaults(t *testing.T) {
 		web      string
 	}{
 		{"wildberries", proxies.Datacenter, time.Second, []string{"card", "category", "product", "search"}, "https://www.wildberries.ru"},
-		{"ozon", proxies.Datacenter, 2 * time.Second, []string{"category", "product", "search"}, "https://www.ozon.ru"},
+		{"ozon", proxies.Residential, 2 * time.Second, []string{"category", "product", "search"}, "https://www.ozon.ru"},
 		{"avito", proxies.Residential, 3 * time.Second, []string{"category", "item", "search", "search-api"}, "https://www.avito.ru"},
 	}
 	for _, tt := range tests {

@@ -56,14 +56,19 @@ func Query(tb *testbed.Testbed, site string) string {
 }
 
 // WalkSearch fetches every search page of req from the testbed, from page
-// 1 until a page says there is no next one, and returns all items and
+// 1 until a page says there is no next one (asking the NextURL a page
+// names, else the next page number), and returns all items and
 // follow targets in order. It fails after 100 pages.
 func WalkSearch(t testing.TB, s *site.Site, req site.Request) ([]item.Item, []site.Target) {
 	t.Helper()
 	var items []item.Item
 	var follow []site.Target
+	next := ""
 	for req.Page = 1; req.Page <= 100; req.Page++ {
-		u, err := s.URL("search", req)
+		u, err := next, error(nil)
+		if u == "" {
+			u, err = s.URL("search", req)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,6 +76,7 @@ func WalkSearch(t testing.TB, s *site.Site, req site.Request) ([]item.Item, []si
 		if err != nil {
 			t.Fatal(err)
 		}
+		next = page.NextURL
 		items, follow = append(items, page.Items...), append(follow, page.Follow...)
 		if !page.Next {
 			return items, follow
