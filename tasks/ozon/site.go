@@ -36,7 +36,11 @@ func New() *site.Site {
 		MinInterval: DefaultMinInterval,
 		Class:       proxies.Residential,
 		Endpoints:   map[string]string{site.EndpointWeb: WebURL},
-		XHR:         site.XHR{Paths: []string{"/api/"}}, // entrypoint-api and composer-api JSON
+		// entrypoint-api and composer-api JSON, called from the page with the
+		// web client's name (x-o3-app-name: dweb_client, in a 2026 browser
+		// extension's notes on in-page fetches of page/json/v2, read
+		// 2026-12-04; docs/sites.md).
+		XHR: site.XHR{Paths: []string{"/api/"}, Headers: []site.Header{{Name: "x-o3-app-name", Value: "dweb_client"}}},
 		// The antibot challenge page sets the abt_data cookie and reloads.
 		Challenge: site.Challenge{Cookie: "abt_data"},
 		Kinds: map[string]site.Kind{
