@@ -50,7 +50,10 @@ type ChallengeStats struct {
 	// challenge left unsolved.
 	ProxyFailed bool
 	Took        time.Duration
-	Requests    int
+	// Requests are the visit's requests to the site; Loaded all it let
+	// through (the site's and its CDN hosts'), by kind (browser.Kind).
+	Requests int
+	Loaded   map[string]int
 }
 
 // challenge clears a Challenge answer in the browser, through the
@@ -273,7 +276,7 @@ func (r *run) cleared(status int, body []byte) bool {
 // noteSolve reports a browser visit to the worker's metrics.
 func (r *run) noteSolve(err error, res browser.Result) {
 	if f := r.h.cfg.OnChallenge; f != nil {
-		f(ChallengeStats{Site: r.job.Site, Solved: err == nil, ProxyFailed: proxyDropped(err), Took: res.Took, Requests: res.Requests})
+		f(ChallengeStats{Site: r.job.Site, Solved: err == nil, ProxyFailed: proxyDropped(err), Took: res.Took, Requests: res.Requests, Loaded: res.Loaded})
 	}
 }
 

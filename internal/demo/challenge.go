@@ -41,6 +41,9 @@ type ChallengeSummary struct {
 	// BrowserRSSMB is the largest browser memory (PSS, MB) of one worker,
 	// sampled during the run.
 	BrowserRSSMB float64 `json:"browser_rss_mb"`
+	// PerVisit are the requests one browser visit let through on average
+	// (to the site and its CDN hosts), by kind: document, script, xhr, …
+	PerVisit map[string]float64 `json:"per_visit,omitempty"`
 }
 
 // challengeCounter sums the workers' browser visits. Safe for concurrent
@@ -49,6 +52,7 @@ type challengeCounter struct {
 	mu                                       sync.Mutex
 	visits, solved, reused, browser, dropped int
 	peakRSS                                  int64
+	loaded                                   map[string]int
 }
 
 // add counts one browser visit or reuse (tasks.WorkerConfig.OnChallenge).
@@ -60,6 +64,12 @@ func (c *challengeCounter) add(s tasks.ChallengeStats) {
 		return
 	}
 	c.browser += s.Requests
+	if c.loaded == nil {
+		c.loaded = map[string]int{}
+	}
+	for kind, n := range s.Loaded {
+		c.loaded[kind] += n
+	}
 	if s.ProxyFailed {
 		c.dropped++
 		return
@@ -89,6 +99,12 @@ func (c *challengeCounter) fill(sum *ChallengeSummary, log *testbed.Log, request
 	sum.BrowserRSSMB = float64(c.peakRSS>>10) / 1024
 	cc := log.Challenges()
 	sum.ChallengePages, sum.SiteSolves, sum.CookiesMisused = cc.Served, cc.Solved, cc.Misused
+	if visits := c.visits + c.dropped; visits > 0 && len(c.loaded) > 0 {
+		sum.PerVisit = map[string]float64{}
+		for kind, n := range c.loaded {
+			sum.PerVisit[kind] = float64(n) / float64(visits)
+		}
+	}
 	if requests > 0 {
 		sum.HTTPShare = float64(requests-c.browser) / float64(requests)
 	}

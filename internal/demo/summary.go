@@ -238,6 +238,13 @@ func (s *Summary) writeChallenges(w io.Writer) {
 		s.ChallengesSolved, s.Challenges, s.ClearancesReused, s.ChallengePages, s.CookiesMisused)
 	fmt.Fprintf(w, "browser: %d requests through the sessions' proxies, %.1f%% of all requests over HTTP; largest browser %.0f MB; %d visits lost to a dropped proxy connection (retried elsewhere)\n",
 		s.BrowserRequests, s.HTTPShare*100, s.BrowserRSSMB, s.BrowserProxyFailures)
+	if len(s.PerVisit) > 0 {
+		fmt.Fprint(w, "browser requests per visit, by kind (site and CDN hosts):")
+		for _, kind := range slices.Sorted(maps.Keys(s.PerVisit)) {
+			fmt.Fprintf(w, " %s %.2f", kind, s.PerVisit[kind])
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // writeHeaderRefusals prints how many requests the sites refused for

@@ -1,6 +1,8 @@
 package ozon
 
 import (
+	"net/url"
+	"strings"
 	"time"
 
 	"crawlq/proxies"
@@ -40,7 +42,8 @@ func New() *site.Site {
 		// web client's name (x-o3-app-name: dweb_client, in a 2026 browser
 		// extension's notes on in-page fetches of page/json/v2, read
 		// 2026-12-04; docs/sites.md).
-		XHR: site.XHR{Paths: []string{"/api/"}, Headers: []site.Header{{Name: "x-o3-app-name", Value: "dweb_client"}}},
+		XHR: site.XHR{Paths: []string{"/api/"}, Headers: []site.Header{{Name: "x-o3-app-name", Value: "dweb_client"}},
+			From: pageOfAPICall},
 		// The antibot challenge page sets the abt_data cookie and reloads.
 		Challenge: site.Challenge{Cookie: "abt_data"},
 		Kinds: map[string]site.Kind{
@@ -52,4 +55,15 @@ func New() *site.Site {
 				Normalize: normalizeProduct, Build: productURL, Parse: parseProduct},
 		},
 	}
+}
+
+// pageOfAPICall is the page whose script calls the page API apiURL: the
+// page its url parameter names (/search/?text=…), on the web endpoint.
+func pageOfAPICall(s *site.Site, apiURL string) string {
+	web := s.Endpoint(site.EndpointWeb)
+	u, err := url.Parse(apiURL)
+	if err != nil || !strings.HasPrefix(u.Query().Get("url"), "/") {
+		return web + "/"
+	}
+	return web + u.Query().Get("url")
 }

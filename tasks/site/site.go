@@ -84,12 +84,20 @@ type Challenge struct {
 }
 
 // ChallengeURL is the page the browser opens to clear a challenge met at
-// pageURL.
+// pageURL. An API call is not a page a browser opens: a challenge met on
+// one is cleared on the page its script runs on (XHRFrom), else on the
+// site's home page.
 func (s *Site) ChallengeURL(pageURL string) string {
-	if s.Challenge.Page == "" {
+	switch {
+	case s.Challenge.Page != "":
+		return s.Endpoint(EndpointWeb) + s.Challenge.Page
+	case !s.IsXHR(pageURL):
 		return pageURL
 	}
-	return s.Endpoint(EndpointWeb) + s.Challenge.Page
+	if from := s.XHRFrom(pageURL); from != "" {
+		return from
+	}
+	return s.Endpoint(EndpointWeb) + "/"
 }
 
 // FetchPolicy is Fetch, FetchAuto when unset.
