@@ -24,11 +24,10 @@ func (r *run) page(ctx context.Context, page int) (more bool, err error) {
 	if err := r.session(ctx); err != nil {
 		return false, err
 	}
-	step, err := r.fetch(ctx, url, page)
+	url, step, err := r.get(ctx, url, page)
 	if err != nil {
 		return false, err
 	}
-	r.observe(step)
 	if step.Action == sessions.Retired || step.Action == sessions.Paused {
 		r.sess = nil // released by the session with the verdict's outcome
 	}

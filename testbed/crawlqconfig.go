@@ -17,7 +17,8 @@ const ConfigMargin = 1.5
 // crawlq at this testbed while it runs (its ports change with every run):
 // each site's base_url at its HTTPS listener with the testbed's CA
 // trusted, class datacenter (what `crawlq proxies import` makes of the
-// farm's proxies), a min_interval ConfigMargin times the site's limit,
+// farm's proxies), Wildberries' basket CDN at the testbed's basket host
+// names, a min_interval ConfigMargin times the site's limit,
 // and the cookie each site's challenge clears with.
 func (tb *Testbed) CrawlqConfig() []byte {
 	var b bytes.Buffer
@@ -30,6 +31,9 @@ func (tb *Testbed) CrawlqConfig() []byte {
 		r := tb.rules[name]
 		fmt.Fprintf(&b, "  %s:\n    base_url: %s\n", name, quote(tb.HTTPSSiteURL(name)))
 		fmt.Fprintf(&b, "    class: datacenter   # the class `crawlq proxies import` gives the farm's proxies\n")
+		if name == SiteWildberries {
+			fmt.Fprintf(&b, "    endpoints: {basket: %s}   # the basket hosts, named through the farm's proxies\n", quote(tb.BasketPattern(true)))
+		}
 		if r.MinInterval > 0 {
 			d := time.Duration(float64(r.MinInterval) * ConfigMargin)
 			fmt.Fprintf(&b, "    min_interval: %s   # the testbed punishes an IP faster than %s\n", d, r.MinInterval)

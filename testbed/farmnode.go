@@ -200,7 +200,7 @@ func (n *farmNode) dialLoopback(ctx context.Context, network, addr string) (net.
 	if err != nil {
 		return nil, err
 	}
-	if host == "localhost" || host == CDNHost { // the farm's host table
+	if host == "localhost" || host == CDNHost || isBasketHost(host) { // the farm's host table
 		host = "127.0.0.1"
 	}
 	if !isLoopback(host) {

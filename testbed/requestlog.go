@@ -41,6 +41,9 @@ type Entry struct {
 	Site   string `json:"site"`
 	IP     string `json:"ip"`
 	Method string `json:"method"`
+	// Host is the host name the request named (no port): the site's
+	// loopback address, or a name such as a basket host's.
+	Host string `json:"host,omitempty"`
 	// Path is the request path with its query.
 	Path  string    `json:"path"`
 	Start time.Time `json:"start"`

@@ -124,6 +124,7 @@ func (s *Site) close(ctx context.Context) {
 // ServeHTTP applies the anti-bot rules, serves or punishes, and logs.
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e := Entry{Site: s.name, IP: clientIP(r), Method: r.Method, Path: r.URL.RequestURI(), Start: s.now()}
+	e.Host = hostOnly(r.Host)
 	rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	e.Verdict = s.handle(rec, r, &e)
 	e.Status, e.End = rec.status, s.now()

@@ -69,7 +69,8 @@ func (ca *CA) WriteFile(path string) error {
 }
 
 // ServerCert issues a certificate for the loopback addresses,
-// "localhost" and CDNHost, signed by the CA.
+// "localhost", CDNHost and the basket hosts (*.BasketDomain), signed by
+// the CA.
 func (ca *CA) ServerCert() (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -82,7 +83,7 @@ func (ca *CA) ServerCert() (tls.Certificate, error) {
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", CDNHost},
+		DNSNames:     []string{"localhost", CDNHost, "*." + BasketDomain},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)

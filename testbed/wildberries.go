@@ -48,8 +48,9 @@ func (wb *wildberries) routes() http.Handler {
 
 // WBCardJSONPattern is the basket CDN's static card path,
 // /vol{nm/100000}/part{nm/1000}/{nm}/info/ru/card.json. The real one is on
-// basket-NN.wbbasket.ru; the testbed serves it on the site's listeners,
-// like every other path, with no token or challenge (as the real one).
+// basket-NN.wbbasket.ru; the testbed serves it, with no token or
+// challenge (as the real one), on its basket host names (basket.go) and,
+// for catalog products, on the site's own host too.
 const WBCardJSONPattern = "/{vol}/{part}/{nm}/info/ru/card.json"
 
 // WBCardJSONPath is nm's card.json path.
@@ -83,14 +84,24 @@ type wbSelling struct {
 }
 
 // cardJSON answers a catalog product's card.json; 404 (as the CDN) for an
-// unknown nm or a vol/part that does not match it.
+// unknown nm or a vol/part that does not match it. On a basket host name
+// basketCard answers.
 func (wb *wildberries) cardJSON(w http.ResponseWriter, r *http.Request) {
+	if n, ok := basketNumber(r.Host); ok {
+		wb.basketCard(w, r, n)
+		return
+	}
 	nm, err := strconv.ParseInt(r.PathValue("nm"), 10, 64)
 	p, perr := wb.c.Product(SiteWildberries, r.PathValue("nm"))
 	if err != nil || perr != nil || r.URL.Path != WBCardJSONPath(nm) {
 		http.NotFound(w, r)
 		return
 	}
+	writeCard(w, nm, p)
+}
+
+// writeCard writes p's card.json.
+func writeCard(w http.ResponseWriter, nm int64, p Product) {
 	head := strings.Fields(p.Title)[0]
 	writeJSON(w, wbCard{IMTID: nm / 3, NMID: nm, IMTName: p.Title, Slug: p.Slug,
 		SubjName: head, VendorCode: strings.ToUpper(p.Slug[:min(len(p.Slug), 8)]) + "-" + p.ID[len(p.ID)-3:],

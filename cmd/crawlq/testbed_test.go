@@ -19,7 +19,8 @@ import (
 // --write-config and the commands that use its file; a running testbed
 // writes a config crawlq loads, with each site at the testbed's https
 // listener, its CA trusted, the farm's class and a min_interval the
-// testbed tolerates, and --json names the file.
+// testbed tolerates, Wildberries' basket CDN at the testbed's basket host
+// names, and --json names the file.
 func TestTestbedSaysHowToPointCrawlqAtIt(t *testing.T) {
 	help, _, err := runMain(t, "testbed", "--help")
 	for _, want := range []string{"--write-config FILE", "crawlq proxies import", "crawlq worker --config", `"config_file"`} {
@@ -45,6 +46,10 @@ func TestTestbedSaysHowToPointCrawlqAtIt(t *testing.T) {
 		s, err := l.Sites.Get(name)
 		if err != nil || s.BaseURL != url || s.Class != proxies.Datacenter || s.MinInterval < limits[name].MinInterval {
 			t.Errorf("site %s: %+v %v; want base_url %s, class datacenter, min_interval at least %s", name, s, err, url, limits[name].MinInterval)
+		}
+		port := url[strings.LastIndex(url, ":"):]
+		if want := "https://basket-NN." + testbed.BasketDomain + port; name == testbed.SiteWildberries && (s == nil || s.Endpoints["basket"] != want) {
+			t.Errorf("wildberries basket endpoint: want %s, the testbed's basket hosts", want)
 		}
 	}
 }

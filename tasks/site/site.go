@@ -129,6 +129,11 @@ type Kind struct {
 	// Parse turns a fetched body into a page. pageURL (may be empty)
 	// resolves relative links; fetchedAt stamps the items.
 	Parse func(s *Site, body []byte, pageURL string, fetchedAt time.Time) (Page, error)
+	// Locate, if set, finds the URL that serves a request by asking
+	// candidates through the job's session, when Build can only guess its
+	// host (Wildberries' card on the basket CDN); nil: Build's URL is
+	// fetched.
+	Locate Locate
 }
 
 // Request names what to fetch. Listing kinds use Query, Page, Location and

@@ -15,9 +15,12 @@ import (
 // challenge, no price or rating.
 const KindCard = "card"
 
-// EndpointBasket names the basket CDN endpoint. Unset, the host is
-// basket-NN.wbbasket.ru with NN from basketHost; set in YAML
-// (endpoints: {basket: …}) or under a base_url, that host serves every nm.
+// EndpointBasket names the basket CDN endpoint. Unset, it is
+// BasketPattern: host basket-NN.wbbasket.ru with NN found by ProbeBasket.
+// Set in YAML (endpoints: {basket: …}) it wins over a base_url: a URL
+// whose host starts with basket-NN. is a pattern of the same kind (the
+// testbed's basket-NN.wbbasket.test); any other names one host that
+// serves every nm, as a base_url alone does.
 const EndpointBasket = "basket"
 
 // basketVolMax is the last vol (nm/100000) each basket-NN host serves,
@@ -36,10 +39,19 @@ var basketVolMax = []int64{
 	18053, 18821, // 51-52
 }
 
-// basketHost is the basket CDN base URL of nm by the table.
-func basketHost(nm int64) string {
-	return fmt.Sprintf("https://basket-%02d.wbbasket.ru", basketNumber(nm))
+// tableNumber is the basket host number the table gives vol; the last
+// host past its end.
+func tableNumber(vol int64) int {
+	for i, last := range basketVolMax {
+		if vol <= last {
+			return i + 1
+		}
+	}
+	return len(basketVolMax)
 }
+
+// lastTableVol is the last vol the table places.
+func lastTableVol() int64 { return basketVolMax[len(basketVolMax)-1] }
 
 // BasketPath is the path of nm's card.json on its basket host.
 func BasketPath(nm int64) string {
@@ -69,14 +81,12 @@ func normalizeCard(s *site.Site, r site.Request) (site.Request, error) {
 	return site.Request{ID: id}, err
 }
 
-// cardURL is nm's card.json on its basket host (or the configured one).
+// cardURL is nm's card.json where the table places it (or on the one
+// configured host). A card job asks it through locateCard, which probes
+// past it.
 func cardURL(s *site.Site, r site.Request) string {
 	nm, _ := strconv.ParseInt(r.ID, 10, 64) // CheckID let only digits through
-	base := basketHost(nm)
-	if s.BaseURL != "" || s.Endpoints[EndpointBasket] != "" {
-		base = s.Endpoint(EndpointBasket)
-	}
-	return base + BasketPath(nm)
+	return BasketURL(basketPattern(s), tableNumber(nm/100000), nm)
 }
 
 // parseCard parses a basket card.json: ID, title, no price.

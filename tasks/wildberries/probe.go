@@ -2,140 +2,210 @@ package wildberries
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
-	"slices"
 	"strconv"
+	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"crawlq/tasks/site"
 )
 
-// Probe reach around the table's host: WB opens new basket hosts past
-// the table's end and moves vols between neighbours, so a 404 on the
-// table's host is asked of up to probeUp hosts above it and probeDown
-// below (kendric-py/plomio wb/utils.py get_wb_basket_host_candidates,
-// 2026-10).
+// Probe reach around the first host asked: WB opens new basket hosts past
+// the table's end and moves vols between neighbours, so a 404 there is
+// asked of up to probeUp hosts above it and probeDown below (kendric-py/
+// plomio wb/utils.py get_wb_basket_host_candidates @148e240, 2026-10,
+// which fetches card.json the same way). A card job thus sends at most
+// MaxBasketProbes requests: a deleted product (a 404 on every host, the
+// common case) costs no more, each paced at the site's min_interval.
 const (
 	probeUp   = 4
 	probeDown = 2
+	// MaxBasketProbes is the most card.json requests one card job sends.
+	MaxBasketProbes = 1 + probeUp + probeDown
 )
 
-// ErrBasketNotFound means no probed basket host has nm's card.json.
-var ErrBasketNotFound = errors.New("no basket host has the card")
+// BasketPattern is the basket CDN's base URL; basketNN in it stands for
+// the two-digit host number.
+const BasketPattern = "https://" + basketNN + "wbbasket.ru"
 
-// basketNumber is the basket-NN host number the table gives nm.
-func basketNumber(nm int64) int {
-	vol := nm / 100000
-	for i, last := range basketVolMax {
-		if vol <= last {
-			return i + 1
-		}
+// basketNN marks the host number in a basket base URL.
+const basketNN = "basket-NN."
+
+// topField is the memory field of the newest basket host found past the
+// table's end: "VOL:N", host N serves VOL.
+const topField = "top"
+
+// locateCard is the card kind's Locate. A basket endpoint without
+// basket-NN. (a base_url, or endpoints.basket naming one host) serves
+// every nm and is asked alone; else ProbeBasket finds the host.
+func locateCard(ctx context.Context, s *site.Site, r site.Request, mem site.Memory, probe site.Probe) (string, error) {
+	nm, _ := strconv.ParseInt(r.ID, 10, 64) // CheckID let only digits through
+	pattern := basketPattern(s)
+	if !strings.Contains(pattern, "://"+basketNN) {
+		return askOne(ctx, pattern+BasketPath(nm), probe)
 	}
-	return len(basketVolMax)
+	return ProbeBasket(ctx, nm, pattern, mem, probe)
 }
 
-// BasketCandidates are the basket host numbers nm's card.json is looked
-// for on, in order: the table's host, the probeUp above it, then the
-// probeDown below it (never below 1).
-func BasketCandidates(nm int64) []int {
-	n := basketNumber(nm)
-	out := []int{n}
-	for i := 1; i <= probeUp; i++ {
-		out = append(out, n+i)
+// basketPattern is the basket base URL of s: endpoints.basket when set
+// (even under a base_url, so a test bed can serve basket host names),
+// else the base_url, else BasketPattern.
+func basketPattern(s *site.Site) string {
+	if u := s.Endpoints[EndpointBasket]; u != "" {
+		return strings.TrimRight(u, "/")
 	}
-	for i := 1; i <= probeDown && n-i >= 1; i++ {
-		out = append(out, n-i)
+	if s.BaseURL != "" {
+		return strings.TrimRight(s.BaseURL, "/")
+	}
+	return BasketPattern
+}
+
+// askOne asks u alone.
+func askOne(ctx context.Context, u string, probe site.Probe) (string, error) {
+	found, err := probe(ctx, u)
+	switch {
+	case err != nil:
+		return "", err
+	case !found:
+		return "", fmt.Errorf("%w: %s", site.ErrNotLocated, u)
+	}
+	return u, nil
+}
+
+// BasketURL is nm's card.json on basket host n of pattern.
+func BasketURL(pattern string, n int, nm int64) string {
+	return strings.Replace(pattern, basketNN, fmt.Sprintf("basket-%02d.", n), 1) + BasketPath(nm)
+}
+
+// ProbeBasket finds the basket host of pattern that serves nm's
+// card.json. It asks first the host mem keeps for nm's vol, else the
+// table's, raised for a vol past the table's end to the newest host found
+// there (so the reach grows with what the cluster learns); then the
+// BasketCandidates around it, moving on only when probe says "not found".
+// The host that has the card is kept in mem for the vol when it is not
+// the table's. It returns site.ErrNotLocated (wrapped) after
+// MaxBasketProbes "not found".
+func ProbeBasket(ctx context.Context, nm int64, pattern string, mem site.Memory, probe site.Probe) (string, error) {
+	g, err := guessBasket(ctx, nm/100000, mem)
+	if err != nil {
+		return "", err
+	}
+	cands := BasketCandidates(g.n)
+	for _, n := range cands {
+		u := BasketURL(pattern, n, nm)
+		found, err := probe(ctx, u)
+		if err != nil {
+			return "", fmt.Errorf("probe %s: %w", u, err)
+		}
+		if found {
+			return u, g.remember(ctx, mem, n)
+		}
+	}
+	return "", fmt.Errorf("%w: nm %d on basket hosts %v", site.ErrNotLocated, nm, cands)
+}
+
+// BasketCandidates are the basket host numbers asked from first on, in
+// order: first, the probeUp above it, then the probeDown below it (never
+// below 1).
+func BasketCandidates(first int) []int {
+	out := []int{first}
+	for i := 1; i <= probeUp; i++ {
+		out = append(out, first+i)
+	}
+	for i := 1; i <= probeDown && first-i >= 1; i++ {
+		out = append(out, first-i)
 	}
 	return out
 }
 
-// BasketURL is nm's card.json on basket host number n.
-func BasketURL(n int, nm int64) string {
-	return fmt.Sprintf("https://basket-%02d.wbbasket.ru", n) + BasketPath(nm)
+// basketGuess is the host a probe of a vol asks first, and what memory
+// said.
+type basketGuess struct {
+	vol  int64
+	n    int
+	kept bool      // n is the vol's host in memory
+	top  basketTop // the newest host found past the table, if any
 }
 
-// BasketCache keeps, cluster-wide, the basket host a probe found for a
-// vol, so one worker's probe serves all.
-type BasketCache interface {
-	// Host is the host number kept for vol; ok false when none is.
-	Host(ctx context.Context, vol int64) (n int, ok bool, err error)
-	// Remember keeps n as vol's host.
-	Remember(ctx context.Context, vol int64, n int) error
+// basketTop is a vol past the table's end and the host found serving it.
+type basketTop struct {
+	vol int64
+	n   int
 }
 
-// DefaultBasketKey is the Redis hash (vol -> host number) of the basket
-// hosts probes found, under the site's key prefix.
-const DefaultBasketKey = "crawlq:wildberries:basket"
-
-// RedisBasketCache is a BasketCache in one Redis hash.
-type RedisBasketCache struct {
-	RDB redis.UniversalClient
-	// Key is the hash's key; DefaultBasketKey when empty.
-	Key string
-}
-
-func (c RedisBasketCache) key() string {
-	if c.Key == "" {
-		return DefaultBasketKey
+// guessBasket is where the probe of vol starts (see ProbeBasket).
+func guessBasket(ctx context.Context, vol int64, mem site.Memory) (basketGuess, error) {
+	g := basketGuess{vol: vol, n: tableNumber(vol)}
+	n, ok, err := recallInt(ctx, mem, strconv.FormatInt(vol, 10))
+	if err != nil || ok {
+		g.n, g.kept = n, ok
+		return g, err
 	}
-	return c.Key
+	if vol <= lastTableVol() {
+		return g, nil
+	}
+	g.top, err = recallTop(ctx, mem)
+	if g.top.n > g.n && vol >= g.top.vol {
+		g.n = g.top.n
+	}
+	return g, err
 }
 
-// Host implements BasketCache.
-func (c RedisBasketCache) Host(ctx context.Context, vol int64) (int, bool, error) {
-	v, err := c.RDB.HGet(ctx, c.key(), strconv.FormatInt(vol, 10)).Result()
-	if errors.Is(err, redis.Nil) {
-		return 0, false, nil
+// remember keeps host n, where the card was found, for the vol when
+// memory or the table said otherwise, and moves the top past the table's
+// end forward.
+func (g basketGuess) remember(ctx context.Context, mem site.Memory, n int) error {
+	if g.keepsVol(n) {
+		if err := mem.Remember(ctx, strconv.FormatInt(g.vol, 10), strconv.Itoa(n)); err != nil {
+			return fmt.Errorf("remember basket host of vol %d: %w", g.vol, err)
+		}
 	}
-	if err != nil {
-		return 0, false, fmt.Errorf("basket host of vol %d: %w", vol, err)
+	if !g.advancesTop() {
+		return nil
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, false, fmt.Errorf("basket host of vol %d: bad value %q in %s", vol, v, c.key())
-	}
-	return n, true, nil
-}
-
-// Remember implements BasketCache.
-func (c RedisBasketCache) Remember(ctx context.Context, vol int64, n int) error {
-	if err := c.RDB.HSet(ctx, c.key(), strconv.FormatInt(vol, 10), n).Err(); err != nil {
-		return fmt.Errorf("remember basket host of vol %d: %w", vol, err)
+	if err := mem.Remember(ctx, topField, fmt.Sprintf("%d:%d", g.vol, n)); err != nil {
+		return fmt.Errorf("remember the newest basket host: %w", err)
 	}
 	return nil
 }
 
-// Getter fetches a URL and returns its status (the worker's session
-// fetch, paced and through its proxy).
-type Getter func(ctx context.Context, url string) (status int, err error)
+// keepsVol says whether host n is news for the vol: memory had another,
+// or had none and the table says another.
+func (g basketGuess) keepsVol(n int) bool {
+	if g.kept {
+		return n != g.n
+	}
+	return n != tableNumber(g.vol)
+}
 
-// ProbeBasket finds the host that serves nm's card.json: the cached host
-// of its vol, else the candidates in order, moving on only on a 404; the
-// host that answers 200 is remembered for the vol. Any other status (a
-// 498, a 429) stops the probe with an error naming it: it says nothing of
-// where the card is.
-func ProbeBasket(ctx context.Context, nm int64, cache BasketCache, get Getter) (string, error) {
-	vol := nm / 100000
-	cands := BasketCandidates(nm)
-	n, ok, err := cache.Host(ctx, vol)
-	if err != nil {
-		return "", err
+// advancesTop says whether the vol, found without memory, lies past both
+// the table's end and the top kept so far. Two workers may move the top
+// at once and the older vol win: the top is only where probes start.
+func (g basketGuess) advancesTop() bool {
+	return !g.kept && g.vol > lastTableVol() && g.vol > g.top.vol
+}
+
+// recallInt is the host number mem keeps for field.
+func recallInt(ctx context.Context, mem site.Memory, field string) (int, bool, error) {
+	v, ok, err := mem.Recall(ctx, field)
+	if err != nil || !ok {
+		return 0, false, err
 	}
-	if ok {
-		cands = append([]int{n}, slices.DeleteFunc(cands, func(c int) bool { return c == n })...)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, false, fmt.Errorf("basket host of vol %s: bad value %q kept", field, v)
 	}
-	for _, n := range cands {
-		u := BasketURL(n, nm)
-		st, err := get(ctx, u)
-		switch {
-		case err != nil:
-			return "", fmt.Errorf("probe %s: %w", u, err)
-		case st == http.StatusOK:
-			return u, cache.Remember(ctx, vol, n)
-		case st != http.StatusNotFound:
-			return "", fmt.Errorf("probe %s: status %d stops the probe", u, st)
-		}
+	return n, true, nil
+}
+
+// recallTop is the newest host found past the table's end (zero: none).
+func recallTop(ctx context.Context, mem site.Memory) (basketTop, error) {
+	v, ok, err := mem.Recall(ctx, topField)
+	if err != nil || !ok {
+		return basketTop{}, err
 	}
-	return "", fmt.Errorf("%w: nm %d on basket hosts %v", ErrBasketNotFound, nm, cands)
+	var t basketTop
+	if _, err := fmt.Sscanf(v, "%d:%d", &t.vol, &t.n); err != nil || t.n < 1 {
+		return basketTop{}, fmt.Errorf("newest basket host: bad value %q kept", v)
+	}
+	return t, nil
 }

@@ -61,7 +61,7 @@ func New() *site.Site {
 		Endpoints: map[string]string{
 			site.EndpointWeb: WebURL, site.EndpointSearch: SearchURL,
 			site.EndpointCard: CardURL, site.EndpointCatalog: CatalogURL,
-			EndpointBasket: "", // basket-NN.wbbasket.ru by nm (basketHost) until set
+			EndpointBasket: "", // BasketPattern, the host found by ProbeBasket, until set
 		},
 		API: APICurrent,
 		APIs: map[string]map[string]string{
@@ -79,7 +79,7 @@ func New() *site.Site {
 			KindProduct: {Name: KindProduct,
 				Normalize: normalizeProduct, Build: productURL, Parse: parseProduct},
 			KindCard: {Name: KindCard,
-				Normalize: normalizeCard, Build: cardURL, Parse: parseCard},
+				Normalize: normalizeCard, Build: cardURL, Parse: parseCard, Locate: locateCard},
 		},
 	}
 }
