@@ -140,7 +140,11 @@ func TestCrawlOnRedisCluster(t *testing.T) {
 	}
 	insp := asynq.NewInspector(target.AsynqOpt())
 	defer insp.Close()
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	// A guard against a hang, not a speed goal: the crawl is bound by the
+	// sites' min_intervals over 8 proxies (some 15 s on a quiet machine;
+	// Ozon's listings page through its API since 2026), and a loaded CI
+	// machine may take several times that.
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	c, err := tasks.Wait(wctx, insp, rdb, b.All(), 100*time.Millisecond, func(tasks.Counts) {})
 	cancel()
 	if err != nil || c.Completed != c.Total || c.FollowUps == 0 {
