@@ -1,11 +1,15 @@
 package redisproc
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -26,19 +30,38 @@ type Server struct {
 }
 
 // StartServer runs redis-server with args (a config file first, if any) on
-// a free port, its files in dir.
+// a free port, its files in dir. A port found free can be taken before
+// the server binds it (by any process's outgoing connection: they draw
+// from the same range), and a Cluster node also needs its port+10000 for
+// the bus; a server that could not bind is started again on another
+// port, bindTries times in all.
 func StartServer(dir string, args ...string) (*Server, error) {
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
+	var err error
+	for range bindTries {
+		var port int
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
+		s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, dir: dir}
+		s.args = append(slices.Clone(args), "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+			"--logfile", filepath.Join(dir, "redis.log"))
+		_ = os.Remove(filepath.Join(dir, "redis.log")) // a failed try's log
+		if err = s.Start(); !errors.Is(err, ErrAddrInUse) {
+			return s, err
+		}
 	}
-	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, dir: dir}
-	s.args = append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--logfile", filepath.Join(dir, "redis.log"))
-	return s, s.Start()
+	return nil, err
 }
 
-// Start runs the server (again), and waits until it answers PING.
+// bindTries is how many ports StartServer tries.
+const bindTries = 5
+
+// ErrAddrInUse: the server exited because its port (or its Cluster bus
+// port) was taken.
+var ErrAddrInUse = errors.New("address already in use")
+
+// Start runs the server (again), and waits until it answers PING, or
+// until it exits (ErrAddrInUse when its port was taken).
 func (s *Server) Start() error {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -49,7 +72,8 @@ func (s *Server) Start() error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
 	}
-	go func() { _ = cmd.Wait() }()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	s.mu.Lock()
 	s.cmd = cmd
 	s.mu.Unlock()
@@ -57,9 +81,22 @@ func (s *Server) Start() error {
 		if ping(s.Addr) == nil {
 			return nil
 		}
-		time.Sleep(25 * time.Millisecond)
+		select {
+		case <-exited:
+			return s.exitError()
+		case <-time.After(25 * time.Millisecond):
+		}
 	}
 	return fmt.Errorf("redis-server on %s did not answer within 5s (log in %s)", s.Addr, s.dir)
+}
+
+// exitError says why the server exited at its start, from its log.
+func (s *Server) exitError() error {
+	log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+	if bytes.Contains(log, []byte("Address already in use")) {
+		return fmt.Errorf("redis-server on %s: %w", s.Addr, ErrAddrInUse)
+	}
+	return fmt.Errorf("redis-server on %s exited at its start (log in %s)", s.Addr, s.dir)
 }
 
 // Kill sends SIGKILL: the server dies at once, whatever it has not yet sent

@@ -13,13 +13,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"crawlq/internal/redisproc"
 )
 
 // DB numbers reserved per test package, so `go test ./...` runs packages in
@@ -105,37 +105,24 @@ func ping(a string) error {
 	return c.Ping(ctx).Err()
 }
 
-// start runs redis-server on a free loopback port. The process is tied to
-// the test binary's lifetime: it is asked to exit when its parent dies.
+// start runs redis-server on a free loopback port (redisproc.StartServer:
+// another port when the one found free was taken meanwhile). The process
+// is tied to the test binary's lifetime: it is asked to exit when its
+// parent dies.
 func start() (string, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
+	if _, err := exec.LookPath("redis-server"); err != nil {
 		return "", fmt.Errorf("no Redis at 127.0.0.1:6379 and no redis-server in PATH: " +
 			"install it (apt-get install redis-server) or set CRAWLQ_TEST_REDIS=host:port")
-	}
-	port, err := FreePort()
-	if err != nil {
-		return "", err
 	}
 	dir, err := os.MkdirTemp("", "crawlq-redis-")
 	if err != nil {
 		return "", err
 	}
-	a := "127.0.0.1:" + strconv.Itoa(port)
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
-	cmd.SysProcAttr = parentDeathAttr()
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("start redis-server: %w", err)
+	s, err := redisproc.StartServer(dir, "--save", "", "--appendonly", "no")
+	if err != nil {
+		return "", err
 	}
-	for i := 0; i < 100; i++ {
-		if ping(a) == nil {
-			return a, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	_ = cmd.Process.Kill()
-	return "", fmt.Errorf("redis-server on %s did not answer within 5s (log in %s)", a, dir)
+	return s.Addr, nil
 }
 
 // FreePort asks the kernel for a free TCP port on 127.0.0.1.

@@ -1,7 +1,0 @@
-package testredis
-
-import "syscall"
-
-func parentDeathAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-}
