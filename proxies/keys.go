@@ -30,7 +30,7 @@ func (k keys) epoch() string { return k.prefix + "epoch" }
 
 // ready is a ZSET id -> ready-at (ms, Redis clock) of one site and class,
 // plus the sync marker "#<version>" at -inf while the set is up to date
-// (scripts.go). luaUnsync builds these keys in Lua too: keep them in step.
+// (lua/lib/fresh.lua).
 func (k keys) ready(site string, c Class) string {
 	return k.prefix + "ready:" + site + ":" + string(c)
 }
