@@ -73,7 +73,10 @@ type scArgs struct {
 	// field is the known field, site the site name, minInterval its
 	// min_interval in ms, clearanceWait its clearance wait in ms.
 	field, site, minInterval, clearanceWait any
-	sc                                      SiteConfig
+	// releasePolicy is ARGV[10 ..] of releaseScript: min_interval, fail
+	// penalty, its cap, quarantine base, cap and floor, in ms.
+	releasePolicy []any
+	sc            SiteConfig
 }
 
 // argsOf returns the cached scArgs of (site, class).
@@ -103,7 +106,9 @@ func (b *RedisBroker) newArgs(site string, class Class) *scArgs {
 		site:          site,
 		minInterval:   sc.MinInterval.Milliseconds(),
 		clearanceWait: sc.ClearanceWait.Milliseconds(),
-		sc:            sc,
+		releasePolicy: []any{sc.MinInterval.Milliseconds(), sc.FailPenalty.Milliseconds(), sc.FailPenaltyCap.Milliseconds(),
+			sc.QuarantineBase.Milliseconds(), sc.QuarantineCap.Milliseconds(), sc.QuarantineFloor.Milliseconds()},
+		sc: sc,
 	}
 	if b.cfg.Mode == ModeExclusive {
 		a.release = append(a.release, k.busy())

@@ -145,16 +145,16 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 	return nil, fmt.Errorf("lease %s/%s: pool keeps changing, try again", site, class)
 }
 
-// leaseArgs are the ARGV of leaseScript, or of leaseProxyScript for the
-// proxy id when id is set: ARGV[11] is that proxy, else the site's
-// clearance wait.
+// leaseArgs are the ARGV of leaseScript, or of leaseProxyScript when id
+// is set: the same eleven, then the proxy id as ARGV[12].
 func (b *RedisBroker) leaseArgs(a *scArgs, set *specSet, id, holder, task string, ttl time.Duration) []any {
-	last := any(id)
-	if id == "" {
-		last = a.clearanceWait
+	args := make([]any, 0, 12)
+	args = append(args, b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
+		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), a.clearanceWait)
+	if id != "" {
+		args = append(args, id)
 	}
-	return []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
-		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), last}
+	return args
 }
 
 func checkLeaseArgs(site string, class Class, ttl time.Duration) error {
@@ -427,22 +427,37 @@ func (b *RedisBroker) ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Lease
 // Redis is the client the broker runs its scripts on.
 func (b *RedisBroker) Redis() redis.UniversalClient { return b.rdb }
 
-// releaseArgs are the release script's KEYS and ARGV for l and o.
+// releaseArgs are the release script's KEYS and ARGV for l and o: the
+// outcome's values, each in its own position (zero when o is of another
+// kind), then the site's policy.
 func (b *RedisBroker) releaseArgs(l *Lease, o Outcome) (keys, args []any, err error) {
 	a := b.argsOf(l.Site, l.Proxy.Class)
-	param, err := outcomeParam(o, a.sc)
-	if err != nil {
-		return nil, nil, err
+	if !o.Kind.known() {
+		return nil, nil, &ConfigError{Field: "outcome", Reason: fmt.Sprintf("unknown outcome kind %q", o.Kind)}
 	}
-	args = []any{b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind), a.minInterval, param, holderArg(l.Holder)}
+	var latency, retryAfter, reason, random any = int64(0), int64(0), "", int64(0)
 	switch o.Kind {
+	case OutcomeOK: // ms, with microseconds (a loopback or LAN answer takes less than one)
+		latency = float64(o.Latency.Microseconds()) / 1000
+	case OutcomeRateLimited:
+		retryAfter = o.RetryAfter.Milliseconds()
 	case OutcomeBanned:
-		args = append(args, o.Reason, a.sc.QuarantineBase.Milliseconds(), a.sc.QuarantineCap.Milliseconds(),
-			a.sc.QuarantineFloor.Milliseconds(), b.cfg.Rand())
-	case OutcomeFailed:
-		args = append(args, a.sc.FailPenaltyCap.Milliseconds())
+		reason, random = o.Reason, b.cfg.Rand()
 	}
-	return a.release, args, nil
+	args = make([]any, 0, 9+len(a.releasePolicy))
+	args = append(args, b.cfg.skew(), l.Proxy.ID, l.Token, holderArg(l.Holder), string(o.Kind),
+		latency, retryAfter, reason, random)
+	return a.release, append(args, a.releasePolicy...), nil
+}
+
+// known says whether k is one of the outcome kinds the release script
+// knows.
+func (k OutcomeKind) known() bool {
+	switch k {
+	case OutcomeOK, OutcomeFailed, OutcomeBanned, OutcomeRateLimited, OutcomeNeutral:
+		return true
+	}
+	return false
 }
 
 // released reads the release script's answer.
@@ -458,22 +473,6 @@ func (b *RedisBroker) released(l *Lease, o Outcome, res []any, err error) error 
 			zap.String("reason", o.Reason), zap.Time("until", ms(num(res[1]))))
 	}
 	return nil
-}
-
-// outcomeParam is ARGV[6] of the release script for o: milliseconds, the
-// latency with microseconds (a loopback or LAN answer takes less than one).
-func outcomeParam(o Outcome, sc SiteConfig) (any, error) {
-	switch o.Kind {
-	case OutcomeOK:
-		return float64(o.Latency.Microseconds()) / 1000, nil
-	case OutcomeFailed:
-		return sc.FailPenalty.Milliseconds(), nil
-	case OutcomeRateLimited:
-		return o.RetryAfter.Milliseconds(), nil
-	case OutcomeBanned, OutcomeNeutral:
-		return int64(0), nil
-	}
-	return nil, &ConfigError{Field: "outcome", Reason: fmt.Sprintf("unknown outcome kind %q", o.Kind)}
 }
 
 // ms is a Redis-clock millisecond time.

@@ -23,6 +23,7 @@
 -- ARGV[9]  sync marker the caller's spec cache holds ("" for none)
 -- ARGV[10] epoch fence ms, -1 with epochs off (fenced)
 -- ARGV[11] the site's clearance wait ms, 0 for none (cleared)
+-- (ARGV[12] is lease_proxy.lua's proxy id; not sent here)
 --
 -- Returns {1, id, token, now, expiry, marker[, spec]} (spec when the
 -- marker is not ARGV[9]) | {0, first-ready-at, now, exhausted 1/0, leases

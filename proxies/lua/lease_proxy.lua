@@ -22,7 +22,9 @@
 --          pushed back on this one; 0 in shared and partitioned mode
 -- ARGV[9]  sync marker the caller's spec cache holds ("" for none)
 -- ARGV[10] epoch fence ms, -1 with epochs off (fenced)
--- ARGV[11] proxy id
+-- ARGV[11] the site's clearance wait ms (not read: the named proxy is
+--          taken or refused)
+-- ARGV[12] proxy id
 --
 -- Returns as lease.lua, plus {-3} not in the pool for this site and
 -- class, {-4} leased by someone, {-5, until} quarantined.
@@ -34,7 +36,7 @@ local kv = fresh_version(L)
 if not kv then return {-2} end
 local f = fenced(L)
 if f then return {0, f, L.now, 0, 0} end
-local id = ARGV[11]
+local id = ARGV[12]
 local score = redis.call('ZSCORE', L.ready, id)
 if not score then return {-3} end
 local cur = redis.call('HGET', L.leases, id)

@@ -10,20 +10,23 @@
 -- ARGV[1]  skew ms
 -- ARGV[2]  proxy id
 -- ARGV[3]  token
--- ARGV[4]  outcome kind: ok, failed, rate_limited, banned or neutral
--- ARGV[5]  min_interval ms
--- ARGV[6]  latency ms (ok) | penalty ms (failed) | retry-after ms
---          (rate_limited) | 0
--- ARGV[7]  holder as the lease script stored it (the token is the live
+-- ARGV[4]  holder as the lease script stored it (the token is the live
 --          one only for that lease, so no parsing of the stored value is
 --          needed)
--- ARGV[8]  ban reason (banned) | penalty cap ms (failed); the penalty
---          doubles with each failure since the last ok, counted in
---          "<id>|failstreak"
--- ARGV[9]  quarantine base ms (banned only)
--- ARGV[10] quarantine cap ms (banned only)
--- ARGV[11] quarantine floor ms (banned only)
--- ARGV[12] random in [0,1) for the quarantine's jitter (banned only)
+-- ARGV[5]  outcome kind: ok, failed, rate_limited, banned or neutral
+-- ARGV[6]  latency ms, fractional (ok; 0 otherwise)
+-- ARGV[7]  retry-after ms (rate_limited; 0 otherwise)
+-- ARGV[8]  ban reason (banned; "" otherwise)
+-- ARGV[9]  random in [0,1) for the quarantine's jitter (banned; 0
+--          otherwise)
+-- ARGV[10] min_interval ms
+-- ARGV[11] fail penalty ms: the first failure's; it doubles with each
+--          failure since the last ok, counted in "<id>|failstreak"
+-- ARGV[12] fail penalty cap ms
+-- ARGV[13] quarantine base ms: the first ban's ceiling, doubled per ban
+--          since the last ok (counted in "<id>|streak")
+-- ARGV[14] quarantine cap ms
+-- ARGV[15] quarantine floor ms
 --
 -- Returns {1, ready-at} or {0} when the token is stale (nothing changed).
 --
@@ -33,7 +36,7 @@ local now = redis_now(ARGV[1])
 local id, tok, s = ARGV[2], ARGV[3], KEYS[3]
 local cur = redis.call('HGET', KEYS[2], id)
 if not cur or string.sub(cur, 1, #tok + 1) ~= tok .. '|' then return {0} end
-local h = id .. '|h|' .. ARGV[7]
+local h = id .. '|h|' .. ARGV[4]
 redis.call('HDEL', KEYS[2], id)
 if KEYS[5] then
   local b = redis.call('HGET', KEYS[5], id)
@@ -43,7 +46,7 @@ end
 -- the last request's response came back, and ready-at must be at least
 -- min_interval after that moment, not after its floor (I2); a site
 -- without an interval needs no rounding
-local mi, kind, up = tonumber(ARGV[5]), ARGV[4], now
+local mi, kind, up = tonumber(ARGV[10]), ARGV[5], now
 if mi > 0 then up = now + 1 end
 local at = up + mi
 if kind == 'ok' then
@@ -60,16 +63,16 @@ end
 if kind == 'failed' then
   redis.call('HINCRBY', s, id .. '|fail', 1)
   local n = redis.call('HINCRBY', s, id .. '|failstreak', 1)
-  at = at + math.min(tonumber(ARGV[8]), ARGV[6] * 2 ^ math.min(n - 1, 30))
+  at = at + math.min(tonumber(ARGV[12]), ARGV[11] * 2 ^ math.min(n - 1, 30))
 elseif kind == 'rate_limited' then
-  at = up + math.max(tonumber(ARGV[6]), mi)
+  at = up + math.max(tonumber(ARGV[7]), mi)
 elseif kind == 'banned' then
   local n = redis.call('HINCRBY', s, id .. '|streak', 1)
   redis.call('HINCRBY', s, id .. '|ban', 1)
   redis.call('HSET', s, id .. '|lastban', ARGV[8], id .. '|lastbanat', now)
-  local lo = tonumber(ARGV[11])
-  local hi = math.max(lo, math.min(tonumber(ARGV[10]), tonumber(ARGV[9]) * 2 ^ (n - 1)))
-  at = up + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[12])))
+  local lo = tonumber(ARGV[15])
+  local hi = math.max(lo, math.min(tonumber(ARGV[14]), tonumber(ARGV[13]) * 2 ^ (n - 1)))
+  at = up + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[9])))
   redis.call('ZADD', KEYS[4], at, id)
 end
 redis.call('ZADD', KEYS[1], 'XX', at, id)
