@@ -65,14 +65,14 @@ func (b *RedisBroker) SiteConfig(site string) SiteConfig { return b.cfg.site(sit
 
 // Lease takes a free proxy of class that holds the site's clearance
 // (MarkCleared), else the one that has waited longest for site.
-func (b *RedisBroker) Lease(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
-	return b.lease(ctx, leaseScript, site, class, "", holder, task, ttl)
+func (b *RedisBroker) Lease(ctx context.Context, r LeaseRequest) (*Lease, error) {
+	return b.lease(ctx, leaseScript, r, "")
 }
 
 // LeaseProxy leases the named proxy for site (sticky resume). Besides
 // ErrBusy, ErrQuarantined and ErrUnknownProxy it returns *NotReadyError
 // while the proxy cools down after its last use on site.
-func (b *RedisBroker) LeaseProxy(ctx context.Context, site, proxyID, holder, task string, ttl time.Duration) (*Lease, error) {
+func (b *RedisBroker) LeaseProxy(ctx context.Context, r LeaseRequest, proxyID string) (*Lease, error) {
 	class, err := b.rdb.HGet(ctx, b.k.classes(), proxyID).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("proxy %s: %w", proxyID, ErrUnknownProxy)
@@ -80,22 +80,23 @@ func (b *RedisBroker) LeaseProxy(ctx context.Context, site, proxyID, holder, tas
 	if err != nil {
 		return nil, fmt.Errorf("lease proxy %s: %w", proxyID, err)
 	}
-	return b.lease(ctx, leaseProxyScript, site, Class(class), proxyID, holder, task, ttl)
+	r.Class = Class(class)
+	return b.lease(ctx, leaseProxyScript, r, proxyID)
 }
 
 // LeaseWait is Lease that, while nothing is free, sleeps exactly until the
 // broker says the first proxy frees up, then tries again, until ctx ends.
 // While proxies of the site are leased (they may be released early) it
 // sleeps at most Config.LeasePoll between tries.
-func (b *RedisBroker) LeaseWait(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
+func (b *RedisBroker) LeaseWait(ctx context.Context, r LeaseRequest) (*Lease, error) {
 	for {
-		l, err := b.Lease(ctx, site, class, holder, task, ttl)
+		l, err := b.Lease(ctx, r)
 		var nr *NotReadyError
 		if !errors.As(err, &nr) {
 			return l, err
 		}
 		if err := sleep(ctx, b.waitFor(nr)); err != nil {
-			return nil, fmt.Errorf("site %s class %s: %w (%v)", site, class, err, nr)
+			return nil, fmt.Errorf("site %s class %s: %w (%v)", r.Site, r.Class, err, nr)
 		}
 	}
 }
@@ -120,19 +121,22 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, class Class, id, holder, task string, ttl time.Duration) (*Lease, error) {
-	if err := checkLeaseArgs(site, class, ttl); err != nil {
+// lease runs the lease script s for r, and for the proxy id with
+// leaseProxyScript, syncing the ready set when it is out of date.
+func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, r LeaseRequest, id string) (*Lease, error) {
+	if err := checkLeaseRequest(r); err != nil {
 		return nil, err
 	}
+	site, class := r.Site, r.Class
 	a, set := b.argsOf(site, class), b.loaded.Load()
-	args := b.leaseArgs(a, set, id, holder, task, ttl)
+	args := b.leaseArgs(a, set, r, id)
 	for range 4 {
 		res, acked, err := b.evalAcked(ctx, s, a.lease, args)
 		if err != nil {
 			return nil, fmt.Errorf("lease %s/%s: %w", site, class, err)
 		}
 		if st := res[0].(int64); st != -2 {
-			l, err := b.leaseResult(ctx, res, set, site, class, id, holder, task, a.sc)
+			l, err := b.leaseResult(ctx, res, set, r, id, a.sc)
 			if err == nil && !acked {
 				return nil, b.unreplicated(ctx, l)
 			}
@@ -147,23 +151,24 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 
 // leaseArgs are the ARGV of leaseScript, or of leaseProxyScript when id
 // is set: the same eleven, then the proxy id as ARGV[12].
-func (b *RedisBroker) leaseArgs(a *scArgs, set *specSet, id, holder, task string, ttl time.Duration) []any {
+func (b *RedisBroker) leaseArgs(a *scArgs, set *specSet, r LeaseRequest, id string) []any {
 	args := make([]any, 0, 12)
-	args = append(args, b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
-		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), a.clearanceWait)
+	args = append(args, b.cfg.skew(), r.TTL.Milliseconds(), a.minInterval,
+		holderArg(r.Holder), r.Task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), a.clearanceWait)
 	if id != "" {
 		args = append(args, id)
 	}
 	return args
 }
 
-func checkLeaseArgs(site string, class Class, ttl time.Duration) error {
+// checkLeaseRequest refuses a request no lease script can serve.
+func checkLeaseRequest(r LeaseRequest) error {
 	switch {
-	case site == "" || strings.ContainsAny(site, "\t:{}"):
-		return &ConfigError{Field: "site", Reason: fmt.Sprintf("bad site name %q", site)}
-	case !class.Valid():
-		return &ConfigError{Field: "class", Reason: fmt.Sprintf("unknown class %q", class)}
-	case ttl < time.Millisecond:
+	case r.Site == "" || strings.ContainsAny(r.Site, "\t:{}"):
+		return &ConfigError{Field: "site", Reason: fmt.Sprintf("bad site name %q", r.Site)}
+	case !r.Class.Valid():
+		return &ConfigError{Field: "class", Reason: fmt.Sprintf("unknown class %q", r.Class)}
+	case r.TTL < time.Millisecond:
 		return &ConfigError{Field: "ttl", Reason: "lease ttl must be at least 1ms"}
 	}
 	return nil
@@ -182,10 +187,11 @@ func (b *RedisBroker) exclusive() int64 {
 }
 
 // leaseResult turns a lease script reply into a Lease or an error.
-func (b *RedisBroker) leaseResult(ctx context.Context, res []any, set *specSet, site string, class Class, id, holder, task string, sc SiteConfig) (*Lease, error) {
+func (b *RedisBroker) leaseResult(ctx context.Context, res []any, set *specSet, r LeaseRequest, id string, sc SiteConfig) (*Lease, error) {
+	site, class := r.Site, r.Class
 	switch res[0].(int64) {
 	case 1:
-		return b.newLease(ctx, res, set, site, holder, task, sc)
+		return b.newLease(ctx, res, set, r, sc)
 	case 0:
 		until, now := ms(num(res[1])), ms(num(res[2]))
 		return nil, &NotReadyError{Site: site, Class: class, Until: until, Wait: until.Sub(now),
@@ -202,14 +208,14 @@ func (b *RedisBroker) leaseResult(ctx context.Context, res []any, set *specSet, 
 	return nil, fmt.Errorf("lease %s/%s: unexpected reply %v", site, class, res[0])
 }
 
-func (b *RedisBroker) newLease(ctx context.Context, res []any, set *specSet, site, holder, task string, sc SiteConfig) (*Lease, error) {
+func (b *RedisBroker) newLease(ctx context.Context, res []any, set *specSet, r LeaseRequest, sc SiteConfig) (*Lease, error) {
 	id, _ := res[1].(string)
 	p, err := b.leasedProxy(ctx, res, set)
 	if err != nil {
-		return nil, fmt.Errorf("lease %s: proxy %s: %w", site, id, err)
+		return nil, fmt.Errorf("lease %s: proxy %s: %w", r.Site, id, err)
 	}
 	now := ms(num(res[3]))
-	return &Lease{Proxy: p, Site: site, Token: num(res[2]), Holder: holder, Task: task,
+	return &Lease{Proxy: p, Site: r.Site, Token: num(res[2]), Holder: r.Holder, Task: r.Task,
 		Expires: ms(num(res[4])), NotBefore: now, MinInterval: sc.MinInterval}, nil
 }
 
