@@ -73,10 +73,10 @@ type scArgs struct {
 	// field is the known field, site the site name, minInterval its
 	// min_interval in ms, clearanceWait its clearance wait in ms.
 	field, site, minInterval, clearanceWait any
-	// releasePolicy is ARGV[10 ..] of releaseScript: min_interval, fail
-	// penalty, its cap, quarantine base, cap and floor, in ms.
-	releasePolicy []any
-	sc            SiteConfig
+	// failPolicy is ARGV[9..10] of releaseScript (fail penalty and its
+	// cap, ms), banPolicy ARGV[12..14] (quarantine base, cap and floor).
+	failPolicy, banPolicy []any
+	sc                    SiteConfig
 }
 
 // argsOf returns the cached scArgs of (site, class).
@@ -106,9 +106,9 @@ func (b *RedisBroker) newArgs(site string, class Class) *scArgs {
 		site:          site,
 		minInterval:   sc.MinInterval.Milliseconds(),
 		clearanceWait: sc.ClearanceWait.Milliseconds(),
-		releasePolicy: []any{sc.MinInterval.Milliseconds(), sc.FailPenalty.Milliseconds(), sc.FailPenaltyCap.Milliseconds(),
-			sc.QuarantineBase.Milliseconds(), sc.QuarantineCap.Milliseconds(), sc.QuarantineFloor.Milliseconds()},
-		sc: sc,
+		failPolicy:    []any{sc.FailPenalty.Milliseconds(), sc.FailPenaltyCap.Milliseconds()},
+		banPolicy:     []any{sc.QuarantineBase.Milliseconds(), sc.QuarantineCap.Milliseconds(), sc.QuarantineFloor.Milliseconds()},
+		sc:            sc,
 	}
 	if b.cfg.Mode == ModeExclusive {
 		a.release = append(a.release, k.busy())

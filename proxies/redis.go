@@ -433,27 +433,29 @@ func (b *RedisBroker) ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Lease
 // Redis is the client the broker runs its scripts on.
 func (b *RedisBroker) Redis() redis.UniversalClient { return b.rdb }
 
-// releaseArgs are the release script's KEYS and ARGV for l and o: the
-// outcome's values, each in its own position (zero when o is of another
-// kind), then the site's policy.
+// releaseArgs are the release script's KEYS and ARGV for l and o: each
+// value in its own position, sent up to the last one o's kind reads.
 func (b *RedisBroker) releaseArgs(l *Lease, o Outcome) (keys, args []any, err error) {
 	a := b.argsOf(l.Site, l.Proxy.Class)
 	if !o.Kind.known() {
 		return nil, nil, &ConfigError{Field: "outcome", Reason: fmt.Sprintf("unknown outcome kind %q", o.Kind)}
 	}
-	var latency, retryAfter, reason, random any = int64(0), int64(0), "", int64(0)
-	switch o.Kind {
-	case OutcomeOK: // ms, with microseconds (a loopback or LAN answer takes less than one)
+	var latency any = int64(0)
+	if o.Kind == OutcomeOK { // ms, with microseconds (a loopback or LAN answer takes less than one)
 		latency = float64(o.Latency.Microseconds()) / 1000
-	case OutcomeRateLimited:
-		retryAfter = o.RetryAfter.Milliseconds()
-	case OutcomeBanned:
-		reason, random = o.Reason, b.cfg.Rand()
 	}
-	args = make([]any, 0, 9+len(a.releasePolicy))
-	args = append(args, b.cfg.skew(), l.Proxy.ID, l.Token, holderArg(l.Holder), string(o.Kind),
-		latency, retryAfter, reason, random)
-	return a.release, append(args, a.releasePolicy...), nil
+	args = make([]any, 0, 15)
+	args = append(args, b.cfg.skew(), l.Proxy.ID, l.Token, holderArg(l.Holder), string(o.Kind), a.minInterval, latency)
+	switch o.Kind {
+	case OutcomeRateLimited:
+		args = append(args, o.RetryAfter.Milliseconds())
+	case OutcomeFailed:
+		args = append(append(args, int64(0)), a.failPolicy...)
+	case OutcomeBanned:
+		args = append(append(args, int64(0)), a.failPolicy...)
+		args = append(append(append(args, o.Reason), a.banPolicy...), b.cfg.Rand())
+	}
+	return a.release, args, nil
 }
 
 // known says whether k is one of the outcome kinds the release script

@@ -14,19 +14,21 @@
 --          one only for that lease, so no parsing of the stored value is
 --          needed)
 -- ARGV[5]  outcome kind: ok, failed, rate_limited, banned or neutral
--- ARGV[6]  latency ms, fractional (ok; 0 otherwise)
--- ARGV[7]  retry-after ms (rate_limited; 0 otherwise)
--- ARGV[8]  ban reason (banned; "" otherwise)
--- ARGV[9]  random in [0,1) for the quarantine's jitter (banned; 0
---          otherwise)
--- ARGV[10] min_interval ms
--- ARGV[11] fail penalty ms: the first failure's; it doubles with each
+-- ARGV[6]  min_interval ms
+-- ARGV[7]  latency ms, fractional (ok; 0 otherwise)
+-- ARGV[8]  retry-after ms (rate_limited; 0 otherwise)
+-- ARGV[9]  fail penalty ms: the first failure's; it doubles with each
 --          failure since the last ok, counted in "<id>|failstreak"
--- ARGV[12] fail penalty cap ms
--- ARGV[13] quarantine base ms: the first ban's ceiling, doubled per ban
+-- ARGV[10] fail penalty cap ms
+-- ARGV[11] ban reason
+-- ARGV[12] quarantine base ms: the first ban's ceiling, doubled per ban
 --          since the last ok (counted in "<id>|streak")
--- ARGV[14] quarantine cap ms
--- ARGV[15] quarantine floor ms
+-- ARGV[13] quarantine cap ms
+-- ARGV[14] quarantine floor ms
+-- ARGV[15] random in [0,1) for the quarantine's jitter
+-- The caller sends ARGV up to the last position its outcome reads, so
+-- the hot ok path sends seven: ok and neutral 7, rate_limited 8, failed
+-- 10, banned 15.
 --
 -- Returns {1, ready-at} or {0} when the token is stale (nothing changed).
 --
@@ -46,13 +48,13 @@ end
 -- the last request's response came back, and ready-at must be at least
 -- min_interval after that moment, not after its floor (I2); a site
 -- without an interval needs no rounding
-local mi, kind, up = tonumber(ARGV[10]), ARGV[5], now
+local mi, kind, up = tonumber(ARGV[6]), ARGV[5], now
 if mi > 0 then up = now + 1 end
 local at = up + mi
 if kind == 'ok' then
   local ok, ewma, streak, fs = id .. '|ok', id .. '|ewma', id .. '|streak', id .. '|failstreak'
   local v = redis.call('HMGET', s, ok, ewma, streak, h, fs)
-  local lat = tonumber(ARGV[6])
+  local lat = tonumber(ARGV[7])
   if v[2] then lat = v[2] * 0.8 + lat * 0.2 end
   redis.call('HSET', s, ok, (tonumber(v[1]) or 0) + 1, ewma, lat, h, (tonumber(v[4]) or 0) + 1)
   if v[3] or v[5] then redis.call('HDEL', s, streak, fs) end
@@ -63,16 +65,16 @@ end
 if kind == 'failed' then
   redis.call('HINCRBY', s, id .. '|fail', 1)
   local n = redis.call('HINCRBY', s, id .. '|failstreak', 1)
-  at = at + math.min(tonumber(ARGV[12]), ARGV[11] * 2 ^ math.min(n - 1, 30))
+  at = at + math.min(tonumber(ARGV[10]), ARGV[9] * 2 ^ math.min(n - 1, 30))
 elseif kind == 'rate_limited' then
-  at = up + math.max(tonumber(ARGV[7]), mi)
+  at = up + math.max(tonumber(ARGV[8]), mi)
 elseif kind == 'banned' then
   local n = redis.call('HINCRBY', s, id .. '|streak', 1)
   redis.call('HINCRBY', s, id .. '|ban', 1)
-  redis.call('HSET', s, id .. '|lastban', ARGV[8], id .. '|lastbanat', now)
-  local lo = tonumber(ARGV[15])
-  local hi = math.max(lo, math.min(tonumber(ARGV[14]), tonumber(ARGV[13]) * 2 ^ (n - 1)))
-  at = up + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[9])))
+  redis.call('HSET', s, id .. '|lastban', ARGV[11], id .. '|lastbanat', now)
+  local lo = tonumber(ARGV[14])
+  local hi = math.max(lo, math.min(tonumber(ARGV[13]), tonumber(ARGV[12]) * 2 ^ (n - 1)))
+  at = up + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[15])))
   redis.call('ZADD', KEYS[4], at, id)
 end
 redis.call('ZADD', KEYS[1], 'XX', at, id)

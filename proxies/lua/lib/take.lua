@@ -14,7 +14,7 @@ local function take(L, id, ver)
   local exp = L.now + L.ttl
   redis.call('ZADD', L.ready, exp + L.min_interval, id)
   redis.call('HSET', L.leases, id, tok .. '|' .. exp .. '|' .. L.holder .. '|' .. L.task)
-  if L.exclusive ~= 0 then redis.call('HSET', L.busy, id, tok .. '|' .. exp .. '|' .. L.site) end
+  if L.exclusive ~= '0' then redis.call('HSET', L.busy, id, tok .. '|' .. exp .. '|' .. L.site) end
   if ver == L.cached then return {1, id, tok, L.now, exp, ver} end
   return {1, id, tok, L.now, exp, ver, redis.call('HGET', L.proxies, id)}
 end
@@ -22,7 +22,7 @@ end
 -- busy_until(L, id) is, in exclusive mode, the expiry of a live lease of
 -- proxy id on any site; nil when there is none or the mode is another.
 local function busy_until(L, id)
-  if L.exclusive == 0 then return nil end
+  if L.exclusive == '0' then return nil end
   local b = redis.call('HGET', L.busy, id)
   if not b then return nil end
   local exp = tonumber(string.match(b, '^%d+|(%d+)|'))
