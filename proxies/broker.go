@@ -17,13 +17,14 @@ type Broker interface {
 	// clearance, see MarkCleared). With nothing free it returns *NotReadyError (wraps ErrNoProxy) saying
 	// when the earliest one frees up, or ErrPoolExhausted when every proxy of
 	// the class is quarantined for the site.
-	Lease(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error)
+	Lease(ctx context.Context, r LeaseRequest) (*Lease, error)
 	// LeaseWait is Lease that waits exactly as long as the broker says until
 	// a proxy frees up, until ctx ends.
-	LeaseWait(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error)
-	// LeaseProxy leases one named proxy (to resume a sticky session). It
-	// fails with ErrBusy, ErrQuarantined or ErrUnknownProxy.
-	LeaseProxy(ctx context.Context, site, proxyID, holder, task string, ttl time.Duration) (*Lease, error)
+	LeaseWait(ctx context.Context, r LeaseRequest) (*Lease, error)
+	// LeaseProxy leases one named proxy (to resume a sticky session) in the
+	// proxy's own class (r.Class is not read). It fails with ErrBusy,
+	// ErrQuarantined or ErrUnknownProxy.
+	LeaseProxy(ctx context.Context, r LeaseRequest, proxyID string) (*Lease, error)
 	// Extend pushes the lease's expiry to now+ttl. ErrStaleLease when the
 	// token is no longer the live one.
 	Extend(ctx context.Context, l *Lease, ttl time.Duration) (*Lease, error)
@@ -32,6 +33,24 @@ type Broker interface {
 	Release(ctx context.Context, l *Lease, o Outcome) error
 	// Stats reports per-site pool totals and per-proxy counters.
 	Stats(ctx context.Context) (*PoolStats, error)
+}
+
+// LeaseRequest is what Lease, LeaseWait, LeaseProxy and LeaseIn are asked
+// for.
+type LeaseRequest struct {
+	// Site is the site the lease sends to.
+	Site string
+	// Class is the proxy class to lease from (LeaseProxy takes the named
+	// proxy's own).
+	Class Class
+	// Holder names who holds the lease: the server/worker, counted per
+	// proxy in the stats.
+	Holder string
+	// Task is the task the lease serves: LeaseProxy hands a live lease of
+	// the same task over (its holder died and the task runs again).
+	Task string
+	// TTL is how long the lease lasts unless extended; at least 1ms.
+	TTL time.Duration
 }
 
 // Lease is one holder's exclusive right to send to Site through Proxy.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // ClearanceMarker is a Broker that leases the proxies holding a site's
@@ -26,21 +24,6 @@ var (
 	_ ClearanceMarker = (*RedisBroker)(nil)
 	_ ClearanceMarker = (*FallbackBroker)(nil)
 )
-
-// markClearedScript marks a proxy of the pool cleared on the site's clock,
-// drops the marks that have ended, and keeps the set no longer than its
-// last mark. It returns 0 for a proxy not in the pool, which it does not
-// mark.
-//
-// KEYS[1] cleared ZSET (site)  KEYS[2] proxies HASH
-// ARGV[1] skew ms  ARGV[2] ttl ms  ARGV[3] proxy id
-var markClearedScript = redis.NewScript(luaNow + `
-if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 0 end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('ZADD', KEYS[1], now + ARGV[2], ARGV[3])
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 1
-`)
 
 // MarkCleared implements ClearanceMarker.
 func (b *RedisBroker) MarkCleared(ctx context.Context, site, proxyID string, ttl time.Duration) error {

@@ -32,7 +32,7 @@ func TestLeasePrefersClearedProxies(t *testing.T) {
 	}
 	lease := func(site string) *Lease {
 		t.Helper()
-		l, err := b.Lease(ctx, site, Datacenter, "h", "t", time.Minute)
+		l, err := b.Lease(ctx, LeaseRequest{Site: site, Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 		if err != nil {
 			t.Fatalf("lease %s: %v", site, err)
 		}
@@ -70,7 +70,7 @@ func TestLeasePrefersClearedProxies(t *testing.T) {
 		three, c = c, a
 	}
 	release(three, OK(time.Millisecond))
-	_, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	_, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	var nr *NotReadyError
 	if !errors.As(err, &nr) || nr.Wait <= 0 || nr.Wait > time.Second+10*time.Millisecond || nr.Exhausted {
 		t.Fatalf("lease while cleared proxy 3 cools down: %v; want not ready for at most 1s", err)
@@ -137,7 +137,7 @@ func TestClearedCountsLiveMarksOfThePool(t *testing.T) {
 		site string
 		i    int
 	}{{"wb", 0}, {"oz", 3}} { // a cleared proxy leased is counted in both
-		if _, err := b.LeaseProxy(ctx, l.site, ps[l.i].ID, "h", "t", time.Minute); err != nil {
+		if _, err := b.LeaseProxy(ctx, LeaseRequest{Site: l.site, Holder: "h", Task: "t", TTL: time.Minute}, ps[l.i].ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -181,7 +181,7 @@ func TestClearedCountsLiveMarksOfThePool(t *testing.T) {
 			t.Errorf("%s: wb = %+v; want 5 proxies by state, %d leased", step, wb, 1+i)
 		}
 		for _, site := range []string{"wb", "oz"} { // syncs the sets Remove put out of date
-			if _, err := b.Lease(ctx, site, Datacenter, "h", "t", time.Minute); err != nil {
+			if _, err := b.Lease(ctx, LeaseRequest{Site: site, Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute}); err != nil {
 				t.Fatal(err)
 			}
 		}

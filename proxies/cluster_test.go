@@ -28,7 +28,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			ps := importN(t, b, 4, ImportOptions{})
 			var leases []*Lease
 			for _, s := range []string{"a", "b"} {
-				l, err := b.Lease(ctx, s, Datacenter, "h", "task-"+s, time.Minute)
+				l, err := b.Lease(ctx, LeaseRequest{Site: s, Class: Datacenter, Holder: "h", Task: "task-" + s, TTL: time.Minute})
 				if err != nil {
 					t.Fatalf("lease %s: %v", s, err)
 				}
@@ -46,7 +46,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			if err := b.Release(ctx, leases[1], OK(time.Millisecond)); !errors.Is(err, ErrStaleLease) {
 				t.Fatalf("stale release: %v, want ErrStaleLease", err)
 			}
-			if l, err := b.LeaseProxy(ctx, "b", leases[1].Proxy.ID, "h", "task-b", time.Minute); err != nil {
+			if l, err := b.LeaseProxy(ctx, LeaseRequest{Site: "b", Holder: "h", Task: "task-b", TTL: time.Minute}, leases[1].Proxy.ID); err != nil {
 				t.Fatalf("lease proxy: %v", err)
 			} else if err := b.Release(ctx, l, Failed("reset")); err != nil {
 				t.Fatalf("release failed: %v", err)
@@ -64,7 +64,7 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			if err != nil || st.Total != 4 {
 				t.Fatalf("stats: %+v %v, want 4 proxies", st, err)
 			}
-			if _, err := b.Lease(ctx, "a", Datacenter, "h", "task-a2", time.Minute); err != nil {
+			if _, err := b.Lease(ctx, LeaseRequest{Site: "a", Class: Datacenter, Holder: "h", Task: "task-a2", TTL: time.Minute}); err != nil {
 				t.Fatalf("lease after remove: %v", err)
 			}
 		})

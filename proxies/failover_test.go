@@ -39,7 +39,7 @@ func TestFailoverLosesALeaseWriteButNoHolder(t *testing.T) {
 	first := map[*RedisBroker]*Lease{}
 	for _, b := range []*RedisBroker{waited, fenced} {
 		importN(t, b, 1, ImportOptions{})
-		l, err := b.Lease(ctx, "s", Datacenter, "h0", "t0", ttl) // the pool takes the master's epoch
+		l, err := b.Lease(ctx, LeaseRequest{Site: "s", Class: Datacenter, Holder: "h0", Task: "t0", TTL: ttl}) // the pool takes the master's epoch
 		if err != nil {
 			t.Fatalf("lease before the failover: %v", err)
 		}
@@ -58,10 +58,10 @@ func TestFailoverLosesALeaseWriteButNoHolder(t *testing.T) {
 	}
 
 	// the lease write the failover loses
-	if _, err := waited.Lease(ctx, "s", Datacenter, "h1", "t1", ttl); !errors.Is(err, ErrNotReplicated) {
+	if _, err := waited.Lease(ctx, LeaseRequest{Site: "s", Class: Datacenter, Holder: "h1", Task: "t1", TTL: ttl}); !errors.Is(err, ErrNotReplicated) {
 		t.Fatalf("lease with the replica cut off: %v, want ErrNotReplicated", err)
 	}
-	lost, err := fenced.Lease(ctx, "s", Datacenter, "h1", "t1", ttl)
+	lost, err := fenced.Lease(ctx, LeaseRequest{Site: "s", Class: Datacenter, Holder: "h1", Task: "t1", TTL: ttl})
 	if err != nil {
 		t.Fatalf("lease without WAIT: %v", err)
 	}
@@ -76,13 +76,15 @@ func TestFailoverLosesALeaseWriteButNoHolder(t *testing.T) {
 		t.Fatalf("the new master knows the lease (err %v): the scenario did not lose the write", err)
 	}
 	// epochs: no second holder while the forgotten lease may be live
-	_, err = eventually(t, func() (*Lease, error) { return fenced.Lease(ctx, "s", Datacenter, "h2", "t2", ttl) })
+	_, err = eventually(t, func() (*Lease, error) {
+		return fenced.Lease(ctx, LeaseRequest{Site: "s", Class: Datacenter, Holder: "h2", Task: "t2", TTL: ttl})
+	})
 	var nr *NotReadyError
 	if !errors.As(err, &nr) || nr.Until.Before(lost.Expires) {
 		t.Fatalf("lease right after the failover: %v, want refused until the lost lease (expiring %s) has expired", err, lost.Expires)
 	}
 	clk.advance(ttl)
-	next, err := fenced.Lease(ctx, "s", Datacenter, "h2", "t2", ttl)
+	next, err := fenced.Lease(ctx, LeaseRequest{Site: "s", Class: Datacenter, Holder: "h2", Task: "t2", TTL: ttl})
 	if err != nil {
 		t.Fatalf("lease after the fence: %v", err)
 	}
@@ -99,7 +101,7 @@ func TestFailoverLosesALeaseWriteButNoHolder(t *testing.T) {
 	// loaded machine: the 300ms above only has to outlast none)
 	healed := NewRedisBroker(rdb, clk.config(Config{Pool: fmt.Sprint("fo-wait-", run), Default: noGap,
 		Replicas: 1, ReplicaTimeout: 5 * time.Second, Epochs: true}))
-	l, err := healed.Lease(ctx, "s", Datacenter, "h3", "t3", ttl)
+	l, err := healed.Lease(ctx, LeaseRequest{Site: "s", Class: Datacenter, Holder: "h3", Task: "t3", TTL: ttl})
 	if err != nil {
 		t.Fatalf("lease with WAIT after the failover: %v", err)
 	}

@@ -199,30 +199,30 @@ func (f *FallbackBroker) Status() FallbackStatus {
 func (f *FallbackBroker) now() time.Time { return f.cfg.Clock() }
 
 // Lease implements Broker.
-func (f *FallbackBroker) Lease(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
-	return f.leaseCall(ctx, site, ttl, func(ctx context.Context) (*Lease, error) {
-		return f.primaryLease(ctx, site, class, holder, task, ttl)
+func (f *FallbackBroker) Lease(ctx context.Context, r LeaseRequest) (*Lease, error) {
+	return f.leaseCall(ctx, r.Site, r.TTL, func(ctx context.Context) (*Lease, error) {
+		return f.primaryLease(ctx, r)
 	}, func(p *localPool, now time.Time) (*Lease, error) {
-		return p.lease(site, class, holder, task, ttl, now)
+		return p.lease(r, now)
 	})
 }
 
 // LeaseProxy implements Broker. In fallback a proxy of another server's
 // shard is ErrBusy.
-func (f *FallbackBroker) LeaseProxy(ctx context.Context, site, proxyID, holder, task string, ttl time.Duration) (*Lease, error) {
-	return f.leaseCall(ctx, site, ttl, func(ctx context.Context) (*Lease, error) {
-		return f.primaryLeaseProxy(ctx, site, proxyID, holder, task, ttl)
+func (f *FallbackBroker) LeaseProxy(ctx context.Context, r LeaseRequest, proxyID string) (*Lease, error) {
+	return f.leaseCall(ctx, r.Site, r.TTL, func(ctx context.Context) (*Lease, error) {
+		return f.primaryLeaseProxy(ctx, r, proxyID)
 	}, func(p *localPool, now time.Time) (*Lease, error) {
-		return p.leaseProxy(site, proxyID, holder, task, ttl, now)
+		return p.leaseProxy(r, proxyID, now)
 	})
 }
 
 // LeaseWait implements Broker: the broker's LeaseWait while Redis answers;
 // in fallback it waits for the local shard, and goes back to the broker as
 // soon as Redis answers again.
-func (f *FallbackBroker) LeaseWait(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
+func (f *FallbackBroker) LeaseWait(ctx context.Context, r LeaseRequest) (*Lease, error) {
 	for {
-		l, wait, changed, err := f.tryWait(ctx, site, class, holder, task, ttl)
+		l, wait, changed, err := f.tryWait(ctx, r)
 		if wait < 0 {
 			return l, err
 		}
@@ -230,7 +230,7 @@ func (f *FallbackBroker) LeaseWait(ctx context.Context, site string, class Class
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("site %s class %s: %w (%v)", site, class, ctx.Err(), err)
+			return nil, fmt.Errorf("site %s class %s: %w (%v)", r.Site, r.Class, ctx.Err(), err)
 		case <-changed:
 		case <-t.C:
 		}
@@ -240,33 +240,33 @@ func (f *FallbackBroker) LeaseWait(ctx context.Context, site string, class Class
 
 // tryWait is one round of LeaseWait: a result (wait < 0) or how long to
 // wait, and the channel closed when the mode changes.
-func (f *FallbackBroker) tryWait(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, time.Duration, <-chan struct{}, error) {
+func (f *FallbackBroker) tryWait(ctx context.Context, r LeaseRequest) (*Lease, time.Duration, <-chan struct{}, error) {
 	f.mu.Lock()
 	changed := f.changed
 	if f.down {
 		defer f.mu.Unlock()
-		l, err := f.localCall(site, func(p *localPool, now time.Time) (*Lease, error) {
-			return p.lease(site, class, holder, task, ttl, now)
+		l, err := f.localCall(r.Site, func(p *localPool, now time.Time) (*Lease, error) {
+			return p.lease(r, now)
 		})
 		return l, f.localWait(err), changed, err
 	}
 	f.mu.Unlock()
 	if f.shardOnly() != nil { // return window: poll the own shard
-		l, err := f.primaryLease(ctx, site, class, holder, task, ttl)
+		l, err := f.primaryLease(ctx, r)
 		var nr *NotReadyError
 		if errors.As(err, &nr) {
 			return nil, min(nr.Wait, f.cfg.ProbeInterval), changed, err
 		}
 		if err == nil || !f.unavailable(ctx, err) {
-			f.track(l, ttl)
+			f.track(l, r.TTL)
 			return l, -1, changed, err
 		}
 		f.enter(err)
 		return nil, 0, changed, err
 	}
-	l, err := f.primary.LeaseWait(ctx, site, class, holder, task, ttl)
+	l, err := f.primary.LeaseWait(ctx, r)
 	if err == nil || !f.unavailable(ctx, err) {
-		f.track(l, ttl)
+		f.track(l, r.TTL)
 		return l, -1, changed, err
 	}
 	f.enter(err)

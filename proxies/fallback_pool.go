@@ -112,8 +112,9 @@ func (p *localPool) live(k leaseKey, now time.Time) *localLease {
 }
 
 // lease takes the shard proxy of class that has waited longest for site.
-func (p *localPool) lease(site string, class Class, holder, task string, ttl time.Duration, now time.Time) (*Lease, error) {
-	if err := checkLocalArgs(site, class, ttl); err != nil {
+func (p *localPool) lease(r LeaseRequest, now time.Time) (*Lease, error) {
+	site, class := r.Site, r.Class
+	if err := checkLocalArgs(site, class, r.TTL); err != nil {
 		return nil, err
 	}
 	best, bestAt, first, n, leased := "", time.Time{}, time.Time{}, 0, false
@@ -138,41 +139,42 @@ func (p *localPool) lease(site string, class Class, holder, task string, ttl tim
 	if best == "" {
 		return nil, &NotReadyError{Site: site, Class: class, Until: first, Wait: first.Sub(now), Leased: leased}
 	}
-	return p.take(leaseKey{site, best}, holder, task, ttl, now, now), nil
+	return p.take(leaseKey{site, best}, r, now, now), nil
 }
 
 // leaseProxy leases one named shard proxy (sticky resume); a live local
 // lease of the same task is taken over, as the broker does.
-func (p *localPool) leaseProxy(site, id, holder, task string, ttl time.Duration, now time.Time) (*Lease, error) {
+func (p *localPool) leaseProxy(r LeaseRequest, id string, now time.Time) (*Lease, error) {
+	site := r.Site
 	px, ok := p.proxies[id]
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("proxy %s on site %s is not in this server's fallback shard: %w", id, site, ErrBusy)
-	case ttl < time.Millisecond:
+	case r.TTL < time.Millisecond:
 		return nil, &ConfigError{Field: "ttl", Reason: "lease ttl must be at least 1ms"}
 	case !p.serves(px, site):
 		return nil, fmt.Errorf("proxy %s not in the %s pool of site %s: %w", id, px.Class, site, ErrUnknownProxy)
 	}
 	k := leaseKey{site, id}
 	if cur := p.live(k, now); cur != nil {
-		if cur.l.Task != task {
+		if cur.l.Task != r.Task {
 			return nil, fmt.Errorf("proxy %s on site %s: %w", id, site, ErrBusy)
 		}
-		return p.take(k, holder, task, ttl, now, now.Add(p.cfg.site(site).MinInterval)), nil
+		return p.take(k, r, now, now.Add(p.cfg.site(site).MinInterval)), nil
 	}
 	if at := p.readyAt(k, now); at.After(now) {
 		return nil, &NotReadyError{Site: site, Class: px.Class, Until: at, Wait: at.Sub(now)}
 	}
-	return p.take(k, holder, task, ttl, now, now), nil
+	return p.take(k, r, now, now), nil
 }
 
 // take leases pair k with a new local token.
-func (p *localPool) take(k leaseKey, holder, task string, ttl time.Duration, now, notBefore time.Time) *Lease {
+func (p *localPool) take(k leaseKey, r LeaseRequest, now, notBefore time.Time) *Lease {
 	p.token--
 	mi := p.cfg.site(k.site).MinInterval
-	l := Lease{Proxy: p.proxies[k.id], Site: k.site, Token: p.token, Holder: holder, Task: task,
-		Expires: now.Add(ttl), NotBefore: notBefore, MinInterval: mi}
-	p.leases[k] = &localLease{l: l, ttl: ttl}
+	l := Lease{Proxy: p.proxies[k.id], Site: k.site, Token: p.token, Holder: r.Holder, Task: r.Task,
+		Expires: now.Add(r.TTL), NotBefore: notBefore, MinInterval: mi}
+	p.leases[k] = &localLease{l: l, ttl: r.TTL}
 	p.ready[k] = l.Expires.Add(mi)
 	out := l
 	return &out

@@ -45,44 +45,44 @@ func (f *FallbackBroker) shardOnly() []Proxy {
 
 // primaryLease is the broker's Lease, kept to the own shard during the
 // return window.
-func (f *FallbackBroker) primaryLease(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
+func (f *FallbackBroker) primaryLease(ctx context.Context, r LeaseRequest) (*Lease, error) {
 	shard := f.shardOnly()
-	l, err := f.primary.Lease(ctx, site, class, holder, task, ttl)
+	l, err := f.primary.Lease(ctx, r)
 	if err != nil || shard == nil || inShard(shard, l.Proxy.ID) {
 		return l, err
 	}
 	if err := f.primary.Release(ctx, l, Neutral()); err != nil { // nothing was sent through it
 		return nil, err
 	}
-	return f.leaseFromShard(ctx, shard, site, class, holder, task, ttl)
+	return f.leaseFromShard(ctx, shard, r)
 }
 
 // leaseFromShard leases the first free proxy of the shard that fits the
 // class and site, starting at a random place to spread the load.
-func (f *FallbackBroker) leaseFromShard(ctx context.Context, shard []Proxy, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
+func (f *FallbackBroker) leaseFromShard(ctx context.Context, shard []Proxy, r LeaseRequest) (*Lease, error) {
 	start := rand.N(len(shard) + 1)
 	for i := range shard {
 		p := shard[(start+i)%len(shard)]
-		if p.Class != class || !p.AllowedOn(site) {
+		if p.Class != r.Class || !p.AllowedOn(r.Site) {
 			continue
 		}
-		l, err := f.primary.LeaseProxy(ctx, site, p.ID, holder, task, ttl)
+		l, err := f.primary.LeaseProxy(ctx, r, p.ID)
 		if err == nil || IsUnavailable(err) || ctx.Err() != nil {
 			return l, err
 		}
 	}
 	wait := f.cfg.ProbeInterval
-	return nil, &NotReadyError{Site: site, Class: class, Until: f.now().Add(wait), Wait: wait, Leased: true}
+	return nil, &NotReadyError{Site: r.Site, Class: r.Class, Until: f.now().Add(wait), Wait: wait, Leased: true}
 }
 
 // primaryLeaseProxy is the broker's LeaseProxy; during the return window a
 // proxy of another server's shard is ErrBusy (its server may still be
 // using it), so a sticky session starts fresh instead.
-func (f *FallbackBroker) primaryLeaseProxy(ctx context.Context, site, proxyID, holder, task string, ttl time.Duration) (*Lease, error) {
+func (f *FallbackBroker) primaryLeaseProxy(ctx context.Context, r LeaseRequest, proxyID string) (*Lease, error) {
 	if shard := f.shardOnly(); shard != nil && !inShard(shard, proxyID) {
 		return nil, ErrBusy
 	}
-	return f.primary.LeaseProxy(ctx, site, proxyID, holder, task, ttl)
+	return f.primary.LeaseProxy(ctx, r, proxyID)
 }
 
 func inShard(shard []Proxy, id string) bool {
@@ -307,7 +307,7 @@ func (f *FallbackBroker) endRegistered(ctx context.Context, r *returning, ends [
 // counts it. A pair the broker refuses is left as the broker has it.
 func (f *FallbackBroker) replayUses(ctx context.Context, r *returning, uses []localUse) error {
 	for _, u := range uses {
-		l, err := f.primary.LeaseProxy(ctx, u.site, u.id, u.holder, u.task, u.ttl)
+		l, err := f.primary.LeaseProxy(ctx, LeaseRequest{Site: u.site, Holder: u.holder, Task: u.task, TTL: u.ttl}, u.id)
 		if err == nil {
 			err = f.primary.Release(ctx, l, u.o)
 		}
@@ -333,7 +333,7 @@ func interrupted(ctx context.Context, err error) bool {
 func (f *FallbackBroker) registerLeases(ctx context.Context, r *returning, leases []localLease) error {
 	for _, ll := range leases {
 		l := ll.l
-		nl, err := f.primary.LeaseProxy(ctx, l.Site, l.Proxy.ID, l.Holder, l.Task, ll.ttl)
+		nl, err := f.primary.LeaseProxy(ctx, LeaseRequest{Site: l.Site, Holder: l.Holder, Task: l.Task, TTL: ll.ttl}, l.Proxy.ID)
 		if interrupted(ctx, err) {
 			return err
 		}

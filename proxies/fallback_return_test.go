@@ -63,7 +63,7 @@ func TestFallbackLeasesDuringTheReturn(t *testing.T) {
 	t.Cleanup(gate.release)
 	c.redis.stop()
 	c.waitDown(t)
-	first, err := fb.Lease(ctx, "wb", Datacenter, "a", "a-first", time.Hour)
+	first, err := fb.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "a-first", TTL: time.Hour})
 	if err != nil || first.Token >= 0 {
 		t.Fatalf("local lease in fallback: %+v, %v", first, err)
 	}
@@ -96,7 +96,7 @@ func leaseAndRelease(t *testing.T, fb *FallbackBroker, open *Lease) *Lease {
 	}
 	done := make(chan result, 1)
 	go func() {
-		l, err := fb.Lease(ctx, "wb", Datacenter, "a", "a-during", time.Hour)
+		l, err := fb.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "a-during", TTL: time.Hour})
 		done <- result{l, err, fb.Release(ctx, open, OK(time.Millisecond))}
 	}()
 	select {

@@ -210,7 +210,7 @@ func (c *fbCluster) leaseAll(t *testing.T, id, site string) []*Lease {
 	t.Helper()
 	var out []*Lease
 	for i := 0; ; i++ {
-		l, err := c.fb[id].Lease(context.Background(), site, Datacenter, id, fmt.Sprintf("%s-task-%d", id, i), time.Hour)
+		l, err := c.fb[id].Lease(context.Background(), LeaseRequest{Site: site, Class: Datacenter, Holder: id, Task: fmt.Sprintf("%s-task-%d", id, i), TTL: time.Hour})
 		var nr *NotReadyError
 		if errors.As(err, &nr) {
 			return out
@@ -276,7 +276,7 @@ func TestFallbackShardsDisjointWhileRedisDown(t *testing.T) {
 // checkCrossShard: another server's proxy is ErrBusy in fallback.
 func checkCrossShard(t *testing.T, c *fbCluster, owners map[string][]string) {
 	t.Helper()
-	_, err := c.fb["a"].LeaseProxy(context.Background(), "ozon", owners["b"][0], "a", "t", time.Minute)
+	_, err := c.fb["a"].LeaseProxy(context.Background(), LeaseRequest{Site: "ozon", Holder: "a", Task: "t", TTL: time.Minute}, owners["b"][0])
 	if !errors.Is(err, ErrBusy) {
 		t.Fatalf("server a leasing server b's proxy in fallback: %v, want ErrBusy", err)
 	}
@@ -299,17 +299,17 @@ func checkLocalPacing(t *testing.T, c *fbCluster, l *Lease) {
 	if err := fb.Release(ctx, l, OK(time.Millisecond)); !errors.Is(err, ErrStaleLease) {
 		t.Fatalf("second release: %v, want ErrStaleLease", err)
 	}
-	_, err := fb.Lease(ctx, "wb", Datacenter, "a", "next", time.Hour)
+	_, err := fb.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "next", TTL: time.Hour})
 	var nr *NotReadyError
 	if !errors.As(err, &nr) || nr.Wait != fbMinInterval {
 		t.Fatalf("lease right after release: %v, want NotReadyError waiting %s", err, fbMinInterval)
 	}
 	c.clk.advance(fbMinInterval - time.Millisecond)
-	if _, err := fb.Lease(ctx, "wb", Datacenter, "a", "next", time.Hour); !errors.Is(err, ErrNoProxy) {
+	if _, err := fb.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "next", TTL: time.Hour}); !errors.Is(err, ErrNoProxy) {
 		t.Fatalf("lease 1ms before min_interval: %v, want ErrNoProxy", err)
 	}
 	c.clk.advance(time.Millisecond)
-	nl, err := fb.Lease(ctx, "wb", Datacenter, "a", "next", time.Hour)
+	nl, err := fb.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "next", TTL: time.Hour})
 	if err != nil || nl.Proxy.ID != l.Proxy.ID || nl.Token >= l.Token {
 		t.Fatalf("lease after min_interval: %+v, %v; want proxy %s with a newer local token", nl, err, l.Proxy.ID)
 	}
@@ -322,11 +322,11 @@ func checkLocalPacing(t *testing.T, c *fbCluster, l *Lease) {
 func TestFallbackReturnsAndRegistersLeases(t *testing.T) {
 	c := newFBCluster(t, 30)
 	ctx, owners := context.Background(), c.owners()
-	adopted, err := c.fb["a"].LeaseProxy(ctx, "ozon", owners["a"][0], "a", "adopt", time.Hour)
+	adopted, err := c.fb["a"].LeaseProxy(ctx, LeaseRequest{Site: "ozon", Holder: "a", Task: "adopt", TTL: time.Hour}, owners["a"][0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	lost, err := c.fb["a"].LeaseProxy(ctx, "ozon", owners["b"][0], "a", "lost", time.Hour)
+	lost, err := c.fb["a"].LeaseProxy(ctx, LeaseRequest{Site: "ozon", Holder: "a", Task: "lost", TTL: time.Hour}, owners["b"][0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func leaseTwo(t *testing.T, c *fbCluster, id string) (open, released *Lease) {
 	ctx := context.Background()
 	var ls [2]*Lease
 	for i := range ls {
-		l, err := c.fb[id].Lease(ctx, "wb", Datacenter, id, fmt.Sprintf("%s-%d", id, i), time.Hour)
+		l, err := c.fb[id].Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: id, Task: fmt.Sprintf("%s-%d", id, i), TTL: time.Hour})
 		if err != nil || l.Token >= 0 {
 			t.Fatalf("server %s fallback lease: %+v, %v", id, l, err)
 		}
@@ -425,7 +425,7 @@ func checkRegistered(t *testing.T, c *fbCluster, id string, l *Lease, site strin
 // no server sends through it before min_interval (I2 across the return).
 func checkBrokerPaces(t *testing.T, c *fbCluster, l *Lease) {
 	t.Helper()
-	_, err := c.primary["c"].LeaseProxy(context.Background(), "wb", l.Proxy.ID, "c", "someone-else", time.Minute)
+	_, err := c.primary["c"].LeaseProxy(context.Background(), LeaseRequest{Site: "wb", Holder: "c", Task: "someone-else", TTL: time.Minute}, l.Proxy.ID)
 	var nr *NotReadyError
 	if !errors.As(err, &nr) {
 		t.Fatalf("broker lease of proxy %s used in fallback just before: %v, want NotReadyError", l.Proxy.ID, err)
@@ -447,7 +447,7 @@ func TestFallbackEndsLeasesTheBrokerRefuses(t *testing.T) {
 	if _, err := c.fb["a"].Extend(ctx, open, time.Hour); !errors.Is(err, ErrStaleLease) {
 		t.Fatalf("extend of an unregistered fallback lease: %v, want ErrStaleLease", err)
 	}
-	if _, err := c.fb["a"].Lease(ctx, "wb", Datacenter, "a", "t", time.Minute); !errors.Is(err, ErrPoolEmpty) {
+	if _, err := c.fb["a"].Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "t", TTL: time.Minute}); !errors.Is(err, ErrPoolEmpty) {
 		t.Fatalf("lease after Redis lost the pool: %v, want ErrPoolEmpty", err)
 	}
 }
@@ -467,7 +467,7 @@ func TestBrokerErrorDoesNotTriggerFallback(t *testing.T) {
 	if err := fb.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	held, err := fb.Lease(ctx, "wb", Datacenter, "a", "t1", time.Minute)
+	held, err := fb.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "t1", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,12 +478,24 @@ func TestBrokerErrorDoesNotTriggerFallback(t *testing.T) {
 		call func() error
 		want error
 	}{
-		{"nothing ready", func() error { _, err := fb.Lease(ctx, "wb", Datacenter, "a", "t2", time.Minute); return err }, ErrNoProxy},
+		{"nothing ready", func() error {
+			_, err := fb.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "t2", TTL: time.Minute})
+			return err
+		}, ErrNoProxy},
 		{"stale release", func() error { return fb.Release(ctx, &stale, OK(0)) }, ErrStaleLease},
 		{"stale extend", func() error { _, err := fb.Extend(ctx, &stale, time.Minute); return err }, ErrStaleLease},
-		{"unknown proxy", func() error { _, err := fb.LeaseProxy(ctx, "wb", "nope", "a", "t2", time.Minute); return err }, ErrUnknownProxy},
-		{"busy proxy", func() error { _, err := fb.LeaseProxy(ctx, "wb", held.Proxy.ID, "a", "t2", time.Minute); return err }, ErrBusy},
-		{"bad class", func() error { _, err := fb.Lease(ctx, "wb", "laser", "a", "t2", time.Minute); return err }, nil},
+		{"unknown proxy", func() error {
+			_, err := fb.LeaseProxy(ctx, LeaseRequest{Site: "wb", Holder: "a", Task: "t2", TTL: time.Minute}, "nope")
+			return err
+		}, ErrUnknownProxy},
+		{"busy proxy", func() error {
+			_, err := fb.LeaseProxy(ctx, LeaseRequest{Site: "wb", Holder: "a", Task: "t2", TTL: time.Minute}, held.Proxy.ID)
+			return err
+		}, ErrBusy},
+		{"bad class", func() error {
+			_, err := fb.Lease(ctx, LeaseRequest{Site: "wb", Class: "laser", Holder: "a", Task: "t2", TTL: time.Minute})
+			return err
+		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()
@@ -539,11 +551,11 @@ func TestFallbackReturnWindowKeepsToOwnShard(t *testing.T) {
 		t.Fatalf("leases in the return window outside a's shard (-shard +leased):\n%s", diff)
 	}
 	other := owners["b"][0]
-	if _, err := c.fb["a"].LeaseProxy(ctx, "ozon", other, "a", "sticky", time.Minute); !errors.Is(err, ErrBusy) {
+	if _, err := c.fb["a"].LeaseProxy(ctx, LeaseRequest{Site: "ozon", Holder: "a", Task: "sticky", TTL: time.Minute}, other); !errors.Is(err, ErrBusy) {
 		t.Fatalf("resume of b's proxy in the return window: %v, want ErrBusy", err)
 	}
 	c.clk.advance(c.fb["a"].returnWindow())
-	if _, err := c.fb["a"].LeaseProxy(ctx, "ozon", other, "a", "sticky", time.Minute); err != nil {
+	if _, err := c.fb["a"].LeaseProxy(ctx, LeaseRequest{Site: "ozon", Holder: "a", Task: "sticky", TTL: time.Minute}, other); err != nil {
 		t.Fatalf("resume of b's proxy after the return window: %v", err)
 	}
 }
@@ -558,7 +570,7 @@ func TestFallbackReleaseIn(t *testing.T) {
 	if fb.Redis() != rdb {
 		t.Fatal("Redis() is not the broker's client")
 	}
-	l, err := fb.Lease(ctx, "wb", Datacenter, "a", "task-1", time.Minute)
+	l, err := fb.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "task-1", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,7 +591,7 @@ func TestFallbackReleaseIn(t *testing.T) {
 	if err := fb.Release(ctx, l, OK(0)); !errors.Is(err, ErrStaleLease) {
 		t.Errorf("release after ReleaseIn: %v, want ErrStaleLease", err)
 	}
-	l2, err := fb.Lease(ctx, "wb", Datacenter, "a", "task-2", time.Minute)
+	l2, err := fb.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "task-2", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +613,7 @@ func TestFallbackReleaseIn(t *testing.T) {
 func TestFallbackKeepsQuarantines(t *testing.T) {
 	c := newFBCluster(t, 12)
 	ctx := context.Background()
-	l, err := c.fb["a"].Lease(ctx, "wb", Datacenter, "a", "task-ban", time.Minute)
+	l, err := c.fb["a"].Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "a", Task: "task-ban", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestImportRefusesUnknownSite(t *testing.T) {
 	if _, err := b.Import(ctx, ps[:2], ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Lease(ctx, "wildberries", Datacenter, "h", "t", time.Minute); err != nil {
+	if _, err := b.Lease(ctx, LeaseRequest{Site: "wildberries", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	before := listPool(t, b)
@@ -53,7 +53,7 @@ func TestImportRefusesUnknownSite(t *testing.T) {
 	if d := cmp.Diff(before, listPool(t, b)); d != "" {
 		t.Fatalf("a refused import changed the pool (-before +after):\n%s", d)
 	}
-	if _, err := b.Lease(ctx, "wildberries", Datacenter, "h", "t2", time.Minute); err != nil {
+	if _, err := b.Lease(ctx, LeaseRequest{Site: "wildberries", Class: Datacenter, Holder: "h", Task: "t2", TTL: time.Minute}); err != nil {
 		t.Fatalf("the pool no longer serves wildberries after a refused import: %v", err)
 	}
 	if _, err := b.Import(ctx, ps[2:], ImportOptions{Sites: []string{"ozon", "shop.example.com"}}); err != nil {

@@ -30,7 +30,7 @@ func (k keys) epoch() string { return k.prefix + "epoch" }
 
 // ready is a ZSET id -> ready-at (ms, Redis clock) of one site and class,
 // plus the sync marker "#<version>" at -inf while the set is up to date
-// (scripts.go). luaUnsync builds these keys in Lua too: keep them in step.
+// (lua/lib/fresh.lua).
 func (k keys) ready(site string, c Class) string {
 	return k.prefix + "ready:" + site + ":" + string(c)
 }
@@ -73,7 +73,10 @@ type scArgs struct {
 	// field is the known field, site the site name, minInterval its
 	// min_interval in ms, clearanceWait its clearance wait in ms.
 	field, site, minInterval, clearanceWait any
-	sc                                      SiteConfig
+	// failPolicy is ARGV[9..10] of releaseScript (fail penalty and its
+	// cap, ms), banPolicy ARGV[12..14] (quarantine base, cap and floor).
+	failPolicy, banPolicy []any
+	sc                    SiteConfig
 }
 
 // argsOf returns the cached scArgs of (site, class).
@@ -103,6 +106,8 @@ func (b *RedisBroker) newArgs(site string, class Class) *scArgs {
 		site:          site,
 		minInterval:   sc.MinInterval.Milliseconds(),
 		clearanceWait: sc.ClearanceWait.Milliseconds(),
+		failPolicy:    []any{sc.FailPenalty.Milliseconds(), sc.FailPenaltyCap.Milliseconds()},
+		banPolicy:     []any{sc.QuarantineBase.Milliseconds(), sc.QuarantineCap.Milliseconds(), sc.QuarantineFloor.Milliseconds()},
 		sc:            sc,
 	}
 	if b.cfg.Mode == ModeExclusive {

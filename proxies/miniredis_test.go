@@ -20,7 +20,7 @@ func TestBrokerOnMiniredis(t *testing.T) {
 	b := NewRedisBroker(rdb, ck.config(Config{Default: SiteConfig{MinInterval: time.Second}}))
 	importN(t, b, 1, ImportOptions{})
 	ctx := context.Background()
-	l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	l, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatalf("lease on miniredis: %v", err)
 	}
@@ -30,7 +30,7 @@ func TestBrokerOnMiniredis(t *testing.T) {
 	if err := b.Release(ctx, l, OK(10*time.Millisecond)); err != nil {
 		t.Fatalf("release: %v", err)
 	}
-	_, err = b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	_, err = b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	// The release rounds its moment up to the next ms (I2: TIME's ms floor
 	// may be up to 1ms behind the response), so the wait is at most
 	// min_interval + 1ms when the lease comes within the release's ms.
@@ -39,14 +39,14 @@ func TestBrokerOnMiniredis(t *testing.T) {
 		t.Fatalf("within min_interval: err = %v, want *NotReadyError with Wait in (0, 1.001s]", err)
 	}
 	ck.advance(nr.Wait)
-	l, err = b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	l, err = b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatalf("after min_interval: %v", err)
 	}
 	if err := b.Release(ctx, l, Banned("captcha")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute); !errors.Is(err, ErrPoolExhausted) {
+	if _, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute}); !errors.Is(err, ErrPoolExhausted) {
 		t.Fatalf("after ban: err = %v, want ErrPoolExhausted", err)
 	}
 	if st, err := b.Stats(ctx); err != nil || st.Sites["wb"].Quarantined != 1 {

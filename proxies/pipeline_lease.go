@@ -2,7 +2,6 @@ package proxies
 
 import (
 	"context"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -20,7 +19,7 @@ type PipelineLeaser interface {
 	// does; when p failed or never ran, or the broker had to resync, the
 	// answer leases with a Lease of its own. ok false: nothing was queued,
 	// the caller leases as usual.
-	LeaseIn(ctx context.Context, p redis.Pipeliner, site string, class Class, holder, task string, ttl time.Duration) (answer func(context.Context) (*Lease, error), ok bool)
+	LeaseIn(ctx context.Context, p redis.Pipeliner, r LeaseRequest) (answer func(context.Context) (*Lease, error), ok bool)
 }
 
 var (
@@ -29,19 +28,19 @@ var (
 )
 
 // LeaseIn implements PipelineLeaser.
-func (b *RedisBroker) LeaseIn(ctx context.Context, p redis.Pipeliner, site string, class Class, holder, task string, ttl time.Duration) (func(context.Context) (*Lease, error), bool) {
-	if b.cfg.Replicas > 0 || checkLeaseArgs(site, class, ttl) != nil {
+func (b *RedisBroker) LeaseIn(ctx context.Context, p redis.Pipeliner, r LeaseRequest) (func(context.Context) (*Lease, error), bool) {
+	if b.cfg.Replicas > 0 || checkLeaseRequest(r) != nil {
 		return nil, false
 	}
-	a, set := b.argsOf(site, class), b.loaded.Load()
-	cmd := evalshaCmd(ctx, leaseScript, a.lease, b.leaseArgs(a, set, "", holder, task, ttl))
+	a, set := b.argsOf(r.Site, r.Class), b.loaded.Load()
+	cmd := evalshaCmd(ctx, leaseScript, a.lease, b.leaseArgs(a, set, r, ""))
 	_ = p.Process(ctx, cmd)
 	return func(ctx context.Context) (*Lease, error) {
 		res, err := cmd.Result()
 		if err != nil || len(res) == 0 || num(res[0]) == -2 { // p failed, NOSCRIPT, or out of sync
-			return b.Lease(ctx, site, class, holder, task, ttl)
+			return b.Lease(ctx, r)
 		}
-		return b.leaseResult(ctx, res, set, site, class, "", holder, task, a.sc)
+		return b.leaseResult(ctx, res, set, r, "", a.sc)
 	}, true
 }
 
@@ -49,23 +48,23 @@ func (b *RedisBroker) LeaseIn(ctx context.Context, p redis.Pipeliner, site strin
 // no return window keeps leases to the own shard; otherwise nothing is
 // queued (ok false). If the lease cannot reach Redis after all, the answer
 // leases as Lease does (switching to fallback).
-func (f *FallbackBroker) LeaseIn(ctx context.Context, p redis.Pipeliner, site string, class Class, holder, task string, ttl time.Duration) (func(context.Context) (*Lease, error), bool) {
+func (f *FallbackBroker) LeaseIn(ctx context.Context, p redis.Pipeliner, r LeaseRequest) (func(context.Context) (*Lease, error), bool) {
 	f.mu.Lock()
 	down := f.down
 	f.mu.Unlock()
 	if down || f.shardOnly() != nil {
 		return nil, false
 	}
-	inner, ok := f.primary.LeaseIn(ctx, p, site, class, holder, task, ttl)
+	inner, ok := f.primary.LeaseIn(ctx, p, r)
 	if !ok {
 		return nil, false
 	}
 	return func(ctx context.Context) (*Lease, error) {
 		l, err := inner(ctx)
 		if err != nil && f.unavailable(ctx, err) {
-			return f.Lease(ctx, site, class, holder, task, ttl)
+			return f.Lease(ctx, r)
 		}
-		f.track(l, ttl)
+		f.track(l, r.TTL)
 		return l, err
 	}, true
 }

@@ -65,14 +65,14 @@ func (b *RedisBroker) SiteConfig(site string) SiteConfig { return b.cfg.site(sit
 
 // Lease takes a free proxy of class that holds the site's clearance
 // (MarkCleared), else the one that has waited longest for site.
-func (b *RedisBroker) Lease(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
-	return b.lease(ctx, leaseScript, site, class, "", holder, task, ttl)
+func (b *RedisBroker) Lease(ctx context.Context, r LeaseRequest) (*Lease, error) {
+	return b.lease(ctx, leaseScript, r, "")
 }
 
 // LeaseProxy leases the named proxy for site (sticky resume). Besides
 // ErrBusy, ErrQuarantined and ErrUnknownProxy it returns *NotReadyError
 // while the proxy cools down after its last use on site.
-func (b *RedisBroker) LeaseProxy(ctx context.Context, site, proxyID, holder, task string, ttl time.Duration) (*Lease, error) {
+func (b *RedisBroker) LeaseProxy(ctx context.Context, r LeaseRequest, proxyID string) (*Lease, error) {
 	class, err := b.rdb.HGet(ctx, b.k.classes(), proxyID).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("proxy %s: %w", proxyID, ErrUnknownProxy)
@@ -80,22 +80,23 @@ func (b *RedisBroker) LeaseProxy(ctx context.Context, site, proxyID, holder, tas
 	if err != nil {
 		return nil, fmt.Errorf("lease proxy %s: %w", proxyID, err)
 	}
-	return b.lease(ctx, leaseProxyScript, site, Class(class), proxyID, holder, task, ttl)
+	r.Class = Class(class)
+	return b.lease(ctx, leaseProxyScript, r, proxyID)
 }
 
 // LeaseWait is Lease that, while nothing is free, sleeps exactly until the
 // broker says the first proxy frees up, then tries again, until ctx ends.
 // While proxies of the site are leased (they may be released early) it
 // sleeps at most Config.LeasePoll between tries.
-func (b *RedisBroker) LeaseWait(ctx context.Context, site string, class Class, holder, task string, ttl time.Duration) (*Lease, error) {
+func (b *RedisBroker) LeaseWait(ctx context.Context, r LeaseRequest) (*Lease, error) {
 	for {
-		l, err := b.Lease(ctx, site, class, holder, task, ttl)
+		l, err := b.Lease(ctx, r)
 		var nr *NotReadyError
 		if !errors.As(err, &nr) {
 			return l, err
 		}
 		if err := sleep(ctx, b.waitFor(nr)); err != nil {
-			return nil, fmt.Errorf("site %s class %s: %w (%v)", site, class, err, nr)
+			return nil, fmt.Errorf("site %s class %s: %w (%v)", r.Site, r.Class, err, nr)
 		}
 	}
 }
@@ -120,19 +121,22 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, class Class, id, holder, task string, ttl time.Duration) (*Lease, error) {
-	if err := checkLeaseArgs(site, class, ttl); err != nil {
+// lease runs the lease script s for r, and for the proxy id with
+// leaseProxyScript, syncing the ready set when it is out of date.
+func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, r LeaseRequest, id string) (*Lease, error) {
+	if err := checkLeaseRequest(r); err != nil {
 		return nil, err
 	}
+	site, class := r.Site, r.Class
 	a, set := b.argsOf(site, class), b.loaded.Load()
-	args := b.leaseArgs(a, set, id, holder, task, ttl)
+	args := b.leaseArgs(a, set, r, id)
 	for range 4 {
 		res, acked, err := b.evalAcked(ctx, s, a.lease, args)
 		if err != nil {
 			return nil, fmt.Errorf("lease %s/%s: %w", site, class, err)
 		}
 		if st := res[0].(int64); st != -2 {
-			l, err := b.leaseResult(ctx, res, set, site, class, id, holder, task, a.sc)
+			l, err := b.leaseResult(ctx, res, set, r, id, a.sc)
 			if err == nil && !acked {
 				return nil, b.unreplicated(ctx, l)
 			}
@@ -145,25 +149,26 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, site string, c
 	return nil, fmt.Errorf("lease %s/%s: pool keeps changing, try again", site, class)
 }
 
-// leaseArgs are the ARGV of leaseScript, or of leaseProxyScript for the
-// proxy id when id is set: ARGV[11] is that proxy, else the site's
-// clearance wait.
-func (b *RedisBroker) leaseArgs(a *scArgs, set *specSet, id, holder, task string, ttl time.Duration) []any {
-	last := any(id)
-	if id == "" {
-		last = a.clearanceWait
+// leaseArgs are the ARGV of leaseScript, or of leaseProxyScript when id
+// is set: the same eleven, then the proxy id as ARGV[12].
+func (b *RedisBroker) leaseArgs(a *scArgs, set *specSet, r LeaseRequest, id string) []any {
+	args := make([]any, 0, 12)
+	args = append(args, b.cfg.skew(), r.TTL.Milliseconds(), a.minInterval,
+		holderArg(r.Holder), r.Task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), a.clearanceWait)
+	if id != "" {
+		args = append(args, id)
 	}
-	return []any{b.cfg.skew(), ttl.Milliseconds(), a.minInterval,
-		holderArg(holder), task, a.field, a.site, b.exclusive(), set.marker(), b.fenceArg(), last}
+	return args
 }
 
-func checkLeaseArgs(site string, class Class, ttl time.Duration) error {
+// checkLeaseRequest refuses a request no lease script can serve.
+func checkLeaseRequest(r LeaseRequest) error {
 	switch {
-	case site == "" || strings.ContainsAny(site, "\t:{}"):
-		return &ConfigError{Field: "site", Reason: fmt.Sprintf("bad site name %q", site)}
-	case !class.Valid():
-		return &ConfigError{Field: "class", Reason: fmt.Sprintf("unknown class %q", class)}
-	case ttl < time.Millisecond:
+	case r.Site == "" || strings.ContainsAny(r.Site, "\t:{}"):
+		return &ConfigError{Field: "site", Reason: fmt.Sprintf("bad site name %q", r.Site)}
+	case !r.Class.Valid():
+		return &ConfigError{Field: "class", Reason: fmt.Sprintf("unknown class %q", r.Class)}
+	case r.TTL < time.Millisecond:
 		return &ConfigError{Field: "ttl", Reason: "lease ttl must be at least 1ms"}
 	}
 	return nil
@@ -182,10 +187,11 @@ func (b *RedisBroker) exclusive() int64 {
 }
 
 // leaseResult turns a lease script reply into a Lease or an error.
-func (b *RedisBroker) leaseResult(ctx context.Context, res []any, set *specSet, site string, class Class, id, holder, task string, sc SiteConfig) (*Lease, error) {
+func (b *RedisBroker) leaseResult(ctx context.Context, res []any, set *specSet, r LeaseRequest, id string, sc SiteConfig) (*Lease, error) {
+	site, class := r.Site, r.Class
 	switch res[0].(int64) {
 	case 1:
-		return b.newLease(ctx, res, set, site, holder, task, sc)
+		return b.newLease(ctx, res, set, r, sc)
 	case 0:
 		until, now := ms(num(res[1])), ms(num(res[2]))
 		return nil, &NotReadyError{Site: site, Class: class, Until: until, Wait: until.Sub(now),
@@ -202,14 +208,14 @@ func (b *RedisBroker) leaseResult(ctx context.Context, res []any, set *specSet, 
 	return nil, fmt.Errorf("lease %s/%s: unexpected reply %v", site, class, res[0])
 }
 
-func (b *RedisBroker) newLease(ctx context.Context, res []any, set *specSet, site, holder, task string, sc SiteConfig) (*Lease, error) {
+func (b *RedisBroker) newLease(ctx context.Context, res []any, set *specSet, r LeaseRequest, sc SiteConfig) (*Lease, error) {
 	id, _ := res[1].(string)
 	p, err := b.leasedProxy(ctx, res, set)
 	if err != nil {
-		return nil, fmt.Errorf("lease %s: proxy %s: %w", site, id, err)
+		return nil, fmt.Errorf("lease %s: proxy %s: %w", r.Site, id, err)
 	}
 	now := ms(num(res[3]))
-	return &Lease{Proxy: p, Site: site, Token: num(res[2]), Holder: holder, Task: task,
+	return &Lease{Proxy: p, Site: r.Site, Token: num(res[2]), Holder: r.Holder, Task: r.Task,
 		Expires: ms(num(res[4])), NotBefore: now, MinInterval: sc.MinInterval}, nil
 }
 
@@ -427,22 +433,39 @@ func (b *RedisBroker) ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Lease
 // Redis is the client the broker runs its scripts on.
 func (b *RedisBroker) Redis() redis.UniversalClient { return b.rdb }
 
-// releaseArgs are the release script's KEYS and ARGV for l and o.
+// releaseArgs are the release script's KEYS and ARGV for l and o: each
+// value in its own position, sent up to the last one o's kind reads.
 func (b *RedisBroker) releaseArgs(l *Lease, o Outcome) (keys, args []any, err error) {
 	a := b.argsOf(l.Site, l.Proxy.Class)
-	param, err := outcomeParam(o, a.sc)
-	if err != nil {
-		return nil, nil, err
+	if !o.Kind.known() {
+		return nil, nil, &ConfigError{Field: "outcome", Reason: fmt.Sprintf("unknown outcome kind %q", o.Kind)}
 	}
-	args = []any{b.cfg.skew(), l.Proxy.ID, l.Token, string(o.Kind), a.minInterval, param, holderArg(l.Holder)}
+	var latency any = int64(0)
+	if o.Kind == OutcomeOK { // ms, with microseconds (a loopback or LAN answer takes less than one)
+		latency = float64(o.Latency.Microseconds()) / 1000
+	}
+	args = make([]any, 0, 15)
+	args = append(args, b.cfg.skew(), l.Proxy.ID, l.Token, holderArg(l.Holder), string(o.Kind), a.minInterval, latency)
 	switch o.Kind {
-	case OutcomeBanned:
-		args = append(args, o.Reason, a.sc.QuarantineBase.Milliseconds(), a.sc.QuarantineCap.Milliseconds(),
-			a.sc.QuarantineFloor.Milliseconds(), b.cfg.Rand())
+	case OutcomeRateLimited:
+		args = append(args, o.RetryAfter.Milliseconds())
 	case OutcomeFailed:
-		args = append(args, a.sc.FailPenaltyCap.Milliseconds())
+		args = append(append(args, int64(0)), a.failPolicy...)
+	case OutcomeBanned:
+		args = append(append(args, int64(0)), a.failPolicy...)
+		args = append(append(append(args, o.Reason), a.banPolicy...), b.cfg.Rand())
 	}
 	return a.release, args, nil
+}
+
+// known says whether k is one of the outcome kinds the release script
+// knows.
+func (k OutcomeKind) known() bool {
+	switch k {
+	case OutcomeOK, OutcomeFailed, OutcomeBanned, OutcomeRateLimited, OutcomeNeutral:
+		return true
+	}
+	return false
 }
 
 // released reads the release script's answer.
@@ -458,22 +481,6 @@ func (b *RedisBroker) released(l *Lease, o Outcome, res []any, err error) error 
 			zap.String("reason", o.Reason), zap.Time("until", ms(num(res[1]))))
 	}
 	return nil
-}
-
-// outcomeParam is ARGV[6] of the release script for o: milliseconds, the
-// latency with microseconds (a loopback or LAN answer takes less than one).
-func outcomeParam(o Outcome, sc SiteConfig) (any, error) {
-	switch o.Kind {
-	case OutcomeOK:
-		return float64(o.Latency.Microseconds()) / 1000, nil
-	case OutcomeFailed:
-		return sc.FailPenalty.Milliseconds(), nil
-	case OutcomeRateLimited:
-		return o.RetryAfter.Milliseconds(), nil
-	case OutcomeBanned, OutcomeNeutral:
-		return int64(0), nil
-	}
-	return nil, &ConfigError{Field: "outcome", Reason: fmt.Sprintf("unknown outcome kind %q", o.Kind)}
 }
 
 // ms is a Redis-clock millisecond time.

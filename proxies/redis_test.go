@@ -92,7 +92,7 @@ func hammer(t *testing.T, brokers []*RedisBroker, goroutines, cycles int, sites 
 				defer wg.Done()
 				for c := range cycles {
 					site := sites[(g+c)%len(sites)]
-					l, err := b.LeaseWait(ctx, site, Datacenter, fmt.Sprintf("server%d", bi), "t", 10*time.Second)
+					l, err := b.LeaseWait(ctx, LeaseRequest{Site: site, Class: Datacenter, Holder: fmt.Sprintf("server%d", bi), Task: "t", TTL: 10 * time.Second})
 					if err != nil {
 						errs <- err
 						return
@@ -158,7 +158,7 @@ func TestI1LeasesOverlapNever(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 10 {
-					l, err := b.LeaseWait(ctx, "wb", Datacenter, fmt.Sprint("s", bi), "t", 10*time.Second)
+					l, err := b.LeaseWait(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: fmt.Sprint("s", bi), Task: "t", TTL: 10 * time.Second})
 					if err != nil {
 						failed.Add(1)
 						return
@@ -196,13 +196,13 @@ func TestI1ExclusiveModeOneLeasePerProxy(t *testing.T) {
 	b := bs[0]
 	var held []*Lease
 	for range 3 {
-		l, err := b.LeaseWait(ctx, "wb", Datacenter, "h", "t", time.Minute)
+		l, err := b.LeaseWait(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		held = append(held, l)
 	}
-	_, err := b.Lease(ctx, "ozon", Datacenter, "h", "t", time.Minute)
+	_, err := b.Lease(ctx, LeaseRequest{Site: "ozon", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	if !errors.Is(err, ErrNoProxy) {
 		t.Fatalf("lease on ozon while all proxies are leased on wb: err = %v, want ErrNoProxy", err)
 	}
@@ -215,11 +215,11 @@ func TestSharedModeServesSitesAtOnce(t *testing.T) {
 	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), Config{Default: noGap})
 	importN(t, b, 1, ImportOptions{})
 	ctx := context.Background()
-	l1, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	l1, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l2, err := b.Lease(ctx, "ozon", Datacenter, "h", "t", time.Minute)
+	l2, err := b.Lease(ctx, LeaseRequest{Site: "ozon", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatalf("shared mode: second site should get the same proxy: %v", err)
 	}
@@ -243,7 +243,7 @@ func TestI2MinIntervalAcrossServers(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range 4 {
-					l, err := b.LeaseWait(ctx, "wb", Datacenter, "h", "t", 10*time.Second)
+					l, err := b.LeaseWait(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: 10 * time.Second})
 					if err != nil {
 						t.Error(err)
 						return
@@ -305,12 +305,12 @@ func TestI3StaleTokenRejected(t *testing.T) {
 	fast := NewRedisBroker(testredis.NewClient(t, testredis.DBProxies), cfg)
 	importN(t, slow, 1, ImportOptions{})
 	ctx := context.Background()
-	old, err := slow.Lease(ctx, "wb", Datacenter, "slow", "t1", time.Second)
+	old, err := slow.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "slow", Task: "t1", TTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ck.advance(2 * time.Second) // the slow holder's lease expired
-	cur, err := fast.Lease(ctx, "wb", Datacenter, "fast", "t2", time.Minute)
+	cur, err := fast.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "fast", Task: "t2", TTL: time.Minute})
 	if err != nil {
 		t.Fatalf("re-issue after expiry: %v", err)
 	}
@@ -348,10 +348,10 @@ func TestI4DeadHolderLeaseFreesAfterTTL(t *testing.T) {
 	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), ck.config(Config{Default: SiteConfig{MinInterval: 500 * time.Millisecond}}))
 	importN(t, b, 1, ImportOptions{})
 	ctx := context.Background()
-	if _, err := b.Lease(ctx, "wb", Datacenter, "dead", "t", 30*time.Second); err != nil {
+	if _, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "dead", Task: "t", TTL: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := b.Lease(ctx, "wb", Datacenter, "alive", "t", time.Minute)
+	_, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "alive", Task: "t", TTL: time.Minute})
 	var nr *NotReadyError
 	if !errors.As(err, &nr) || nr.Exhausted {
 		t.Fatalf("while held: err = %v, want *NotReadyError", err)
@@ -360,7 +360,7 @@ func TestI4DeadHolderLeaseFreesAfterTTL(t *testing.T) {
 		t.Errorf("Wait = %s, want ttl + min_interval (30.5s)", nr.Wait)
 	}
 	ck.advance(nr.Wait)
-	if _, err := b.Lease(ctx, "wb", Datacenter, "alive", "t", time.Minute); err != nil {
+	if _, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "alive", Task: "t", TTL: time.Minute}); err != nil {
 		t.Fatalf("after the dead holder's TTL: %v", err)
 	}
 }
@@ -370,14 +370,14 @@ func TestI4QuarantineEndsByItself(t *testing.T) {
 	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), ck.config(Config{Default: noGap}))
 	importN(t, b, 1, ImportOptions{})
 	ctx := context.Background()
-	l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	l, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Release(ctx, l, Banned("captcha")); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	_, err = b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	var nr *NotReadyError
 	if !errors.As(err, &nr) || !errors.Is(err, ErrPoolExhausted) {
 		t.Fatalf("after ban: err = %v, want ErrPoolExhausted", err)
@@ -394,7 +394,7 @@ func TestI4QuarantineEndsByItself(t *testing.T) {
 		t.Errorf("stats during quarantine = %+v, want 1 quarantined and datacenter exhausted", got)
 	}
 	ck.advance(nr.Wait)
-	if _, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute); err != nil {
+	if _, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute}); err != nil {
 		t.Fatalf("after the quarantine: %v", err)
 	}
 }
@@ -407,14 +407,14 @@ func TestQuarantineGrowsWithRepeatedBans(t *testing.T) {
 	ctx := context.Background()
 	var waits []time.Duration
 	for range 6 {
-		l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+		l, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := b.Release(ctx, l, Banned("403")); err != nil {
 			t.Fatal(err)
 		}
-		_, err = b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+		_, err = b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 		var nr *NotReadyError
 		if !errors.As(err, &nr) {
 			t.Fatal(err)
@@ -440,14 +440,14 @@ func TestFailurePenaltyDoublesUntilOK(t *testing.T) {
 	// long until it is ready again
 	release := func(o Outcome) time.Duration {
 		t.Helper()
-		l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+		l, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := b.Release(ctx, l, o); err != nil {
 			t.Fatal(err)
 		}
-		again, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+		again, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 		if err == nil { // ready at once: hand it back, no penalty
 			if err := b.Release(ctx, again, Neutral()); err != nil {
 				t.Fatal(err)
@@ -487,7 +487,7 @@ func TestLatencyEWMAKeepsMicroseconds(t *testing.T) {
 	ctx := context.Background()
 	var got []time.Duration
 	for _, lat := range []time.Duration{400 * time.Microsecond, 900 * time.Microsecond} {
-		l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+		l, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -517,7 +517,7 @@ func TestReleaseInCallersTransaction(t *testing.T) {
 	b := NewRedisBroker(rdb, Config{Default: noGap})
 	importN(t, b, 1, ImportOptions{})
 	ctx := context.Background()
-	warm, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	warm, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +533,7 @@ func TestReleaseInCallersTransaction(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+			l, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -565,7 +565,7 @@ func TestReleaseInCallersTransaction(t *testing.T) {
 			}
 		})
 	}
-	l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	l, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatalf("the proxy is not ready again after the releases: %v", err)
 	}
@@ -588,7 +588,7 @@ func TestI5BanSeenByOtherServer(t *testing.T) {
 	bs := servers(t, 2, Config{Default: noGap})
 	ps := importN(t, bs[0], 2, ImportOptions{})
 	ctx := context.Background()
-	l, err := bs[0].Lease(ctx, "wb", Datacenter, "s1", "t", time.Minute)
+	l, err := bs[0].Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "s1", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +596,7 @@ func TestI5BanSeenByOtherServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 5 {
-		got, err := bs[1].Lease(ctx, "wb", Datacenter, "s2", "t", time.Minute)
+		got, err := bs[1].Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "s2", Task: "t", TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -607,10 +607,10 @@ func TestI5BanSeenByOtherServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := bs[1].LeaseProxy(ctx, "wb", l.Proxy.ID, "s2", "t", time.Minute); !errors.Is(err, ErrQuarantined) {
+	if _, err := bs[1].LeaseProxy(ctx, LeaseRequest{Site: "wb", Holder: "s2", Task: "t", TTL: time.Minute}, l.Proxy.ID); !errors.Is(err, ErrQuarantined) {
 		t.Fatalf("LeaseProxy of the banned proxy: err = %v, want ErrQuarantined", err)
 	}
-	if _, err := bs[1].Lease(ctx, "ozon", Datacenter, "s2", "t", time.Minute); err != nil {
+	if _, err := bs[1].Lease(ctx, LeaseRequest{Site: "ozon", Class: Datacenter, Holder: "s2", Task: "t", TTL: time.Minute}); err != nil {
 		t.Fatalf("a ban on wb must not block ozon: %v", err)
 	}
 	_ = ps
@@ -624,7 +624,7 @@ func TestPartitionedModeGivesEachProxyOneSite(t *testing.T) {
 	owner := map[string]string{}
 	for site := range sites {
 		for {
-			l, err := b.Lease(ctx, site, Datacenter, "h", "t", time.Minute)
+			l, err := b.Lease(ctx, LeaseRequest{Site: site, Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 			if errors.Is(err, ErrNoProxy) || errors.Is(err, ErrPoolEmpty) {
 				break
 			}
@@ -647,24 +647,24 @@ func TestPartitionedModeGivesEachProxyOneSite(t *testing.T) {
 func TestLeaseErrors(t *testing.T) {
 	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), Config{Default: noGap})
 	ctx := context.Background()
-	if _, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute); !errors.Is(err, ErrPoolEmpty) {
+	if _, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute}); !errors.Is(err, ErrPoolEmpty) {
 		t.Fatalf("empty pool: err = %v, want ErrPoolEmpty", err)
 	}
 	ps := importN(t, b, 1, ImportOptions{Sites: []string{"ozon"}})
-	if _, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute); !errors.Is(err, ErrNotServed) {
+	if _, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute}); !errors.Is(err, ErrNotServed) {
 		t.Fatalf("proxy limited to ozon leased for wb: err = %v, want ErrNotServed", err)
 	}
-	if _, err := b.Lease(ctx, "ozon", Residential, "h", "t", time.Minute); !errors.Is(err, ErrNotServed) {
+	if _, err := b.Lease(ctx, LeaseRequest{Site: "ozon", Class: Residential, Holder: "h", Task: "t", TTL: time.Minute}); !errors.Is(err, ErrNotServed) {
 		t.Fatalf("no residential proxies: err = %v, want ErrNotServed", err)
 	}
-	l, err := b.LeaseProxy(ctx, "ozon", ps[0].ID, "h", "t", time.Minute)
+	l, err := b.LeaseProxy(ctx, LeaseRequest{Site: "ozon", Holder: "h", Task: "t", TTL: time.Minute}, ps[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.LeaseProxy(ctx, "ozon", ps[0].ID, "h2", "t2", time.Minute); !errors.Is(err, ErrBusy) {
+	if _, err := b.LeaseProxy(ctx, LeaseRequest{Site: "ozon", Holder: "h2", Task: "t2", TTL: time.Minute}, ps[0].ID); !errors.Is(err, ErrBusy) {
 		t.Fatalf("LeaseProxy of a leased proxy: err = %v, want ErrBusy", err)
 	}
-	if _, err := b.LeaseProxy(ctx, "ozon", "nope", "h", "t", time.Minute); !errors.Is(err, ErrUnknownProxy) {
+	if _, err := b.LeaseProxy(ctx, LeaseRequest{Site: "ozon", Holder: "h", Task: "t", TTL: time.Minute}, "nope"); !errors.Is(err, ErrUnknownProxy) {
 		t.Fatalf("LeaseProxy of an unknown proxy: err = %v, want ErrUnknownProxy", err)
 	}
 	if err := b.Release(ctx, l, Neutral()); err != nil {
@@ -677,14 +677,14 @@ func TestLeaseWaitWaitsForRelease(t *testing.T) {
 	importN(t, b, 1, ImportOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	l, err := b.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	l, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Release(ctx, l, OK(time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	l2, err := b.LeaseWait(ctx, "wb", Datacenter, "h", "t", time.Minute)
+	l2, err := b.LeaseWait(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -693,7 +693,7 @@ func TestLeaseWaitWaitsForRelease(t *testing.T) {
 	}
 	short, cancel2 := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel2()
-	if _, err := b.LeaseWait(short, "wb", Datacenter, "h", "t", time.Minute); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := b.LeaseWait(short, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("LeaseWait with the only proxy held: err = %v, want deadline exceeded", err)
 	}
 }
@@ -703,14 +703,14 @@ func TestImportRemoveUnbanStats(t *testing.T) {
 	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), ck.config(Config{Default: noGap}))
 	ps := importN(t, b, 3, ImportOptions{Class: Residential})
 	ctx := context.Background()
-	l, err := b.Lease(ctx, "wb", Residential, "srv1", "t", time.Minute)
+	l, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Residential, Holder: "srv1", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Release(ctx, l, Banned("captcha")); err != nil {
 		t.Fatal(err)
 	}
-	l2, err := b.Lease(ctx, "wb", Residential, "srv2", "t", time.Minute)
+	l2, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Residential, Holder: "srv2", Task: "t", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -734,13 +734,13 @@ func TestImportRemoveUnbanStats(t *testing.T) {
 	if n, err := b.Unban(ctx, l.Proxy.ID); err != nil || n != 1 {
 		t.Fatalf("Unban = %d, %v; want 1", n, err)
 	}
-	if _, err := b.LeaseProxy(ctx, "wb", l.Proxy.ID, "h", "t", time.Minute); err != nil {
+	if _, err := b.LeaseProxy(ctx, LeaseRequest{Site: "wb", Holder: "h", Task: "t", TTL: time.Minute}, l.Proxy.ID); err != nil {
 		t.Fatalf("lease after unban: %v", err)
 	}
 	if n, err := b.Remove(ctx, ps[0].ID, ps[1].ID, ps[2].ID); err != nil || n != 3 {
 		t.Fatalf("Remove = %d, %v; want 3", n, err)
 	}
-	if _, err := b.Lease(ctx, "wb", Residential, "h", "t", time.Minute); !errors.Is(err, ErrPoolEmpty) {
+	if _, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Residential, Holder: "h", Task: "t", TTL: time.Minute}); !errors.Is(err, ErrPoolEmpty) {
 		t.Fatalf("after removing all: err = %v, want ErrPoolEmpty", err)
 	}
 	if err := b.Release(ctx, l2, OK(time.Millisecond)); !errors.Is(err, ErrStaleLease) {
@@ -785,7 +785,7 @@ func BenchmarkLeaseRelease(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		l, err := br.Lease(ctx, "wb", Datacenter, "h", "t", time.Minute)
+		l, err := br.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -807,7 +807,7 @@ func TestI2ReadyAtNotBeforeReleasePlusInterval(t *testing.T) {
 	ctx := context.Background()
 	var ls []*Lease
 	for range 50 {
-		l, err := b.Lease(ctx, "wb", Datacenter, "s1", "t", time.Minute)
+		l, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "s1", Task: "t", TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ func TestLeaseSaysNoProxyOfTheClassServesTheSite(t *testing.T) {
 	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), ck.config(Config{Default: noGap}))
 	ctx := context.Background()
 	lease := func(site string, class Class) error {
-		_, err := b.Lease(ctx, site, class, "h", "t", time.Minute)
+		_, err := b.Lease(ctx, LeaseRequest{Site: site, Class: class, Holder: "h", Task: "t", TTL: time.Minute})
 		return err
 	}
 	if err := lease("avito", Residential); !errors.Is(err, ErrPoolEmpty) || errors.Is(err, ErrNotServed) {
@@ -55,7 +55,7 @@ func TestLeaseSaysNoProxyOfTheClassServesTheSite(t *testing.T) {
 		})
 	}
 	for range 3 {
-		l, err := b.Lease(ctx, "avito", Datacenter, "h", "t", time.Minute)
+		l, err := b.Lease(ctx, LeaseRequest{Site: "avito", Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

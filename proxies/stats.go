@@ -223,7 +223,7 @@ func scanHash(ctx context.Context, rdb redis.UniversalClient, key string) (map[s
 }
 
 // scanZSet reads a sorted set with ZSCAN, without the sync marker
-// ("#<version>", see scripts.go), which is no proxy; members come once
+// ("#<version>", see lua/lib/fresh.lua), which is no proxy; members come once
 // each, in no order.
 func scanZSet(ctx context.Context, rdb redis.UniversalClient, key string) ([]redis.Z, error) {
 	seen := map[string]float64{}

@@ -72,7 +72,7 @@ func TestSummaryMatchesStats(t *testing.T) {
 	}
 	lease := func(site string, c Class) *Lease {
 		t.Helper()
-		l, err := b.Lease(ctx, site, c, "srv", "t", time.Hour)
+		l, err := b.Lease(ctx, LeaseRequest{Site: site, Class: c, Holder: "srv", Task: "t", TTL: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}

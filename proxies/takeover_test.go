@@ -14,14 +14,14 @@ func TestLeaseProxyTakesOverSameTaskOnly(t *testing.T) {
 	ctx := context.Background()
 	b := servers(t, 1, Config{Default: SiteConfig{MinInterval: 200 * time.Millisecond}})[0]
 	p := importN(t, b, 1, ImportOptions{Class: Datacenter})[0]
-	old, err := b.Lease(ctx, "wb", Datacenter, "dead-server", "task-1", time.Minute)
+	old, err := b.Lease(ctx, LeaseRequest{Site: "wb", Class: Datacenter, Holder: "dead-server", Task: "task-1", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.LeaseProxy(ctx, "wb", p.ID, "server-2", "task-2", time.Minute); !errors.Is(err, ErrBusy) {
+	if _, err := b.LeaseProxy(ctx, LeaseRequest{Site: "wb", Holder: "server-2", Task: "task-2", TTL: time.Minute}, p.ID); !errors.Is(err, ErrBusy) {
 		t.Fatalf("another task took a live lease: %v", err)
 	}
-	l, err := b.LeaseProxy(ctx, "wb", p.ID, "server-2", "task-1", time.Minute)
+	l, err := b.LeaseProxy(ctx, LeaseRequest{Site: "wb", Holder: "server-2", Task: "task-1", TTL: time.Minute}, p.ID)
 	if err != nil {
 		t.Fatalf("same task could not take over: %v", err)
 	}

@@ -195,10 +195,10 @@ func (m *Manager) leaseWithin(ctx context.Context, site string, class proxies.Cl
 	var l *proxies.Lease
 	var err error
 	if wait <= 0 {
-		l, err = m.cfg.Broker.Lease(ctx, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL)
+		l, err = m.cfg.Broker.Lease(ctx, m.leaseRequest(site, class, task))
 	} else {
 		wctx, cancel := context.WithTimeout(ctx, wait)
-		l, err = m.cfg.Broker.LeaseWait(wctx, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL)
+		l, err = m.cfg.Broker.LeaseWait(wctx, m.leaseRequest(site, class, task))
 		cancel()
 	}
 	switch {

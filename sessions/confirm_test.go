@@ -84,11 +84,11 @@ func (w *confirmWorld) confirm(t *testing.T, s *sessions.Session, first sessions
 // released when the test ends, if the test has not released it.
 func (w *confirmWorld) hold(t *testing.T, id string) *proxies.Lease {
 	t.Helper()
-	l, err := w.b.LeaseProxy(context.Background(), "wildberries", id, "test", "hold", time.Minute)
+	l, err := w.b.LeaseProxy(context.Background(), proxies.LeaseRequest{Site: "wildberries", Holder: "test", Task: "hold", TTL: time.Minute}, id)
 	var nr *proxies.NotReadyError
 	for errors.As(err, &nr) {
 		time.Sleep(nr.Wait) // the broker's own ready time
-		l, err = w.b.LeaseProxy(context.Background(), "wildberries", id, "test", "hold", time.Minute)
+		l, err = w.b.LeaseProxy(context.Background(), proxies.LeaseRequest{Site: "wildberries", Holder: "test", Task: "hold", TTL: time.Minute}, id)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -96,7 +96,7 @@ func openAndEnd(ctx context.Context, m *sessions.Manager, dead *redis.Client, ta
 // warmUp syncs the broker's ready set, as any earlier job does.
 func warmUp(t *testing.T, ctx context.Context, b *proxies.RedisBroker) {
 	t.Helper()
-	l, err := b.Lease(ctx, wb, proxies.Datacenter, "warm-up", "warm-up", time.Second)
+	l, err := b.Lease(ctx, proxies.LeaseRequest{Site: wb, Class: proxies.Datacenter, Holder: "warm-up", Task: "warm-up", TTL: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

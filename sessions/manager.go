@@ -167,7 +167,7 @@ func canStartFresh(err error) bool {
 }
 
 func (m *Manager) resume(ctx context.Context, rec *record, callerStores bool) (*Session, error) {
-	l, err := m.cfg.Broker.LeaseProxy(ctx, rec.Site, rec.ProxyID, m.cfg.Holder, rec.Task, m.cfg.LeaseTTL)
+	l, err := m.cfg.Broker.LeaseProxy(ctx, m.leaseRequest(rec.Site, "", rec.Task), rec.ProxyID)
 	if err != nil {
 		return nil, err
 	}
@@ -181,10 +181,16 @@ func (m *Manager) resumeOn(ctx context.Context, rec *record, l *proxies.Lease, c
 	return m.start(ctx, rec, l, true, callerStores)
 }
 
+// leaseRequest is the broker request of this manager's holder for task
+// on site, in class ("" for LeaseProxy, which leases the proxy's own).
+func (m *Manager) leaseRequest(site string, class proxies.Class, task string) proxies.LeaseRequest {
+	return proxies.LeaseRequest{Site: site, Class: class, Holder: m.cfg.Holder, Task: task, TTL: m.cfg.LeaseTTL}
+}
+
 func (m *Manager) fresh(ctx context.Context, task, site string, class proxies.Class, callerStores bool) (*Session, error) {
 	wctx, cancel := context.WithTimeout(ctx, m.cfg.MaxLeaseWait)
 	defer cancel()
-	l, err := m.cfg.Broker.LeaseWait(wctx, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL)
+	l, err := m.cfg.Broker.LeaseWait(wctx, m.leaseRequest(site, class, task))
 	if err != nil {
 		return nil, fmt.Errorf("lease a %s proxy for %s: %w", class, site, err)
 	}

@@ -24,7 +24,7 @@ func (m *Manager) PreloadLease(ctx context.Context, p redis.Pipeliner, task, sit
 		return st
 	}
 	st.m, st.site, st.class = m, site, class
-	if answer, queued := pl.LeaseIn(ctx, p, site, class, m.cfg.Holder, task, m.cfg.LeaseTTL); queued {
+	if answer, queued := pl.LeaseIn(ctx, p, m.leaseRequest(site, class, task)); queued {
 		st.lease = answer
 	}
 	return st

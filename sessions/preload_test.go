@@ -43,7 +43,7 @@ func TestPreloadedLease(t *testing.T) {
 				storedProxy = s.ProxyID()
 				_ = s.Close(ctx, proxies.Neutral())
 			} else { // sync the broker's ready set, as any earlier job does
-				l, err := w.broker.Lease(ctx, wb, proxies.Datacenter, "warm-up", "warm-up", time.Second)
+				l, err := w.broker.Lease(ctx, proxies.LeaseRequest{Site: wb, Class: proxies.Datacenter, Holder: "warm-up", Task: "warm-up", TTL: time.Second})
 				if err != nil {
 					t.Fatal(err)
 				}

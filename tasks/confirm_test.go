@@ -83,7 +83,7 @@ func softBannedProxyQuarantined(t *testing.T, siteName, rule string) {
 	ctx := context.Background()
 	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 2, Seed: 5})
 	b := proxies.NewRedisBroker(rdb, tasks.BrokerConfig(reg, nil))
-	held, err := b.Lease(ctx, siteName, proxies.Datacenter, "test", "hold", time.Minute)
+	held, err := b.Lease(ctx, proxies.LeaseRequest{Site: siteName, Class: proxies.Datacenter, Holder: "test", Task: "hold", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -253,7 +253,7 @@ func TestPoolGoneAfterRedisDataLoss(t *testing.T) {
 	if _, err := b.Import(ctx, ps, proxies.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := b.Lease(ctx, "wildberries", proxies.Datacenter, "s1", "t1", time.Minute)
+	l, err := b.Lease(ctx, proxies.LeaseRequest{Site: "wildberries", Class: proxies.Datacenter, Holder: "s1", Task: "t1", TTL: time.Minute})
 	if err != nil {
 		t.Fatalf("lease before the data loss: %v", err)
 	}
@@ -263,7 +263,7 @@ func TestPoolGoneAfterRedisDataLoss(t *testing.T) {
 	if err := rdb.FlushDB(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.Lease(ctx, "wildberries", proxies.Datacenter, "s1", "t2", time.Minute)
+	_, err = b.Lease(ctx, proxies.LeaseRequest{Site: "wildberries", Class: proxies.Datacenter, Holder: "s1", Task: "t2", TTL: time.Minute})
 	if !errors.Is(err, proxies.ErrPoolEmpty) || !strings.Contains(err.Error(), "pool is empty: import proxies") {
 		t.Fatalf("lease after the data loss: err = %v, want ErrPoolEmpty saying \"pool is empty: import proxies\"", err)
 	}

@@ -54,7 +54,7 @@ func seedPool(t *testing.T, rdb *redis.Client) proxies.Broker {
 
 func lease(t *testing.T, b proxies.Broker, site string, c proxies.Class, holder string) *proxies.Lease {
 	t.Helper()
-	l, err := b.Lease(context.Background(), site, c, holder, "task-"+site, time.Hour)
+	l, err := b.Lease(context.Background(), proxies.LeaseRequest{Site: site, Class: c, Holder: holder, Task: "task-" + site, TTL: time.Hour})
 	if err != nil {
 		t.Fatalf("lease %s %s: %v", site, c, err)
 	}

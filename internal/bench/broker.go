@@ -152,7 +152,7 @@ func crawlqCycle(ctx context.Context, c redis.UniversalClient, ps []proxies.Prox
 	if _, err := b.Import(ctx, ps, proxies.ImportOptions{}); err != nil {
 		return nil, err
 	}
-	l, err := b.Lease(ctx, benchSite, proxies.Datacenter, "warmup", "", benchTTL) // syncs the ready set
+	l, err := b.Lease(ctx, proxies.LeaseRequest{Site: benchSite, Class: proxies.Datacenter, Holder: "warmup", Task: "", TTL: benchTTL}) // syncs the ready set
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func crawlqCycle(ctx context.Context, c redis.UniversalClient, ps []proxies.Prox
 		return nil, err
 	}
 	return func(ctx context.Context) (bool, error) {
-		l, err := b.Lease(ctx, benchSite, proxies.Datacenter, "bench", "", benchTTL)
+		l, err := b.Lease(ctx, proxies.LeaseRequest{Site: benchSite, Class: proxies.Datacenter, Holder: "bench", Task: "", TTL: benchTTL})
 		if errors.Is(err, proxies.ErrNoProxy) {
 			return false, nil
 		}

@@ -34,12 +34,12 @@ func TestNaivePolicyKeepsTheArticlesFaults(t *testing.T) {
 	if err := b.LoadPool(ctx, naiveProxies(t, 1)); err != nil {
 		t.Fatal(err)
 	}
-	first, err := b.Lease(ctx, "wb", proxies.Datacenter, "server-a", "t1", time.Minute)
+	first, err := b.Lease(ctx, proxies.LeaseRequest{Site: "wb", Class: proxies.Datacenter, Holder: "server-a", Task: "t1", TTL: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var nr *proxies.NotReadyError
-	if _, err := b.Lease(ctx, "wb", proxies.Datacenter, "server-b", "t2", time.Minute); !errors.As(err, &nr) {
+	if _, err := b.Lease(ctx, proxies.LeaseRequest{Site: "wb", Class: proxies.Datacenter, Holder: "server-b", Task: "t2", TTL: time.Minute}); !errors.As(err, &nr) {
 		t.Fatalf("second lease of a locked one-proxy pool: got %v, want NotReadyError", err)
 	}
 	if first.Token != 0 || first.MinInterval != 0 {
@@ -48,13 +48,13 @@ func TestNaivePolicyKeepsTheArticlesFaults(t *testing.T) {
 	// fault 2: A's lock expires (its TTL passes), B takes the proxy, and
 	// A's late release deletes B's lock, so C gets the IP B still uses.
 	rdb.Del(ctx, naivepolicy.DefaultPrefix+"lock:"+first.Proxy.URL().String())
-	if _, err := b.Lease(ctx, "wb", proxies.Datacenter, "server-b", "t2", time.Minute); err != nil {
+	if _, err := b.Lease(ctx, proxies.LeaseRequest{Site: "wb", Class: proxies.Datacenter, Holder: "server-b", Task: "t2", TTL: time.Minute}); err != nil {
 		t.Fatalf("lease after the lock expired: %v", err)
 	}
 	if err := b.Release(ctx, first, proxies.OK(0)); err != nil {
 		t.Errorf("a stale release is no error without fencing: %v", err)
 	}
-	c, err := b.Lease(ctx, "wb", proxies.Datacenter, "server-c", "t3", time.Minute)
+	c, err := b.Lease(ctx, proxies.LeaseRequest{Site: "wb", Class: proxies.Datacenter, Holder: "server-c", Task: "t3", TTL: time.Minute})
 	if err != nil || c.Proxy.ID != first.Proxy.ID {
 		t.Errorf("C leases the proxy B holds: got %v, %v; the article's DEL lets it", c, err)
 	}
@@ -81,7 +81,7 @@ func TestNaivePolicyBansOnStatusOnly(t *testing.T) {
 			if err := b.LoadPool(ctx, naiveProxies(t, 1)); err != nil {
 				t.Fatal(err)
 			}
-			l, err := b.Lease(ctx, "wb", proxies.Datacenter, "s", "t", time.Minute)
+			l, err := b.Lease(ctx, proxies.LeaseRequest{Site: "wb", Class: proxies.Datacenter, Holder: "s", Task: "t", TTL: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,14 +106,14 @@ func TestNaivePolicyStickyResumeSkipsTheLock(t *testing.T) {
 	if err := b.LoadPool(ctx, ps); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Lease(ctx, "wb", proxies.Datacenter, "a", "t1", time.Minute); err != nil {
+	if _, err := b.Lease(ctx, proxies.LeaseRequest{Site: "wb", Class: proxies.Datacenter, Holder: "a", Task: "t1", TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := b.LeaseProxy(ctx, "wb", ps[0].ID, "b", "t2", time.Minute)
+	l, err := b.LeaseProxy(ctx, proxies.LeaseRequest{Site: "wb", Holder: "b", Task: "t2", TTL: time.Minute}, ps[0].ID)
 	if err != nil || l.Proxy.ID != ps[0].ID {
 		t.Fatalf("sticky resume of a locked proxy: %v, %v; want it handed out", l, err)
 	}
-	if _, err := b.LeaseProxy(ctx, "wb", "nope", "b", "t2", time.Minute); !errors.Is(err, proxies.ErrUnknownProxy) {
+	if _, err := b.LeaseProxy(ctx, proxies.LeaseRequest{Site: "wb", Holder: "b", Task: "t2", TTL: time.Minute}, "nope"); !errors.Is(err, proxies.ErrUnknownProxy) {
 		t.Errorf("unknown proxy: got %v, want ErrUnknownProxy", err)
 	}
 }

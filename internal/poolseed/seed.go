@@ -115,7 +115,7 @@ func Seed(ctx context.Context, b proxies.Broker, imp interface {
 func warm(ctx context.Context, b proxies.Broker, sites []string) error {
 	for _, site := range sites {
 		for _, c := range []proxies.Class{proxies.Datacenter, proxies.Residential, proxies.Mobile} {
-			l, err := b.Lease(ctx, site, c, "seed-warm", "warm", time.Minute)
+			l, err := b.Lease(ctx, proxies.LeaseRequest{Site: site, Class: c, Holder: "seed-warm", Task: "warm", TTL: time.Minute})
 			if err != nil {
 				return fmt.Errorf("seed %s/%s: %w", site, c, err)
 			}
@@ -152,7 +152,7 @@ func drive(ctx context.Context, b proxies.Broker, site string, opt Options) erro
 		return err
 	}
 	for i := range opt.Held {
-		_, err := b.Lease(ctx, site, ClassOf(i), opt.Holder+"-held", "held", time.Hour)
+		_, err := b.Lease(ctx, proxies.LeaseRequest{Site: site, Class: ClassOf(i), Holder: opt.Holder + "-held", Task: "held", TTL: time.Hour})
 		if err != nil && !errors.Is(err, proxies.ErrNoProxy) && !errors.Is(err, proxies.ErrPoolExhausted) {
 			return err
 		}
@@ -162,7 +162,7 @@ func drive(ctx context.Context, b proxies.Broker, site string, opt Options) erro
 
 // cycle is one lease and release; the outcome follows from i.
 func cycle(ctx context.Context, b proxies.Broker, site, holder string, i int64) error {
-	l, err := b.Lease(ctx, site, ClassOf(int(i)), holder, fmt.Sprintf("t%d", i), time.Minute)
+	l, err := b.Lease(ctx, proxies.LeaseRequest{Site: site, Class: ClassOf(int(i)), Holder: holder, Task: fmt.Sprintf("t%d", i), TTL: time.Minute})
 	if errors.Is(err, proxies.ErrNoProxy) || errors.Is(err, proxies.ErrPoolExhausted) {
 		return nil // a small class may run dry for a moment; skip the cycle
 	}

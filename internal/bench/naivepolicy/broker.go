@@ -148,24 +148,24 @@ func (b *Broker) MarkBanned(ctx context.Context, p string) error {
 // Lease picks a proxy with GetFreeProxy. Site, class and ttl are ignored:
 // the article has one pool, one lock per proxy and a fixed LOCK_TTL. The
 // lease has no fencing token (0) and no min interval.
-func (b *Broker) Lease(ctx context.Context, site string, class proxies.Class, holder, task string, _ time.Duration) (*proxies.Lease, error) {
-	m, err := b.GetFreeProxy(ctx, holder)
+func (b *Broker) Lease(ctx context.Context, r proxies.LeaseRequest) (*proxies.Lease, error) {
+	m, err := b.GetFreeProxy(ctx, r.Holder)
 	if err != nil {
-		return nil, fmt.Errorf("naive lease for %s: %w", site, err)
+		return nil, fmt.Errorf("naive lease for %s: %w", r.Site, err)
 	}
 	if m == "" {
-		return nil, &proxies.NotReadyError{Site: site, Class: class, Wait: b.cfg.Poll, Until: time.Now().Add(b.cfg.Poll)}
+		return nil, &proxies.NotReadyError{Site: r.Site, Class: r.Class, Wait: b.cfg.Poll, Until: time.Now().Add(b.cfg.Poll)}
 	}
-	return b.newLease(m, site, holder, task)
+	return b.newLease(m, r)
 }
 
-func (b *Broker) newLease(m, site, holder, task string) (*proxies.Lease, error) {
+func (b *Broker) newLease(m string, r proxies.LeaseRequest) (*proxies.Lease, error) {
 	p, err := b.proxy(m)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	return &proxies.Lease{Proxy: p, Site: site, Holder: holder, Task: task,
+	return &proxies.Lease{Proxy: p, Site: r.Site, Holder: r.Holder, Task: r.Task,
 		Expires: now.Add(b.cfg.LockTTL), NotBefore: now}, nil
 }
 
@@ -184,9 +184,9 @@ func (b *Broker) proxy(m string) (proxies.Proxy, error) {
 }
 
 // LeaseWait retries Lease every Poll until it finds a proxy or ctx ends.
-func (b *Broker) LeaseWait(ctx context.Context, site string, class proxies.Class, holder, task string, ttl time.Duration) (*proxies.Lease, error) {
+func (b *Broker) LeaseWait(ctx context.Context, r proxies.LeaseRequest) (*proxies.Lease, error) {
 	for {
-		l, err := b.Lease(ctx, site, class, holder, task, ttl)
+		l, err := b.Lease(ctx, r)
 		var nr *proxies.NotReadyError
 		if !errors.As(err, &nr) {
 			return l, err
@@ -195,7 +195,7 @@ func (b *Broker) LeaseWait(ctx context.Context, site string, class proxies.Class
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("naive lease for %s: %w", site, ctx.Err())
+			return nil, fmt.Errorf("naive lease for %s: %w", r.Site, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -204,12 +204,12 @@ func (b *Broker) LeaseWait(ctx context.Context, site string, class proxies.Class
 // LeaseProxy is get_sticky_proxy's "return the remembered proxy": it is
 // handed out without taking or checking its lock or ban (the article's
 // fault 5). ErrUnknownProxy for a proxy this broker never saw.
-func (b *Broker) LeaseProxy(_ context.Context, site, proxyID, holder, task string, _ time.Duration) (*proxies.Lease, error) {
+func (b *Broker) LeaseProxy(_ context.Context, r proxies.LeaseRequest, proxyID string) (*proxies.Lease, error) {
 	m, ok := b.specs.Load("id:" + proxyID)
 	if !ok {
 		return nil, fmt.Errorf("naive proxy %s: %w", proxyID, proxies.ErrUnknownProxy)
 	}
-	return b.newLease(m.(string), site, holder, task)
+	return b.newLease(m.(string), r)
 }
 
 // Extend does nothing in Redis: the article never extends a lock, which

@@ -1,0 +1,55 @@
+-- lease: take a ready proxy of (site, class) that holds the site's
+-- clearance (cleared), else the proxy with the lowest ready-at <= now:
+-- O(log N).
+--
+-- KEYS[1]  ready ZSET (site, class)
+-- KEYS[2]  leases HASH (site)
+-- KEYS[3]  token counter
+-- KEYS[4]  proxies HASH
+-- KEYS[5]  known HASH
+-- KEYS[6]  quarantine ZSET (site, class)
+-- KEYS[7]  busy HASH
+-- KEYS[8]  epoch HASH
+-- KEYS[9]  cleared ZSET (site)
+-- ARGV[1]  skew ms
+-- ARGV[2]  ttl ms
+-- ARGV[3]  min_interval ms
+-- ARGV[4]  holder
+-- ARGV[5]  task
+-- ARGV[6]  known field
+-- ARGV[7]  site
+-- ARGV[8]  exclusive mode: the most ms a proxy leased on another site is
+--          pushed back on this one; 0 in shared and partitioned mode
+-- ARGV[9]  sync marker the caller's spec cache holds ("" for none)
+-- ARGV[10] epoch fence ms, -1 with epochs off (fenced)
+-- ARGV[11] the site's clearance wait ms, 0 for none (cleared)
+-- (ARGV[12] is lease_proxy.lua's proxy id; not sent here)
+--
+-- Returns {1, id, token, now, expiry, marker[, spec]} (spec when the
+-- marker is not ARGV[9]) | {0, first-ready-at, now, exhausted 1/0, leases
+-- of the site} (the first ready-at is the fence's end while fenced) | {-1}
+-- empty | {-2} ready set out of date: sync and retry.
+--
+-- lib: now lease take epoch cleared
+
+local L = lease_request(redis_now(ARGV[1]))
+local f = fenced(L)
+if f then return {0, f, L.now, 0, 0} end
+local r = cleared(L)
+if r then return r end
+for i = 1, 32 do
+  local c = redis.call('ZRANGEBYSCORE', L.ready, '-inf', L.now, 'LIMIT', 0, 2)
+  if string.byte(c[1] or '') ~= 35 then return {-2} end -- no '#' marker
+  if not c[2] then break end
+  local b = busy_until(L, c[2])
+  if not b then return take(L, c[2], c[1]) end
+  -- held on another site: look again when it expires, or after the
+  -- poll cap, since it may be released earlier
+  redis.call('ZADD', L.ready, math.min(b, L.now + L.exclusive), c[2])
+end
+local first = redis.call('ZRANGE', L.ready, 1, 1, 'WITHSCORES')
+if #first == 0 then return {-1} end
+local q = redis.call('ZCOUNT', L.quarantine, '(' .. L.now, '+inf')
+local ex = 0
+if q >= redis.call('ZCARD', L.ready) - 1 then ex = 1 end
+return {0, first[2], L.now, ex, redis.call('HLEN', L.leases)}
