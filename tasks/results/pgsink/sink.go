@@ -184,7 +184,12 @@ func (s *Sink) commit(ctx context.Context, b batch) error {
 			if s.cfg.OnCommit != nil {
 				s.cfg.OnCommit(b.entries(), added)
 			}
-			return s.ack(ctx, b)
+			// Acked even when the sink is being stopped: the rows are
+			// committed, and a stop must not leave them pending (a
+			// graceful stop then counts as a crash). Bounded by ackGrace.
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackGrace)
+			defer cancel()
+			return s.ack(actx, b)
 		}
 		if Permanent(err) || ctx.Err() != nil {
 			return err
@@ -225,6 +230,10 @@ func (s *Sink) write(ctx context.Context, b batch) (int, error) {
 	}
 	return n, err
 }
+
+// ackGrace is how long a committed batch's ack may go on once the sink
+// is told to stop.
+const ackGrace = 5 * time.Second
 
 // ack acknowledges b's entries (counting the rejected ones) and trims the
 // stream, retrying while Redis does not answer (the rows are committed: a
