@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"crawlq/internal/bench"
+	"crawlq/internal/lab/bench"
 	"crawlq/tasks/results"
 	"crawlq/tasks/results/pgsink"
 	"crawlq/web"

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"crawlq/internal/truth"
+	"crawlq/internal/lab/truth"
 	"crawlq/testbed"
 )
 

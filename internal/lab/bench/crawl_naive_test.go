@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"crawlq/internal/bench/naivepolicy"
+	"crawlq/internal/lab/bench/naivepolicy"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 )

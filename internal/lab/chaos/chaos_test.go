@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"crawlq/internal/chaos"
+	"crawlq/internal/lab/chaos"
 	"crawlq/internal/testpg"
 )
 
@@ -74,7 +74,7 @@ func TestChaosWithSink(t *testing.T) {
 // buildCrawlq builds the binary the workers run into <module>/tmp/crawlq.
 func buildCrawlq(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

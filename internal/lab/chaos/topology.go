@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"crawlq/internal/redisproc"
+	"crawlq/internal/lab/redisproc"
 	"crawlq/tasks/results"
 )
 

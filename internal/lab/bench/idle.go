@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/heartbeat"
-	"crawlq/internal/redisproc"
+	"crawlq/internal/lab/redisproc"
 )
 
 // IdleOptions configures RunIdle. Zero fields take the defaults named.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/internal/bench/naive"
+	"crawlq/internal/lab/bench/naive"
 	"crawlq/internal/redisx"
 	"crawlq/proxies"
 )

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/detect"
-	"crawlq/internal/truth"
+	"crawlq/internal/lab/truth"
 	"crawlq/tasks"
 	"crawlq/testbed"
 )
