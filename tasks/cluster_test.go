@@ -15,8 +15,8 @@ import (
 	"crawlq/internal/lab/redisproc"
 	"crawlq/internal/redisx"
 	"crawlq/internal/testredis"
+	"crawlq/results"
 	"crawlq/tasks"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
 )

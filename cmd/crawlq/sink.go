@@ -10,8 +10,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"crawlq/internal/lab/bench"
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
+	"crawlq/results"
+	"crawlq/results/pgsink"
 	"crawlq/web"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"crawlq/internal/redisx"
+	"crawlq/schedule"
 	"crawlq/tasks"
-	"crawlq/tasks/schedule"
 	"crawlq/tasks/site"
 )
 

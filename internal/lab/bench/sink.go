@@ -12,9 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
+	"crawlq/results"
+	"crawlq/results/pgsink"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
 )
 
 // SinkOptions configure RunSink.

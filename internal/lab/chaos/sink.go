@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
+	"crawlq/results"
+	"crawlq/results/pgsink"
 )
 
 // Fault names of a run with a sink (Options.Postgres).

@@ -9,9 +9,9 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/results"
 	"crawlq/tasks"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
 )
 
 // queuedJob is one enqueued job: its task, queue and expected items.

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/internal/lab/redisproc"
-	"crawlq/tasks/results"
+	"crawlq/results"
 )
 
 // Topologies of Options.Topology.

@@ -6,8 +6,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
+	"crawlq/results"
+	"crawlq/results/pgsink"
 )
 
 // demoSink is the durable sink the demo runs with --postgres.

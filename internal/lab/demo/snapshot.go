@@ -7,9 +7,9 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5"
 
+	"crawlq/results"
+	"crawlq/results/pgsink"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
 	"crawlq/testbed"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/testredis"
+	"crawlq/results"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
 )
 
 var at = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)

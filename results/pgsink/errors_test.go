@@ -17,8 +17,8 @@ import (
 
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
+	"crawlq/results"
+	"crawlq/results/pgsink"
 )
 
 // waitFor polls cond every 10ms, failing after 30s.

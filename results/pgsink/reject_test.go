@@ -12,8 +12,8 @@ import (
 
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
+	"crawlq/results"
+	"crawlq/results/pgsink"
 )
 
 // malformed are stream entries that cannot become an observation, and

@@ -10,9 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"crawlq/internal/testpg"
+	"crawlq/results"
+	"crawlq/results/pgsink"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
 )
 
 // openStore opens a migrated store on a new database and writes its

@@ -15,9 +15,9 @@ import (
 
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
+	"crawlq/results"
+	"crawlq/results/pgsink"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
 )
 
 // writePages writes pages of n items each, as jobs do, and returns the

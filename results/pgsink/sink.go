@@ -14,8 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"crawlq/results"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
 )
 
 // Config configures a Sink. Zero fields take the defaults named.

@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/testredis"
+	"crawlq/schedule"
 	"crawlq/tasks"
-	"crawlq/tasks/schedule"
 	"crawlq/tasks/site"
 	_ "crawlq/tasks/wildberries" // registers wildberries
 )

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"crawlq/results"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
 )
 
 // Connect opens a connection for reading (export, prices, changes); it

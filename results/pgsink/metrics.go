@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/tasks/results"
+	"crawlq/results"
 )
 
 // Metrics are the sink's Prometheus metrics. A nil *Metrics records nothing.
