@@ -1,7 +1,7 @@
 package sessions
 
 // keyPrefix namespaces session records; one record per task ID. The
-// hash tag {jobs} is the results stream's (tasks/results.JobsTag): a
+// hash tag {jobs} is the results stream's (results.JobsTag): a
 // record is written in a page's transaction with the job's items and
 // progress, which on Redis Cluster must touch one slot.
 const keyPrefix = "crawlq:{jobs}:session:"

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
-	"crawlq/tasks/results"
+	"crawlq/results"
 )
 
 // DefaultResultsBacklog is WorkerConfig.ResultsBacklog's default: the

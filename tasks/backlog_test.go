@@ -11,9 +11,9 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/internal/testredis"
+	"crawlq/results"
 	"crawlq/tasks"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
 )
 
 // TestBacklogGatePausesAndResumes: with a sink group and a small bound,

@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/testredis"
+	"crawlq/results"
 	"crawlq/tasks"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 	"crawlq/tasks/wildberries"
 	"crawlq/testbed"

@@ -14,8 +14,8 @@ import (
 
 	"crawlq/fetcher/browser"
 	"crawlq/internal/testredis"
+	"crawlq/results"
 	"crawlq/tasks"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 	"crawlq/tasks/wildberries"
 	"crawlq/testbed"

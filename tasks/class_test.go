@@ -10,8 +10,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"crawlq/proxies"
+	"crawlq/schedule"
 	"crawlq/tasks"
-	"crawlq/tasks/schedule"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
 )

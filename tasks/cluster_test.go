@@ -12,11 +12,11 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/internal/redisproc"
+	"crawlq/internal/lab/redisproc"
 	"crawlq/internal/redisx"
 	"crawlq/internal/testredis"
+	"crawlq/results"
 	"crawlq/tasks"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
 )

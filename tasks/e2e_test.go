@@ -17,11 +17,11 @@ import (
 
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
+	"crawlq/results"
 	"crawlq/tasks"
 	_ "crawlq/tasks/avito"
 	"crawlq/tasks/item"
 	_ "crawlq/tasks/ozon"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 	_ "crawlq/tasks/wildberries"
 	"crawlq/testbed"

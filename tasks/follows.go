@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/tasks/results"
+	"crawlq/results"
 )
 
 // A job's follow-ups (the product or item jobs its listing pages queued,

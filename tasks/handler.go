@@ -15,8 +15,8 @@ import (
 	"crawlq/detect"
 	"crawlq/fetcher"
 	"crawlq/proxies"
+	"crawlq/results"
 	"crawlq/sessions"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 )
 

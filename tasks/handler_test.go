@@ -12,8 +12,8 @@ import (
 
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
+	"crawlq/results"
 	"crawlq/tasks"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
 )

@@ -9,9 +9,9 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"crawlq/results"
 	"crawlq/tasks"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
 )

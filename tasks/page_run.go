@@ -10,8 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/detect"
+	"crawlq/results"
 	"crawlq/sessions"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 )
 

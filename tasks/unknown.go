@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/results"
 	"crawlq/sessions"
-	"crawlq/tasks/results"
 )
 
 // ErrUnknownShape means an answer is not of the site's own shape (a wall,

@@ -12,8 +12,8 @@ import (
 
 	"crawlq/detect"
 	"crawlq/internal/testredis"
+	"crawlq/results"
 	"crawlq/tasks"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
 )

@@ -11,7 +11,7 @@
 // site and class unless Config.MetricsPerProxy.
 //
 // Collect builds the Status snapshot that `crawlq status` prints and that
-// /metrics reports; WorkerMetrics and ServeMetrics give `crawlq worker` its
+// /metrics reports; ServeMetrics serves `crawlq worker` its
 // own request, verdict and latency metrics.
 //
 // No page, JSON answer or metric carries a proxy password: proxies are shown

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"crawlq/metrics"
 )
 
 // TestGrafanaDashboardQueriesExportedMetrics loads the provisioned
@@ -68,7 +70,7 @@ func exportedFamilies(t *testing.T) map[string]bool {
 		out[name] = true
 	}
 	reg := prometheus.NewRegistry()
-	NewWorkerMetrics(reg).ObserveRequest("wildberries", "ok", 100*time.Millisecond)
+	metrics.NewWorkerMetrics(reg).ObserveRequest("wildberries", "ok", 100*time.Millisecond)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

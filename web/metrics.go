@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/proxies"
-	"crawlq/tasks/results"
+	"crawlq/results"
 )
 
 // Descriptors of the pool metrics. By default every series is per site

@@ -13,7 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/internal/poolseed"
+	"crawlq/internal/lab/poolseed"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/tasks"

@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/heartbeat"
-	"crawlq/tasks/results"
+	"crawlq/results"
 )
 
 // JoinHeartbeats names st's servers by the --server-id of the workers'

@@ -9,7 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"crawlq/proxies"
-	"crawlq/tasks/results"
+	"crawlq/results"
 )
 
 // Status is one snapshot of the cluster: the Asynq queues, the proxy pool per

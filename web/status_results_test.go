@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"crawlq/tasks/results"
+	"crawlq/results"
 )
 
 // TestStatusTableResults: the table names a worker paused for the sink's

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/internal/bench"
+	"crawlq/internal/lab/bench"
 )
 
 // benches are the `crawlq bench` subcommand builders; files add theirs with

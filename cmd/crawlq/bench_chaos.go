@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/internal/chaos"
+	"crawlq/internal/lab/chaos"
 )
 
 func init() { registerBench(benchChaosCmd) }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/internal/bench"
+	"crawlq/internal/lab/bench"
 	"crawlq/internal/redisx"
 )
 

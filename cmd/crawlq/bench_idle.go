@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/internal/bench"
+	"crawlq/internal/lab/bench"
 )
 
 func init() { registerBench(benchIdleCmd) }

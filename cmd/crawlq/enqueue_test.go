@@ -13,8 +13,8 @@ import (
 
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
+	"crawlq/schedule"
 	"crawlq/tasks"
-	"crawlq/tasks/schedule"
 )
 
 // run executes the crawlq CLI in-process with args against the test Redis.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/tasks/results/pgsink"
+	"crawlq/results/pgsink"
 	"crawlq/tasks/site"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
+	"crawlq/results"
+	"crawlq/results/pgsink"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
 )
 
 // TestReadBackFromPostgres: after a sink stored three sightings of one

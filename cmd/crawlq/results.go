@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
+	"crawlq/results"
+	"crawlq/results/pgsink"
 )
 
 func init() { register(newResultsCmd) }

@@ -8,8 +8,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/testredis"
+	"crawlq/results"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
 )
 
 // TestExportSaysRowsAreInPostgres: `results export` of the stream says

@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"crawlq/schedule"
 	"crawlq/tasks"
-	"crawlq/tasks/schedule"
 	"crawlq/web"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"crawlq/internal/testredis"
-	"crawlq/tasks/schedule"
+	"crawlq/schedule"
 )
 
 // TestScheduleCLI: add (job syntax after --, enqueue's flags), list,

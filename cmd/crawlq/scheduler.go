@@ -6,8 +6,8 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"crawlq/schedule"
 	"crawlq/tasks"
-	"crawlq/tasks/schedule"
 )
 
 func init() { register(newSchedulerCmd) }

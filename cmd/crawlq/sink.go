@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"crawlq/internal/bench"
-	"crawlq/tasks/results"
-	"crawlq/tasks/results/pgsink"
+	"crawlq/internal/lab/bench"
+	"crawlq/results"
+	"crawlq/results/pgsink"
 	"crawlq/web"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
+	"crawlq/results"
 	"crawlq/tasks/item"
-	"crawlq/tasks/results"
 )
 
 // startMain starts crawlq as a process with args; killed after the test.

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"crawlq/proxies"
-	"crawlq/tasks/results"
-	"crawlq/tasks/schedule"
+	"crawlq/results"
+	"crawlq/schedule"
 	"crawlq/web"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"crawlq/proxies"
-	"crawlq/tasks/results/pgsink"
+	"crawlq/results/pgsink"
 	"crawlq/web"
 )
 

@@ -15,6 +15,7 @@ import (
 
 	"crawlq/fetcher"
 	"crawlq/fetcher/browser"
+	"crawlq/metrics"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/web"
@@ -116,18 +117,18 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	}
 	bcfg.Logger = log
 	reg := prometheus.NewRegistry()
-	metrics := web.NewWorkerMetrics(reg)
+	wm := metrics.NewWorkerMetrics(reg)
 	broker := proxies.NewFallbackBroker(proxies.NewRedisBroker(bconn.Client, bcfg), proxies.FallbackConfig{
-		ServerID: wcfg.ServerID, Logger: log, OnFallback: fallbackGauge(reg), Heartbeat: fallbackHeartbeat(wcfg.PollInterval)})
+		ServerID: wcfg.ServerID, Logger: log, OnFallback: metrics.NewFallbackGauge(reg), Heartbeat: fallbackHeartbeat(wcfg.PollInterval)})
 	solver, closeBrowser := startBrowser(log, reg, f, loaded.CAFiles)
 	defer closeBrowser()
 	wcfg.Redis, wcfg.RDB, wcfg.Broker = qconn.Asynq, qconn.Client, broker // sessions and results live with the queue
 	wcfg.Sites, wcfg.Rules, wcfg.Fetcher, wcfg.Logger = loaded.Sites, &loaded.Rules, fetcher.Config{TLS: loaded.TLS}, log
-	wcfg.Observe, wcfg.Browser, wcfg.OnChallenge = metrics.ObserveRequest, solver.tasks, solver.observe
+	wcfg.Observe, wcfg.Browser, wcfg.OnChallenge = wm.ObserveRequest, solver.tasks, solver.observe
 	wcfg.Replicas = sinkReplicas(f.failover, qconn.Target, f.leaseTTL)
 	w := tasks.NewWorker(wcfg)
-	backlogGauges(reg, w.Gate())
-	web.RegisterSessionErrors(reg, w.Sessions())
+	metrics.RegisterBacklogGauges(reg, w.Gate())
+	metrics.RegisterSessionErrors(reg, w.Sessions())
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
@@ -147,25 +148,6 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 // times within a member's TTL, so no live worker ever looks gone.
 func fallbackHeartbeat(poll time.Duration) time.Duration {
 	return min(max(2*time.Second, tasks.SideInterval(poll)), proxies.DefaultMemberTTL/3)
-}
-
-// fallbackGauge registers crawlq_worker_broker_fallback (1 while the worker
-// leases from its local fallback shard) and crawlq_worker_broker_fallbacks_total
-// with reg, and returns the FallbackConfig.OnFallback that sets them.
-func fallbackGauge(reg prometheus.Registerer) func(bool) {
-	active := prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawlq_worker_broker_fallback",
-		Help: "1 while the broker's Redis does not answer and the worker leases from its fallback shard."})
-	total := prometheus.NewCounter(prometheus.CounterOpts{Name: "crawlq_worker_broker_fallbacks_total",
-		Help: "Switches to the fallback shard because the broker's Redis did not answer."})
-	reg.MustRegister(active, total)
-	return func(on bool) {
-		if on {
-			active.Set(1)
-			total.Inc()
-			return
-		}
-		active.Set(0)
-	}
 }
 
 // parseQueues reads "name=weight,…".
@@ -188,7 +170,7 @@ func parseQueues(s string) (map[string]int, error) {
 // workerBrowser is the worker's browser tier as the worker config wants it.
 type workerBrowser struct {
 	tasks   tasks.Solver
-	metrics *web.BrowserMetrics
+	metrics *metrics.BrowserMetrics
 }
 
 func (b workerBrowser) observe(s tasks.ChallengeStats) {
@@ -215,21 +197,5 @@ func startBrowser(log *zap.Logger, reg prometheus.Registerer, f workerFlags, caF
 		return workerBrowser{}, func() {}
 	}
 	log.Info("browser tier on", zap.String("chrome", b.Path()), zap.Int("contexts", f.browsers))
-	return workerBrowser{tasks: b, metrics: web.NewBrowserMetrics(reg, b)}, b.Close
-}
-
-// backlogGauges registers crawlq_results_backlog and
-// crawlq_worker_paused, read from the worker's backlog gate.
-func backlogGauges(reg prometheus.Registerer, g *tasks.BacklogGate) {
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_results_backlog",
-		Help: "Results entries the durable sink has not acknowledged, as this worker last read it."},
-		func() float64 { return float64(g.Backlog()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "crawlq_worker_paused",
-			Help: "1 while the worker takes no new job because the results backlog is over --results-backlog."},
-			func() float64 {
-				if g.Reason() != "" {
-					return 1
-				}
-				return 0
-			}))
+	return workerBrowser{tasks: b, metrics: metrics.NewBrowserMetrics(reg, b)}, b.Close
 }

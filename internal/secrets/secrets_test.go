@@ -22,10 +22,10 @@ import (
 
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
+	"crawlq/results"
 	"crawlq/tasks"
 	_ "crawlq/tasks/avito"
 	_ "crawlq/tasks/ozon"
-	"crawlq/tasks/results"
 	"crawlq/tasks/site"
 	_ "crawlq/tasks/wildberries"
 	"crawlq/testbed"

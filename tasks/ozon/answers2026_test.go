@@ -16,9 +16,9 @@ import (
 
 	"crawlq/detect"
 	"crawlq/fetcher"
+	"crawlq/internal/sitetest"
 	"crawlq/tasks/item"
 	"crawlq/tasks/site"
-	"crawlq/tasks/site/sitetest"
 )
 
 // composerURL is the page API URL the 2026 capture answered.

@@ -3,7 +3,7 @@ package wildberries_test
 import (
 	"testing"
 
-	"crawlq/tasks/site/sitetest"
+	"crawlq/internal/sitetest"
 	"crawlq/tasks/wildberries"
 )
 

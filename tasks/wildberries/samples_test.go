@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"crawlq/internal/sitetest"
 	"crawlq/tasks/item"
 	"crawlq/tasks/site"
-	"crawlq/tasks/site/sitetest"
 	"crawlq/tasks/wildberries"
 )
 

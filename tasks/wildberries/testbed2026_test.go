@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"crawlq/detect"
+	"crawlq/internal/sitetest"
 	"crawlq/tasks/item"
 	"crawlq/tasks/site"
-	"crawlq/tasks/site/sitetest"
 	"crawlq/tasks/wildberries"
 	"crawlq/testbed"
 )

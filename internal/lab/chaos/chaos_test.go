@@ -1,0 +1,89 @@
+//go:build chaos
+
+package chaos_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"crawlq/internal/lab/chaos"
+	"crawlq/internal/testpg"
+)
+
+// TestChaos builds crawlq, runs the fault harness with its defaults (three
+// workers, 600 jobs, a worker killed, the queue Redis restarted, the
+// broker's Redis stopped for 10 s, a quarter of the proxies dead) and
+// asserts every goal: no job lost or unfinished, no I1/I2 violation, no
+// stuck lease, no duplicate or missing item, every archived job with its
+// reason.
+//
+//	go test -tags chaos -run Chaos -timeout 10m ./internal/chaos
+func TestChaos(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatal("redis-server is not on PATH: the chaos run starts its own")
+	}
+	bin := buildCrawlq(t)
+	rep, err := chaos.Run(context.Background(), chaos.Options{Binary: bin, Logger: zap.NewExample()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ := json.Marshal(rep.Result)
+	details, _ := json.Marshal(rep.Details)
+	t.Logf("%s\n%s", line, details)
+	if rep.Jobs < chaos.MinJobs {
+		t.Errorf("jobs = %d, want at least %d", rep.Jobs, chaos.MinJobs)
+	}
+	if got := rep.Completed + rep.Archived + rep.Lost + rep.Details.Unfinished; got != rep.Jobs {
+		t.Errorf("completed+archived+lost+unfinished = %d, want jobs %d", got, rep.Jobs)
+	}
+	for _, f := range rep.Failures() {
+		t.Error(f)
+	}
+}
+
+// TestChaosWithSink is TestChaos with a `crawlq sink` into a PostgreSQL
+// database of its own (internal/testpg's server), killed -9 mid-batch and
+// its connections terminated: every item in PostgreSQL exactly once
+// (observations_missing and observations_duplicated 0), besides every goal
+// of TestChaos.
+//
+//	go test -tags chaos -run ChaosWithSink -timeout 10m ./internal/chaos
+func TestChaosWithSink(t *testing.T) {
+	bin := buildCrawlq(t)
+	rep, err := chaos.Run(context.Background(), chaos.Options{Binary: bin, Logger: zap.NewExample(), Postgres: testpg.URL(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _ := json.Marshal(rep.Result)
+	details, _ := json.Marshal(rep.Details)
+	t.Logf("%s\n%s", line, details)
+	if rep.ObservationsMissing == nil || rep.ObservationsDuplicated == nil {
+		t.Fatal("a run with a sink reports no observations_missing/observations_duplicated")
+	}
+	for _, f := range rep.Failures() {
+		t.Error(f)
+	}
+}
+
+// buildCrawlq builds the binary the workers run into <module>/tmp/crawlq.
+func buildCrawlq(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(root, "tmp", "crawlq")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/crawlq")
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go build ./cmd/crawlq: %v", err)
+	}
+	return bin
+}

@@ -1,0 +1,70 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// WorkerMetrics are one worker's request counters, served by
+// `crawlq worker --metrics-addr`. A nil *WorkerMetrics ignores observations,
+// so a worker without metrics needs no checks.
+type WorkerMetrics struct {
+	requests *prometheus.CounterVec
+	verdicts *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// NewWorkerMetrics creates the worker's metrics and registers them with reg
+// (nil: not registered). It panics if reg already holds them, like
+// prometheus.MustRegister.
+func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
+	m := &WorkerMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawlq_worker_requests_total", Help: "Requests sent through leased proxies, per site.",
+		}, []string{"site"}),
+		verdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawlq_worker_verdicts_total", Help: "Ban-detection verdicts of responses, per site.",
+		}, []string{"site", "verdict"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "crawlq_worker_request_duration_seconds", Help: "Request latency through the proxy, per site.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"site"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.verdicts, m.latency)
+	}
+	return m
+}
+
+// ObserveRequest counts one request to site with its verdict (ok, blocked,
+// rate_limited, proxy_failure, not_found…) and latency.
+func (m *WorkerMetrics) ObserveRequest(site, verdict string, latency time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(site).Inc()
+	m.verdicts.WithLabelValues(site, verdict).Inc()
+	m.latency.WithLabelValues(site).Observe(latency.Seconds())
+}
+
+// SessionErrors is what /metrics reads of a worker's sessions
+// (*sessions.Manager).
+type SessionErrors interface {
+	// ReleaseErrors is how many lease releases failed.
+	ReleaseErrors() int64
+	// StoreErrors is how many session record writes failed.
+	StoreErrors() int64
+}
+
+// RegisterSessionErrors registers with reg the counters
+// crawlq_worker_session_release_errors_total and
+// crawlq_worker_session_store_errors_total, read from s at each scrape.
+func RegisterSessionErrors(reg prometheus.Registerer, s SessionErrors) {
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crawlq_worker_session_release_errors_total",
+		Help: "Lease releases that failed (the broker's Redis refused or did not answer); each logged with its task. The lease frees itself at its TTL."},
+		func() float64 { return float64(s.ReleaseErrors()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "crawlq_worker_session_store_errors_total",
+			Help: "Session record writes and deletions that failed; each logged with its task."},
+			func() float64 { return float64(s.StoreErrors()) }))
+}
