@@ -19,7 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/internal/redisproc"
+	"crawlq/internal/lab/redisproc"
 )
 
 // DB numbers reserved per test package, so `go test ./...` runs packages in

@@ -23,7 +23,7 @@ import (
 // stuck lease, no duplicate or missing item, every archived job with its
 // reason.
 //
-//	go test -tags chaos -run Chaos -timeout 10m ./internal/chaos
+//	go test -tags chaos -run Chaos -timeout 10m ./internal/lab/chaos
 func TestChaos(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server is not on PATH: the chaos run starts its own")
@@ -53,7 +53,7 @@ func TestChaos(t *testing.T) {
 // (observations_missing and observations_duplicated 0), besides every goal
 // of TestChaos.
 //
-//	go test -tags chaos -run ChaosWithSink -timeout 10m ./internal/chaos
+//	go test -tags chaos -run ChaosWithSink -timeout 10m ./internal/lab/chaos
 func TestChaosWithSink(t *testing.T) {
 	bin := buildCrawlq(t)
 	rep, err := chaos.Run(context.Background(), chaos.Options{Binary: bin, Logger: zap.NewExample(), Postgres: testpg.URL(t)})
