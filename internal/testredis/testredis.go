@@ -10,7 +10,6 @@ package testredis
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"sync"
@@ -125,15 +124,9 @@ func start() (string, error) {
 	return s.Addr, nil
 }
 
-// FreePort asks the kernel for a free TCP port on 127.0.0.1.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// FreePort asks the kernel for a free TCP port on 127.0.0.1
+// (redisproc.FreePort).
+func FreePort() (int, error) { return redisproc.FreePort() }
 
 // NewClientAt returns a client for addr and db, for child processes of a
 // test that got the address from their parent.
