@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 )
 
 // Format of an export.

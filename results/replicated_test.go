@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"crawlq/internal/testredis"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 )
 
 // TestPageWaitsForTheReplica: on a Sentinel group, a sink with replicas

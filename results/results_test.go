@@ -11,7 +11,7 @@ import (
 
 	"crawlq/internal/testredis"
 	"crawlq/results"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 )
 
 var at = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 )
 
 // Keys of the results store. They carry the job-side hash tag {jobs}

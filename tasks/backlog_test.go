@@ -12,8 +12,8 @@ import (
 
 	"crawlq/internal/testredis"
 	"crawlq/results"
+	"crawlq/results/item"
 	"crawlq/tasks"
-	"crawlq/tasks/item"
 )
 
 // TestBacklogGatePausesAndResumes: with a sink group and a small bound,

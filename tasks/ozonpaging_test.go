@@ -10,8 +10,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"crawlq/results"
+	"crawlq/results/item"
 	"crawlq/tasks"
-	"crawlq/tasks/item"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/andybalholm/cascadia"
 
 	"crawlq/detect"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 	"crawlq/tasks/site"
 )
 

@@ -10,8 +10,8 @@ import (
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
 	"crawlq/results"
+	"crawlq/results/item"
 	"crawlq/results/pgsink"
-	"crawlq/tasks/item"
 )
 
 // TestReadBackFromPostgres: after a sink stored three sightings of one

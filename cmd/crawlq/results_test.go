@@ -9,7 +9,7 @@ import (
 
 	"crawlq/internal/testredis"
 	"crawlq/results"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 )
 
 // TestExportSaysRowsAreInPostgres: `results export` of the stream says

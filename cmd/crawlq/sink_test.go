@@ -16,7 +16,7 @@ import (
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
 	"crawlq/results"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 )
 
 // startMain starts crawlq as a process with args; killed after the test.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
 )

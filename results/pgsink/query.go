@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"crawlq/results"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 )
 
 // Connect opens a connection for reading (export, prices, changes); it

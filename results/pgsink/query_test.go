@@ -11,8 +11,8 @@ import (
 
 	"crawlq/internal/testpg"
 	"crawlq/results"
+	"crawlq/results/item"
 	"crawlq/results/pgsink"
-	"crawlq/tasks/item"
 )
 
 // openStore opens a migrated store on a new database and writes its

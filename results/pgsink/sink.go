@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/results"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 )
 
 // Config configures a Sink. Zero fields take the defaults named.

@@ -16,8 +16,8 @@ import (
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
 	"crawlq/results"
+	"crawlq/results/item"
 	"crawlq/results/pgsink"
-	"crawlq/tasks/item"
 )
 
 // writePages writes pages of n items each, as jobs do, and returns the

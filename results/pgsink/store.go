@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 )
 
 // Observation is one results stream entry: an item as one job saw it.

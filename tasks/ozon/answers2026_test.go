@@ -17,7 +17,7 @@ import (
 	"crawlq/detect"
 	"crawlq/fetcher"
 	"crawlq/internal/sitetest"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 	"crawlq/tasks/site"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 	"crawlq/tasks/site"
 )
 

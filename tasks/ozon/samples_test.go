@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"crawlq/internal/sitetest"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 	"crawlq/tasks/site"
 )
 

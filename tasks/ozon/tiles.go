@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 	"crawlq/tasks/site"
 )
 

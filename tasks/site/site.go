@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"crawlq/proxies"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 )
 
 // Endpoint names shared by the site packages. A site uses the ones it has.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 	"crawlq/tasks/site"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"crawlq/detect"
 	"crawlq/internal/sitetest"
-	"crawlq/tasks/item"
+	"crawlq/results/item"
 	"crawlq/tasks/site"
 	"crawlq/tasks/wildberries"
 	"crawlq/testbed"

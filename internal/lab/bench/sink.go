@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"crawlq/results"
+	"crawlq/results/item"
 	"crawlq/results/pgsink"
-	"crawlq/tasks/item"
 )
 
 // SinkOptions configure RunSink.

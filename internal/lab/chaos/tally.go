@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/results"
+	"crawlq/results/item"
 	"crawlq/tasks"
-	"crawlq/tasks/item"
 )
 
 // queuedJob is one enqueued job: its task, queue and expected items.

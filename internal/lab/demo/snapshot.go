@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"crawlq/results"
+	"crawlq/results/item"
 	"crawlq/results/pgsink"
-	"crawlq/tasks/item"
 	"crawlq/testbed"
 )
 
