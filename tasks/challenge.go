@@ -12,19 +12,17 @@ import (
 
 	"crawlq/detect"
 	"crawlq/fetcher"
-	"crawlq/fetcher/browser"
 	"crawlq/proxies"
 	"crawlq/sessions"
 	"crawlq/tasks/site"
 )
 
-// Solver clears JavaScript challenges in a real browser; *browser.Browser
-// is one.
+// Solver clears JavaScript challenges in a real browser. The browser
+// tier (*browser.Browser in fetcher/browser) is one; cmd wires it, so
+// tasks does not link Chromium's driver.
 type Solver interface {
-	Solve(ctx context.Context, job browser.Job) (browser.Result, error)
+	Solve(ctx context.Context, job fetcher.BrowserJob) (fetcher.BrowserResult, error)
 }
-
-var _ Solver = (*browser.Browser)(nil)
 
 // BrowserProfile is the profile of the browser tier's Chromium (156 on
 // Linux): a session that meets a challenge becomes this browser, in the
@@ -51,7 +49,7 @@ type ChallengeStats struct {
 	ProxyFailed bool
 	Took        time.Duration
 	// Requests are the visit's requests to the site; Loaded all it let
-	// through (the site's and its CDN hosts'), by kind (browser.Kind).
+	// through (the site's and its CDN hosts'), by kind (document, script, xhr, ...).
 	Requests int
 	Loaded   map[string]int
 }
@@ -99,7 +97,7 @@ func (r *run) noBrowser(s *site.Site) string {
 
 // keepClearance keeps the clearance the browser got in session sess for
 // its proxy's next sessions (and marks the proxy cleared in the broker).
-func (r *run) keepClearance(ctx context.Context, sess *sessions.Session, s *site.Site, res browser.Result) {
+func (r *run) keepClearance(ctx context.Context, sess *sessions.Session, s *site.Site, res fetcher.BrowserResult) {
 	if err := sess.SaveClearance(ctx, clearanceTTL(s, res)); err != nil {
 		r.log.Warn("keep clearance", zap.Error(err))
 	}
@@ -183,7 +181,7 @@ const (
 
 // clearanceTTL is how long a clearance is kept: until its clearance
 // cookie expires (a minute early), else defaultClearanceTTL.
-func clearanceTTL(s *site.Site, res browser.Result) time.Duration {
+func clearanceTTL(s *site.Site, res fetcher.BrowserResult) time.Duration {
 	if s == nil || s.Challenge.Cookie == "" {
 		return defaultClearanceTTL
 	}
@@ -198,17 +196,17 @@ func clearanceTTL(s *site.Site, res browser.Result) time.Duration {
 // solve runs the browser on the session's challenge page (the page
 // itself when render is set) and puts its cookies in the session. The
 // attempt's first visit ends as soon as the site's clearance cookie is
-// set (browser.Job.CookieSuffices): the page is asked over HTTP next
+// set (fetcher.BrowserJob.CookieSuffices): the page is asked over HTTP next
 // anyway; a second visit, after the site refused that cookie, waits for
 // the page the challenge reloads to.
-func (r *run) solve(ctx context.Context, s *site.Site, pageURL string, render bool) (browser.Result, error) {
+func (r *run) solve(ctx context.Context, s *site.Site, pageURL string, render bool) (fetcher.BrowserResult, error) {
 	r.solves++
 	return r.solveIn(ctx, r.sess, s, pageURL, render, r.solves == 1)
 }
 
 // solveIn is solve in session sess (the job's, or a confirmation's second
 // proxy's); suffices ends the visit once the clearance cookie is set.
-func (r *run) solveIn(ctx context.Context, sess *sessions.Session, s *site.Site, pageURL string, render, suffices bool) (browser.Result, error) {
+func (r *run) solveIn(ctx context.Context, sess *sessions.Session, s *site.Site, pageURL string, render, suffices bool) (fetcher.BrowserResult, error) {
 	r.becomeBrowser(sess)
 	target, cookie := pageURL, ""
 	if s != nil && !render {
@@ -223,7 +221,7 @@ func (r *run) solveIn(ctx context.Context, sess *sessions.Session, s *site.Site,
 		sess.ForgetCookie(cookie)
 	}
 	p := sess.Profile()
-	res, err := r.h.cfg.Browser.Solve(ctx, browser.Job{URL: target, Proxy: sess.Proxy(), UserAgent: p.UserAgent,
+	res, err := r.h.cfg.Browser.Solve(ctx, fetcher.BrowserJob{URL: target, Proxy: sess.Proxy(), UserAgent: p.UserAgent,
 		AcceptLanguage: p.AcceptLanguage, Cookies: sess.CookiesFor(target), Gate: sess.Gate, Done: sess.Answered, Settled: sess.Settled,
 		Clearance: cookie, Cleared: r.cleared, CookieSuffices: cookie != "" && suffices, Render: render, WaitFor: r.expected(render)})
 	r.sum.BrowserRequests += res.Requests
@@ -274,7 +272,7 @@ func (r *run) cleared(status int, body []byte) bool {
 }
 
 // noteSolve reports a browser visit to the worker's metrics.
-func (r *run) noteSolve(err error, res browser.Result) {
+func (r *run) noteSolve(err error, res fetcher.BrowserResult) {
 	if f := r.h.cfg.OnChallenge; f != nil {
 		f(ChallengeStats{Site: r.job.Site, Solved: err == nil, ProxyFailed: proxyDropped(err), Took: res.Took, Requests: res.Requests, Loaded: res.Loaded})
 	}
@@ -284,7 +282,7 @@ func (r *run) noteSolve(err error, res browser.Result) {
 // document is judged and recorded as the session's answer.
 func (r *run) rendered(ctx context.Context, s *site.Site, pageURL string, page int) (sessions.Step, error) {
 	res, err := r.solve(ctx, s, pageURL, true)
-	if err != nil && !errors.Is(err, browser.ErrNotCleared) && !errors.Is(err, browser.ErrNotRendered) {
+	if err != nil && !errors.Is(err, fetcher.ErrNotCleared) && !errors.Is(err, fetcher.ErrNotRendered) {
 		return sessions.Step{}, err
 	}
 	body := res.Body // a page that never rendered is judged by the server's bytes

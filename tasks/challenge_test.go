@@ -12,6 +12,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"crawlq/fetcher"
 	"crawlq/fetcher/browser"
 	"crawlq/internal/testredis"
 	"crawlq/results"
@@ -20,6 +21,9 @@ import (
 	"crawlq/tasks/wildberries"
 	"crawlq/testbed"
 )
+
+// The browser tier is a Solver.
+var _ tasks.Solver = (*browser.Browser)(nil)
 
 // TestChallengeClearedThroughTheSameProxy: on every site in challenge
 // mode, a session's first page is challenged (Wildberries' API: 498);
@@ -434,10 +438,10 @@ func testBrowser(t *testing.T) *browser.Browser {
 type recordingSolver struct {
 	tasks.Solver
 	mu   sync.Mutex
-	jobs []browser.Job
+	jobs []fetcher.BrowserJob
 }
 
-func (s *recordingSolver) Solve(ctx context.Context, job browser.Job) (browser.Result, error) {
+func (s *recordingSolver) Solve(ctx context.Context, job fetcher.BrowserJob) (fetcher.BrowserResult, error) {
 	s.mu.Lock()
 	s.jobs = append(s.jobs, job)
 	s.mu.Unlock()

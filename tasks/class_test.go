@@ -68,7 +68,7 @@ func TestJobClassIsDecidedByTheWorker(t *testing.T) {
 		{name: "old payload's class kept", payload: `"class":"datacenter"`, state: asynq.TaskStateCompleted,
 			task: func() (*asynq.Task, error) {
 				raw := fmt.Sprintf(`{"site":"wildberries","kind":"product","id":%q,"class":"datacenter","run":"old"}`, product)
-				return asynq.NewTask(tasks.TypeWildberriesProduct, []byte(raw), asynq.Queue(testbed.SiteWildberries), asynq.TaskID("old-payload"), asynq.Retention(time.Hour)), nil
+				return asynq.NewTask("wildberries:product", []byte(raw), asynq.Queue(testbed.SiteWildberries), asynq.TaskID("old-payload"), asynq.Retention(time.Hour)), nil
 			}},
 		{name: "no proxy of the class serves the site", payload: `"kind":"product"`, state: asynq.TaskStateArchived,
 			lastError: "no residential proxy serves wildberries; the pool has 2 datacenter proxies for it",

@@ -81,20 +81,21 @@ func NewHandler(cfg HandlerConfig) *Handler {
 	return &Handler{cfg: cfg, detect: detect.New(cfg.Rules), shared: shared}
 }
 
-// NewMux routes every task type to h: the built-in types and "site:kind"
-// of every kind of the handler's registry (e.g. wildberries:card). A task
+// NewMux routes every task type to h: page:fetch and "site:kind" of
+// every kind of the handler's registry (e.g. wildberries:search). A task
 // of any other type is archived at once (SkipRetry) with a reason naming
 // its type.
 func NewMux(h *Handler) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
-	types := []string{TypeWildberriesSearch, TypeWildberriesProduct, TypeOzonSearch,
-		TypeOzonProduct, TypeAvitoSearch, TypeAvitoItem, TypePageFetch}
-	if reg := h.cfg.Sites; reg != nil {
-		for _, name := range reg.Names() {
-			if s, err := reg.Get(name); err == nil {
-				for _, kind := range s.KindNames() {
-					types = append(types, name+":"+kind)
-				}
+	reg := h.cfg.Sites
+	if reg == nil {
+		reg = site.Default()
+	}
+	types := []string{TypePageFetch}
+	for _, name := range reg.Names() {
+		if s, err := reg.Get(name); err == nil {
+			for _, kind := range s.KindNames() {
+				types = append(types, name+":"+kind)
 			}
 		}
 	}

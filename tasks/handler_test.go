@@ -207,7 +207,7 @@ func TestRetryDelay(t *testing.T) {
 // killing the worker.
 func TestPanicBecomesError(t *testing.T) {
 	h := tasks.NewHandler(tasks.HandlerConfig{Sites: site.Default()}) // no sink: Progress panics on nil
-	task, err := tasks.NewWildberriesProductTask("12345")
+	task, err := tasks.NewTask(site.Default(), tasks.Job{Site: "wildberries", Kind: "product", Request: site.Request{ID: "12345"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,8 +189,8 @@ func TestBadTasksArchivedAtOnce(t *testing.T) {
 	tests := []struct {
 		name, typ, payload, want string
 	}{
-		{name: "corrupt payload", typ: tasks.TypeWildberriesSearch, payload: "{bad", want: "payload"},
-		{name: "payload of the wrong shape", typ: tasks.TypeOzonSearch, payload: `{"site":"ozon","kind":"search","pages":"two"}`, want: "pages"},
+		{name: "corrupt payload", typ: "wildberries:search", payload: "{bad", want: "payload"},
+		{name: "payload of the wrong shape", typ: "ozon:search", payload: `{"site":"ozon","kind":"search","pages":"two"}`, want: "pages"},
 		{name: "unknown type", typ: "nosuch:kind", payload: `{}`, want: "nosuch:kind"},
 	}
 	ids := map[string]string{}
@@ -270,7 +270,7 @@ func TestPoolGoneAfterRedisDataLoss(t *testing.T) {
 	opt := hostileWorker(t, rdb)
 	client := asynq.NewClient(opt)
 	defer client.Close()
-	task, err := tasks.NewWildberriesSearchTask("кофе", 1, false)
+	task, err := tasks.NewTask(site.Default(), tasks.Job{Site: "wildberries", Kind: "search", Request: site.Request{Query: "кофе"}, Pages: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

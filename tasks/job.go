@@ -36,7 +36,7 @@ func (e *JobError) Unwrap() error { return ErrBadJob }
 
 // Job is the payload of every crawl task, and one line of a jobs.jsonl file.
 type Job struct {
-	// Site is "wildberries", "ozon", "avito" (or any name for page:fetch).
+	// Site is a site of the registry (any name for page:fetch).
 	Site string `json:"site"`
 	// Kind is "search", "category", "product", "item" or "fetch".
 	Kind string `json:"kind"`
@@ -214,44 +214,7 @@ func queueOf(reg *site.Registry, j Job) string {
 	return s.Queue
 }
 
-// NewWildberriesSearchTask builds a wildberries:search job.
-func NewWildberriesSearchTask(query string, pages int, follow bool) (*asynq.Task, error) {
-	return NewTask(site.Default(), Job{Site: "wildberries", Kind: "search", Request: site.Request{Query: query}, Pages: pages, Follow: follow})
-}
-
-// NewWildberriesProductTask builds a wildberries:product job for an ID or URL.
-func NewWildberriesProductTask(idOrURL string) (*asynq.Task, error) {
-	return NewTask(site.Default(), Job{Site: "wildberries", Kind: "product", Request: idOrURLRequest(idOrURL)})
-}
-
-// NewOzonSearchTask builds an ozon:search job.
-func NewOzonSearchTask(query string, pages int, follow bool) (*asynq.Task, error) {
-	return NewTask(site.Default(), Job{Site: "ozon", Kind: "search", Request: site.Request{Query: query}, Pages: pages, Follow: follow})
-}
-
-// NewOzonProductTask builds an ozon:product job for an ID or URL.
-func NewOzonProductTask(idOrURL string) (*asynq.Task, error) {
-	return NewTask(site.Default(), Job{Site: "ozon", Kind: "product", Request: idOrURLRequest(idOrURL)})
-}
-
-// NewAvitoSearchTask builds an avito:search job in a location.
-func NewAvitoSearchTask(location, query string, pages int, follow bool) (*asynq.Task, error) {
-	return NewTask(site.Default(), Job{Site: "avito", Kind: "search", Request: site.Request{Query: query, Location: location}, Pages: pages, Follow: follow})
-}
-
-// NewAvitoItemTask builds an avito:item job for an ID or URL.
-func NewAvitoItemTask(idOrURL string) (*asynq.Task, error) {
-	return NewTask(site.Default(), Job{Site: "avito", Kind: "item", Request: idOrURLRequest(idOrURL)})
-}
-
 // NewPageFetchTask builds a generic page:fetch job.
 func NewPageFetchTask(spec PageSpec) (*asynq.Task, error) {
 	return NewTask(site.Default(), Job{Kind: KindFetch, Fetch: &spec})
-}
-
-func idOrURLRequest(s string) site.Request {
-	if strings.Contains(s, "/") {
-		return site.Request{URL: s}
-	}
-	return site.Request{ID: s}
 }

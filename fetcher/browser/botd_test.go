@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"crawlq/fetcher"
-	"crawlq/fetcher/browser"
 	"crawlq/testbed"
 )
 
@@ -21,7 +20,7 @@ func TestBrowserIsNotABot(t *testing.T) {
 	defer cancel()
 	tb, b, fp, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Farm: testbed.FarmConfig{Auth: true}}, time.Minute)
 	p := &pacer{}
-	res, err := b.Solve(ctx, browser.Job{URL: tb.CDN.URL(true) + testbed.BotdPath, Proxy: proxy, UserAgent: chromiumUA,
+	res, err := b.Solve(ctx, fetcher.BrowserJob{URL: tb.CDN.URL(true) + testbed.BotdPath, Proxy: proxy, UserAgent: chromiumUA,
 		AcceptLanguage: fetcher.DefaultAcceptLanguage, Gate: p.gate, Done: p.done, Clearance: testbed.BotdCookie})
 	if err != nil {
 		t.Fatalf("botd page: %v", err)

@@ -51,7 +51,7 @@ type Config struct {
 	CAFiles []string
 	// Skip are the request kinds (see Kind) a page's requests of are
 	// refused without reaching the network, to save the proxy's
-	// traffic; Job.Skip overrides it per visit. Default (nil):
+	// traffic; fetcher.BrowserJob.Skip overrides it per visit. Default (nil):
 	// DefaultSkip. An empty, non-nil list loads everything.
 	Skip []string
 	// Logger logs the browser's starts and deaths. Default zap.NewNop().

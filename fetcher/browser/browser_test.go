@@ -82,7 +82,7 @@ func TestSolveThroughTheProxy(t *testing.T) {
 	tb, b, fp, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 2, Challenge: true, Fingerprint: true, Farm: testbed.FarmConfig{Auth: true}}, time.Minute)
 	p := &pacer{gap: tb.Rules()[testbed.SiteOzon].MinInterval + 50*time.Millisecond}
 	page := tb.HTTPSSiteURL(testbed.SiteOzon) + testbed.OzonSearchPath + "?text=" + url.QueryEscape(strings.Fields(tb.Catalog.Products(testbed.SiteOzon)[0].Title)[0])
-	res, err := b.Solve(ctx, browser.Job{URL: page, Proxy: proxy, UserAgent: chromiumUA, AcceptLanguage: fetcher.DefaultAcceptLanguage,
+	res, err := b.Solve(ctx, fetcher.BrowserJob{URL: page, Proxy: proxy, UserAgent: chromiumUA, AcceptLanguage: fetcher.DefaultAcceptLanguage,
 		Gate: p.gate, Done: p.done, Clearance: testbed.ChallengeCookie[testbed.SiteOzon],
 		Cleared: func(status int, body []byte) bool { return !strings.Contains(string(body), "fab_chlg_") }})
 	if err != nil {
@@ -130,7 +130,7 @@ func TestSolveThroughTheProxy(t *testing.T) {
 }
 
 // TestHungPageClosedAndDeadBrowserRestarted: a page that never clears is
-// closed at the timeout (ErrNotCleared, no context left open); a browser
+// closed at the timeout (fetcher.ErrNotCleared, no context left open); a browser
 // killed from outside is started again by the next solve, which clears
 // its challenge.
 func TestHungPageClosedAndDeadBrowserRestarted(t *testing.T) {
@@ -138,10 +138,10 @@ func TestHungPageClosedAndDeadBrowserRestarted(t *testing.T) {
 	defer cancel()
 	tb, b, _, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Challenge: true, Farm: testbed.FarmConfig{Auth: true}}, 3*time.Second)
 	p := &pacer{gap: tb.Rules()[testbed.SiteAvito].MinInterval + 50*time.Millisecond}
-	job := browser.Job{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate, Done: p.done,
+	job := fetcher.BrowserJob{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate, Done: p.done,
 		Clearance: "never-set"}
-	if _, err := b.Solve(ctx, job); !errors.Is(err, browser.ErrNotCleared) || b.Live() != 0 {
-		t.Fatalf("hung page: %v, %d contexts open; want ErrNotCleared, none", err, b.Live())
+	if _, err := b.Solve(ctx, job); !errors.Is(err, fetcher.ErrNotCleared) || b.Live() != 0 {
+		t.Fatalf("hung page: %v, %d contexts open; want fetcher.ErrNotCleared, none", err, b.Live())
 	}
 	pid := b.PID()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -212,7 +212,7 @@ func TestCookieSufficesSkipsTheReload(t *testing.T) {
 	p := &pacer{gap: tb.Rules()[testbed.SiteOzon].MinInterval + 50*time.Millisecond}
 	page := tb.SiteURL(testbed.SiteOzon) + testbed.OzonSearchPath + "?text=x"
 	name := testbed.ChallengeCookie[testbed.SiteOzon]
-	res, err := b.Solve(ctx, browser.Job{URL: page, Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate, Done: p.done,
+	res, err := b.Solve(ctx, fetcher.BrowserJob{URL: page, Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate, Done: p.done,
 		Clearance: name, CookieSuffices: true,
 		Cleared: func(status int, body []byte) bool { return !strings.Contains(string(body), "fab_chlg_") }})
 	if err != nil {

@@ -1,6 +1,6 @@
 // Package browser is crawlq's browser tier: a headless Chromium, driven
 // over the DevTools protocol (chromedp), that clears a site's JavaScript
-// challenge for a session, or renders a page (Job.Render). One process
+// challenge for a session, or renders a page (fetcher.BrowserJob.Render). One process
 // per worker; each Solve opens a browser context through the session's
 // own proxy (proxy auth answered over CDP) with the session's User-Agent,
 // language and cookies. A page loads what a browser loads, all through

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"crawlq/fetcher"
 	"errors"
 	"fmt"
 	"iter"
@@ -28,9 +29,9 @@ var ErrInterception = errors.New("browser interception failed")
 const answerTimeout = 5 * time.Second
 
 // intercept lets each request a page makes go out as a browser's would,
-// through the session's proxy: one to the site (Job.SiteHosts) once the
+// through the session's proxy: one to the site (fetcher.BrowserJob.SiteHosts) once the
 // session's gate opens, one to another host (a CDN) at once; the kinds
-// the browser skips (Config.Skip, Job.Skip) are refused without reaching
+// the browser skips (Config.Skip, fetcher.BrowserJob.Skip) are refused without reaching
 // the network. It judges page answers and notes the site's answers.
 // Every paused request is answered, over loop: one left paused would be
 // let go by Chromium when the target closes.
@@ -49,7 +50,7 @@ func (p *pageRun) intercept(loop context.Context, events iter.Seq2[fetch.EventRe
 		case ev.ResponseStatusCode != 0 || ev.ResponseErrorReason != "":
 			p.answered(loop, ev)
 		case p.skips(kind):
-			p.count(func(r *Result) { r.Blocked++; add(&r.Skipped, kind) })
+			p.count(func(r *fetcher.BrowserResult) { r.Blocked++; add(&r.Skipped, kind) })
 			release(p, loop, ev.RequestID, fetch.FailRequest, refusal(ev.RequestID))
 		case !p.onSite(ev.Request):
 			p.elsewhere(loop, ev.RequestID, kind)
@@ -77,7 +78,7 @@ func (p *pageRun) pass(loop context.Context, id fetch.RequestID, kind string) {
 		release(p, loop, id, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: id, ResponseCode: 204})
 		return
 	}
-	p.count(func(r *Result) { r.Requests++; add(&r.Loaded, kind) })
+	p.count(func(r *fetcher.BrowserResult) { r.Requests++; add(&r.Loaded, kind) })
 	p.loaded(kind)
 	release(p, loop, id, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
 }
@@ -91,7 +92,7 @@ func (p *pageRun) elsewhere(loop context.Context, id fetch.RequestID, kind strin
 		release(p, loop, id, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: id, ResponseCode: 204})
 		return
 	}
-	p.count(func(r *Result) { r.Elsewhere++; add(&r.Loaded, kind) })
+	p.count(func(r *fetcher.BrowserResult) { r.Elsewhere++; add(&r.Loaded, kind) })
 	p.loaded(kind)
 	release(p, loop, id, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
 }
@@ -120,7 +121,7 @@ func (p *pageRun) skips(kind string) bool {
 	return slices.Contains(p.skip, kind)
 }
 
-// onSite says whether req goes to the site (one of Job.SiteHosts, by
+// onSite says whether req goes to the site (one of fetcher.BrowserJob.SiteHosts, by
 // default the page's host): those pass the session's gate.
 func (p *pageRun) onSite(req *network.Request) bool {
 	if req == nil {
@@ -131,7 +132,7 @@ func (p *pageRun) onSite(req *network.Request) bool {
 }
 
 // answered notes an answer at the response stage and lets it on: an
-// answer of the site ends its request's turn at the gate (Job.Done).
+// answer of the site ends its request's turn at the gate (fetcher.BrowserJob.Done).
 func (p *pageRun) answered(loop context.Context, ev fetch.EventRequestPaused) {
 	if p.job.Done != nil && p.onSite(ev.Request) {
 		p.job.Done()
@@ -240,7 +241,7 @@ func (p *pageRun) stick() {
 }
 
 // count updates the visit's result.
-func (p *pageRun) count(f func(*Result)) {
+func (p *pageRun) count(f func(*fetcher.BrowserResult)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f(&p.res)

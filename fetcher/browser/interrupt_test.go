@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"crawlq/fetcher/browser"
+	"crawlq/fetcher"
 	"crawlq/testbed"
 )
 
@@ -80,7 +80,7 @@ func TestInterruptedSolveSendsNothingUnpaced(t *testing.T) {
 			defer endJob()
 			done := make(chan error, 1)
 			go func() {
-				_, err := b.Solve(jctx, browser.Job{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA,
+				_, err := b.Solve(jctx, fetcher.BrowserJob{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA,
 					Gate: g.gate, Done: func() { g.done(); once.Do(func() { close(answered) }) }, Clearance: testbed.ChallengeCookie[testbed.SiteAvito],
 					Cleared: func(status int, body []byte) bool { return !strings.Contains(string(body), "js-challenge-form") }})
 				done <- err

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"crawlq/fetcher"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,10 +17,6 @@ import (
 // a rendered page without WaitFor.
 const quietFor = 500 * time.Millisecond
 
-// ErrNotRendered means a page to render showed none of Job.WaitFor
-// (or its network never went quiet) before the solve's timeout.
-var ErrNotRendered = errors.New("page not rendered")
-
 // render waits, once the page has cleared, until its scripts have
 // rendered it (one of job.WaitFor matches, or without WaitFor the network
 // has been quiet for quietFor), then keeps its DOM in the result.
@@ -30,7 +27,7 @@ func (p *pageRun) render(ctx context.Context) error {
 	for !p.rendered(ctx, &loaded) {
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %s shows none of %q within the timeout: %w", ErrNotRendered, p.job.URL, p.job.WaitFor, ctx.Err())
+			return fmt.Errorf("%w: %s shows none of %q within the timeout: %w", fetcher.ErrNotRendered, p.job.URL, p.job.WaitFor, ctx.Err())
 		case <-tick.C:
 		}
 	}

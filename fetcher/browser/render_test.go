@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"crawlq/fetcher/browser"
+	"crawlq/fetcher"
 	"crawlq/testbed"
 )
 
@@ -15,7 +15,7 @@ import (
 // script comes back from a Render visit with the items in its DOM, waited
 // for by the expected selector or by a quiet network; the first bytes the
 // server sent (Body) have none. A selector that never shows ends the
-// visit with ErrNotRendered.
+// visit with fetcher.ErrNotRendered.
 func TestRenderHandsBackTheRenderedPage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -27,12 +27,12 @@ func TestRenderHandsBackTheRenderedPage(t *testing.T) {
 	}{
 		{name: "expected selector", waitFor: []string{"div.nothing", "div.product-card"}},
 		{name: "quiet network"},
-		{name: "selector never shows", waitFor: []string{"div.nothing"}, wantErr: browser.ErrNotRendered},
+		{name: "selector never shows", waitFor: []string{"div.nothing"}, wantErr: fetcher.ErrNotRendered},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &pacer{}
-			res, err := b.Solve(ctx, browser.Job{URL: tb.CDN.URL(false) + testbed.RenderPath, Proxy: proxy, UserAgent: chromiumUA,
+			res, err := b.Solve(ctx, fetcher.BrowserJob{URL: tb.CDN.URL(false) + testbed.RenderPath, Proxy: proxy, UserAgent: chromiumUA,
 				Gate: p.gate, Done: p.done, Render: true, WaitFor: tc.waitFor})
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {

@@ -27,109 +27,27 @@ import (
 	"crawlq/fetcher"
 )
 
-// ErrNotCleared means the challenge had not cleared when the solve's
-// timeout ended it.
-var ErrNotCleared = errors.New("challenge not cleared")
-
-// Job is one challenge to clear for a session.
-type Job struct {
-	// URL is the page the browser opens (the challenged page, or the
-	// site's page whose script mints the token).
-	URL string
-	// Proxy is the session's leased proxy, with its credentials (http or
-	// https; Chromium does not authenticate to socks5 proxies).
-	Proxy *url.URL
-	// UserAgent and AcceptLanguage are the session's.
-	UserAgent, AcceptLanguage string
-	// Cookies are the session's cookies for URL.
-	Cookies []*http.Cookie
-	// SiteHosts are the hosts (host[:port], as in a URL) that are the
-	// site: its anti-bot counts their requests. Default: URL's host.
-	// Requests to other hosts (the site's CDNs) go out through the same
-	// proxy without the gate.
-	SiteHosts []string
-	// Skip, when not nil, replaces Config.Skip for this visit: the
-	// request kinds refused without reaching the network.
-	Skip []string
-	// Gate is called before each request to the site is let through (a
-	// page, script, XHR, ...): it waits until the session may send (I2)
-	// and marks the request sent. Required.
-	Gate func(ctx context.Context) error
-	// Done, if set, is called when an answer (or failure) of the site
-	// arrives, one for each request Gate let through.
-	Done func()
-	// Settled, if set, is called once the browser context has closed: no
-	// request of the solve is in flight any more.
-	Settled func()
-	// Clearance is the clearance cookie's name; when set, the challenge
-	// has cleared only once the cookie is there.
-	Clearance string
-	// Cleared, if set, judges each page answer: true when it is no longer
-	// the challenge. The challenge has cleared only once the last page
-	// answer is.
-	Cleared func(status int, body []byte) bool
-	// Render hands back the page after its scripts ran (Result.DOM): once
-	// cleared, the visit waits until one of WaitFor (CSS selectors)
-	// matches, or without WaitFor until the network has been quiet
-	// (nothing asked for 500 ms), and reads the DOM.
-	Render  bool
-	WaitFor []string
-	// CookieSuffices ends the solve as soon as a new Clearance cookie is
-	// set (one that is not among Cookies), without the page the
-	// challenge's script then reloads: the caller asks that page over HTTP
-	// anyway, and the site judges the cookie there. It saves the reload's
-	// request; a site that only accepts the cookie after the reload
-	// challenges the HTTP request again, and the caller's next solve goes
-	// without it.
-	CookieSuffices bool
-}
-
-// Result is what a solve did.
-type Result struct {
-	// Cookies are every cookie of the browser context at the end. Domain
-	// holds the cookie's domain as the browser keeps it: with a leading
-	// dot for a domain cookie, the bare host for a host-only one.
-	Cookies []*http.Cookie
-	// Requests counts the requests let through to the site (all paced by
-	// Gate), Elsewhere those let through to other hosts (the site's
-	// CDNs, through the same proxy); Blocked the requests refused without
-	// reaching the network (the kinds skipped).
-	Requests, Elsewhere, Blocked int
-	// Loaded counts the requests let through by kind (see Kind), the
-	// site's and other hosts' together; Skipped the refused ones by kind.
-	Loaded, Skipped map[string]int
-	// Status, URL and Body are the last page answer's (Body only when
-	// the job has a Cleared judge, which reads it).
-	Status int
-	URL    string
-	Body   []byte
-	// DOM is the page as its scripts left it (Job.Render).
-	DOM []byte
-	// Took is how long the solve ran.
-	Took time.Duration
-}
-
 // Solve opens job.URL in a new browser context through job.Proxy and
 // waits until the challenge has cleared (bounded by Config.Timeout),
 // then returns the context's cookies and closes it. A solve that times
 // out closes its page; if the browser then does not answer, it is
 // killed and the next Solve starts a new one.
-func (b *Browser) Solve(ctx context.Context, job Job) (Result, error) {
+func (b *Browser) Solve(ctx context.Context, job fetcher.BrowserJob) (fetcher.BrowserResult, error) {
 	select {
 	case b.slots <- struct{}{}:
 		defer func() { <-b.slots }()
 	case <-ctx.Done():
-		return Result{}, ctx.Err()
+		return fetcher.BrowserResult{}, ctx.Err()
 	}
 	ctx, end := context.WithCancel(ctx)
 	defer end()
 	defer b.track(end)()
 	if err := ctx.Err(); err != nil {
-		return Result{}, err
+		return fetcher.BrowserResult{}, err
 	}
 	root, err := b.running()
 	if err != nil {
-		return Result{}, err
+		return fetcher.BrowserResult{}, err
 	}
 	b.addLive(1)
 	defer b.addLive(-1)
@@ -158,7 +76,7 @@ func (b *Browser) Solve(ctx context.Context, job Job) (Result, error) {
 // then is the context closed, the interception still on. A page that
 // cannot be brought to rest has its browser killed: a dead process sends
 // nothing.
-func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Result, error) {
+func (b *Browser) solve(ctx context.Context, root context.Context, job fetcher.BrowserJob) (fetcher.BrowserResult, error) {
 	proxy := *job.Proxy
 	proxy.User = nil
 	cctx, closeCtx := chromedp.NewContext(root, chromedp.WithNewBrowserContext(func(p *target.CreateBrowserContextParams) {
@@ -166,7 +84,7 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 	}))
 	defer closeCtx()
 	if err := chromedp.Do(cctx); err != nil {
-		return Result{}, fmt.Errorf("open browser context: %w", err)
+		return fetcher.BrowserResult{}, fmt.Errorf("open browser context: %w", err)
 	}
 	loop, stopLoop := context.WithCancel(context.WithoutCancel(cctx))
 	defer stopLoop()
@@ -208,7 +126,7 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job Job) (Res
 
 // newPage is the run of job's page in c (its target wrapped by b.wrap
 // when set); end ends its wait.
-func (b *Browser) newPage(job Job, c *chromedp.Context, gate context.Context, end context.CancelFunc) *pageRun {
+func (b *Browser) newPage(job fetcher.BrowserJob, c *chromedp.Context, gate context.Context, end context.CancelFunc) *pageRun {
 	var t cdp.Session = c.Target
 	if b.wrap != nil {
 		t = b.wrap(t)
@@ -315,7 +233,7 @@ func (b *Browser) kill(root context.Context, why string, fields ...zap.Field) {
 
 // pageRun is one solve's page and what it saw.
 type pageRun struct {
-	job Job
+	job fetcher.BrowserJob
 	c   *chromedp.Context
 	t   cdp.Session // the page's target
 
@@ -325,7 +243,7 @@ type pageRun struct {
 	end context.CancelFunc
 	// failures counts the interception calls that failed (the Browser's).
 	failures *atomic.Int64
-	// skip are the kinds refused; hosts the site's (see Job).
+	// skip are the kinds refused; hosts the site's (see fetcher.BrowserJob).
 	skip, hosts []string
 	// loaded counts a request let through in the Browser's counter.
 	loaded func(kind string)
@@ -333,7 +251,7 @@ type pageRun struct {
 	gating sync.Mutex
 
 	mu      sync.Mutex
-	res     Result
+	res     fetcher.BrowserResult
 	paused  int       // requests paused at the interception, not answered yet
 	active  time.Time // the last request paused or answered
 	pages   int       // page answers seen
@@ -412,7 +330,7 @@ func (p *pageRun) wait(ctx context.Context) error {
 			p.mu.Lock()
 			st := p.res.Status
 			p.mu.Unlock()
-			return fmt.Errorf("%w: %s within the timeout (last page status %d): %w", ErrNotCleared, p.job.URL, st, ctx.Err())
+			return fmt.Errorf("%w: %s within the timeout (last page status %d): %w", fetcher.ErrNotCleared, p.job.URL, st, ctx.Err())
 		case <-tick.C:
 		}
 		if p.clearedNow(ctx) {

@@ -244,7 +244,7 @@ func (c *cluster) enqueueJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := client.Enqueue(asynq.NewTask(tasks.TypeOzonSearch, []byte("{bad")), asynq.Queue("ozon"), asynq.Retention(time.Hour)); err != nil {
+	if _, err := client.Enqueue(asynq.NewTask("ozon:search", []byte("{bad")), asynq.Queue("ozon"), asynq.Retention(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 }
