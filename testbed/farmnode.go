@@ -196,17 +196,28 @@ var errNotLoopback = errors.New("farm proxies only dial loopback addresses")
 
 // dialLoopback dials addr from the node's own address, loopback only.
 func (n *farmNode) dialLoopback(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
+	target, err := loopbackTarget(addr)
 	if err != nil {
 		return nil, err
 	}
-	if host == "localhost" || host == CDNHost || isBasketHost(host) { // the farm's host table
+	return n.dialer.DialContext(ctx, "tcp4", target)
+}
+
+// loopbackTarget resolves addr by the farm's host table (the sites, the
+// CDN, the basket hosts are all 127.0.0.1) and refuses any destination
+// outside loopback.
+func loopbackTarget(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	if host == "localhost" || host == CDNHost || isBasketHost(host) {
 		host = "127.0.0.1"
 	}
 	if !isLoopback(host) {
-		return nil, fmt.Errorf("dial %s: %w", addr, errNotLoopback)
+		return "", fmt.Errorf("dial %s: %w", addr, errNotLoopback)
 	}
-	return n.dialer.DialContext(ctx, "tcp4", net.JoinHostPort(host, port))
+	return net.JoinHostPort(host, port), nil
 }
 
 // close stops the node for good and waits for its goroutines.

@@ -2,11 +2,10 @@ package testbed
 
 import (
 	"bufio"
-	"encoding/base64"
+	"context"
 	"io"
 	"net"
 	"net/http"
-	"strings"
 
 	"go.uber.org/zap"
 )
@@ -48,13 +47,8 @@ func (n *farmNode) authorized(req *http.Request) bool {
 	if n.spec.User == "" {
 		return true
 	}
-	h := req.Header.Get("Proxy-Authorization")
-	enc, ok := strings.CutPrefix(h, "Basic ")
-	if !ok {
-		return false
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
-	return err == nil && string(raw) == n.spec.User+":"+n.spec.Password
+	user, pass, ok := proxyBasicAuth(req)
+	return ok && user == n.spec.User && pass == n.spec.Password
 }
 
 func writeProxyAuthRequired(c net.Conn) {
@@ -66,22 +60,34 @@ func writeProxyAuthRequired(c net.Conn) {
 // forward sends an absolute-form request on and copies the answer back;
 // false when the client connection should close.
 func (n *farmNode) forward(c net.Conn, req *http.Request) bool {
+	return forwardRequest(n.ctx, c, req, n.tr, func(err error) {
+		n.log.Debug("farm proxy upstream failed", zap.String("host", req.URL.Host), zap.Error(err))
+	}, nil)
+}
+
+// forwardRequest sends req on through rt and copies the answer to c,
+// after header, if set, has seen the answer's headers; failed hears an
+// upstream failure. False when c should close.
+func forwardRequest(ctx context.Context, c net.Conn, req *http.Request, rt http.RoundTripper, failed func(error), header func(http.Header)) bool {
 	if !req.URL.IsAbs() {
 		writeStatusLine(c, http.StatusBadRequest)
 		return false
 	}
-	out := req.Clone(n.ctx)
+	out := req.Clone(ctx)
 	out.RequestURI = ""
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
 	}
-	resp, err := n.tr.RoundTrip(out)
+	resp, err := rt.RoundTrip(out)
 	if err != nil {
-		n.log.Debug("farm proxy upstream failed", zap.String("host", req.URL.Host), zap.Error(err))
+		failed(err)
 		writeStatusLine(c, http.StatusBadGateway)
 		return false
 	}
 	defer resp.Body.Close()
+	if header != nil {
+		header(resp.Header)
+	}
 	resp.Close = resp.Close || req.Close
 	// buffered: Response.Write writes each header line on its own, a
 	// syscall apiece on a bare conn
