@@ -60,6 +60,27 @@ func (k keys) busy() string { return k.prefix + "busy" }
 // the holder, counted when they are released).
 func (k keys) stats(site string) string { return k.prefix + "stats:" + site }
 
+// exitHolds is a HASH ip -> "token|expiry-ms|holder" of one site: the
+// exit IPs sessions hold (exit.go).
+func (k keys) exitHolds(site string) string { return k.prefix + "exit:" + site }
+
+// exitReady is a ZSET ip -> ready-at (ms) of one site: when an exit IP may
+// send to the site again.
+func (k keys) exitReady(site string) string { return k.prefix + "exitready:" + site }
+
+// exitQuarantine is a ZSET ip -> quarantine end (ms) of one site.
+func (k keys) exitQuarantine(site string) string { return k.prefix + "exitquar:" + site }
+
+// exitKeys are the exit scripts' KEYS: holds, ready, quarantine, and
+// with token the token counter.
+func (k keys) exitKeys(site string, token bool) []any {
+	out := []any{k.exitHolds(site), k.exitReady(site), k.exitQuarantine(site)}
+	if token {
+		out = append(out, k.token())
+	}
+	return out
+}
+
 // knownField is the field of known for one site and class.
 func knownField(site string, c Class) string { return site + "\t" + string(c) }
 

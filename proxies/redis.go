@@ -324,6 +324,8 @@ func (c *specCache) get(id, spec string) (Proxy, error) {
 var shas = map[*redis.Script]any{
 	leaseScript: leaseScript.Hash(), leaseProxyScript: leaseProxyScript.Hash(),
 	releaseScript: releaseScript.Hash(), extendScript: extendScript.Hash(),
+	exitHoldScript: exitHoldScript.Hash(), exitReleaseScript: exitReleaseScript.Hash(),
+	exitBanScript: exitBanScript.Hash(),
 }
 
 // eval runs s by EVALSHA with keys and args already boxed, so a call costs

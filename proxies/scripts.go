@@ -40,6 +40,12 @@ var (
 	unbanScript = newScript("unban")
 	// markClearedScript: MarkCleared (lua/mark_cleared.lua).
 	markClearedScript = newScript("mark_cleared")
+	// exitHoldScript: HoldExit and ExtendExit (lua/exit_hold.lua).
+	exitHoldScript = newScript("exit_hold")
+	// exitReleaseScript: ReleaseExit (lua/exit_release.lua).
+	exitReleaseScript = newScript("exit_release")
+	// exitBanScript: BanExit (lua/exit_ban.lua).
+	exitBanScript = newScript("exit_ban")
 )
 
 // newScript is lua/<name>.lua preceded by the lib files its "-- lib:"
