@@ -25,6 +25,23 @@ type ImportOptions struct {
 	// in the pool. Without it such an import is refused with a
 	// *ChangeError naming the changes, and nothing is written.
 	Update bool
+	// AllowRotating imports a rotating gateway (a new exit IP per
+	// connection) for sites with a min_interval, which it cannot keep.
+	// Without it such an import is refused with *RotatingError.
+	AllowRotating bool
+}
+
+// RotatingError refuses a rotating gateway for sites with a min_interval:
+// with a new exit IP per connection, two requests of one IP can come
+// closer than the site allows and crawlq cannot know (I2).
+type RotatingError struct {
+	Proxy string   // masked
+	Sites []string // the sites whose min_interval it cannot keep
+}
+
+func (e *RotatingError) Error() string {
+	return fmt.Sprintf("%s is a rotating gateway (no sticky sessions: a new exit IP per connection), so it cannot keep the min_interval of %s; give it a %s in its username, or allow it knowingly",
+		e.Proxy, strings.Join(e.Sites, ", "), SessionPlaceholder)
 }
 
 // ImportResult is what an import did.
@@ -94,12 +111,40 @@ func (b *RedisBroker) prepareAll(ps []Proxy, opt ImportOptions) ([]Proxy, error)
 		if err := b.checkSites(p.Sites); err != nil {
 			return nil, err
 		}
+		if err := b.checkRotating(p, opt.AllowRotating); err != nil {
+			return nil, err
+		}
 		if !seen[p.ID] {
 			seen[p.ID] = true
 			out = append(out, p)
 		}
 	}
 	return out, nil
+}
+
+// checkRotating refuses a rotating gateway for sites with a
+// min_interval unless allowed.
+func (b *RedisBroker) checkRotating(p Proxy, allowed bool) error {
+	if p.Sticky() || allowed {
+		return nil
+	}
+	sites := p.Sites
+	if len(sites) == 0 {
+		sites = b.cfg.partitionSites()
+	}
+	var paced []string
+	for _, s := range sites {
+		if b.cfg.site(s).MinInterval > 0 {
+			paced = append(paced, s)
+		}
+	}
+	if len(sites) == 0 && b.cfg.site("").MinInterval > 0 {
+		paced = []string{"every site (the default min_interval)"}
+	}
+	if len(paced) == 0 {
+		return nil
+	}
+	return &RotatingError{Proxy: p.Masked(), Sites: paced}
 }
 
 // prepare applies opt and checks p.

@@ -39,7 +39,9 @@ func ParseFile(path string) ([]Proxy, error) {
 }
 
 // ParseReader reads a proxy list from r; name is used in errors. Blank lines
-// and lines starting with # are skipped; duplicates are dropped.
+// and lines starting with # are skipped; duplicates are dropped. A line is
+// a proxy (ParseLine) and its options, separated by spaces: a gateway
+// (gateway.go) expands into its slots.
 func ParseReader(r io.Reader, name string) ([]Proxy, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -50,13 +52,15 @@ func ParseReader(r io.Reader, name string) ([]Proxy, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		p, err := ParseLine(line)
+		ps, err := parseEntry(line)
 		if err != nil {
 			return nil, &LineError{File: name, Line: n, Reason: err.Error()}
 		}
-		if !seen[p.ID] {
-			seen[p.ID] = true
-			out = append(out, p)
+		for _, p := range ps {
+			if !seen[p.ID] {
+				seen[p.ID] = true
+				out = append(out, p)
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -35,6 +35,10 @@ type Proxy struct {
 	// Sites limits the proxy to these sites; empty means every site. In
 	// partitioned mode each proxy serves exactly one site.
 	Sites []string `json:"sites,omitempty"`
+	// Gateway is set on a slot of a gateway (gateway.go).
+	Gateway *Gateway `json:"gateway,omitempty"`
+	// Exit says how the exit IP is learned; nil: the host is the exit.
+	Exit *ExitSource `json:"exit,omitempty"`
 }
 
 // Valid reports whether c is one of the known classes.
