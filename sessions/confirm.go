@@ -181,9 +181,7 @@ func (m *Manager) second(ctx context.Context, rec *record, wait time.Duration) (
 	if err != nil {
 		return nil, waited, err
 	}
-	r := &record{Task: task, Site: rec.Site, Class: rec.Class, ProxyID: l.Proxy.ID,
-		Profile: task + "|" + l.Proxy.ID, Created: time.Now(), Holder: m.cfg.Holder, Attempts: 1}
-	s := newSession(m, r, l, false)
+	s := newSession(m, m.newRecord(task, rec.Site, rec.Class, l), l, false)
 	s.callerStores = true // never written: it lives for one request
 	s.keepAlive()
 	return s, waited, nil

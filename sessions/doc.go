@@ -9,4 +9,13 @@
 // retire at a score of 3, a maximum usage or a maximum age. Outcome maps a
 // detect verdict to the broker action; it is the one place that mapping
 // lives.
+//
+// A session opens one way, Manager.OpenStored (Open is it with nothing
+// preloaded): the task's stored record (read in the caller's pipeline by
+// Preload, else read then), its proxy (leased by name to resume the
+// record, else a fresh one: a lease Preload queued, or the first to come
+// free) and the Session. Whether sessions share the caller's Redis, and
+// so are stored in its transactions (Config.SharesRedis), and whether the
+// broker keeps its leases there too (Config.BrokerSharesRedis), is set
+// when the Manager is built.
 package sessions

@@ -35,7 +35,7 @@ func TestReleaseAndStoreFailuresAreLoggedAndCounted(t *testing.T) {
 			end: func(ctx context.Context, m *sessions.Manager, dead *redis.Client, task string) error {
 				st := preloadLease(t, ctx, dead, m, task)
 				_ = dead.Close()
-				st.Discard(ctx)
+				m.Discard(ctx, st.Lease)
 				return nil
 			}, wantMsg: "lease release failed", wantReleases: 1},
 		{name: "session closed with its records' Redis gone", deadRecords: true,
@@ -60,6 +60,7 @@ func TestReleaseAndStoreFailuresAreLoggedAndCounted(t *testing.T) {
 			if tc.deadRecords {
 				cfg.Redis = dead
 			}
+			cfg.BrokerSharesRedis = tc.deadBroker == tc.deadRecords // both on one client
 			core, logs := observer.New(zapcore.WarnLevel)
 			cfg.Logger = zap.New(core)
 			m := sessions.NewManager(cfg)

@@ -43,6 +43,21 @@ type Config struct {
 	// Shape says how a request to a URL of a site goes out (a page or the
 	// site's API call, its own headers). Default: every request a page.
 	Shape func(site, rawURL string) Shape
+	// SharesRedis says Redis is also the caller's (a worker keeps a job's
+	// results and progress there), so sessions ride in the caller's
+	// pipeline and MULTI: the caller reads a task's record with its own
+	// reads (Preload) and writes it with what a response gave
+	// (Session.StoreIn), so both land or neither; a session never writes
+	// its record when it opens or on a response (Close and Finish still
+	// store or drop it). Set by whoever builds the manager with the
+	// caller's client. Default false: a session writes its record itself.
+	SharesRedis bool
+	// BrokerSharesRedis says the broker keeps its leases on Redis too, so
+	// a fresh proxy's lease rides in Preload's pipeline and a release in
+	// the caller's transaction (Session.FinishIn), when the broker can
+	// (proxies.PipelineLeaser, proxies.PipelineReleaser). Set it only when
+	// it does. Default false.
+	BrokerSharesRedis bool
 	// Logger logs lease trouble, and each failed lease release or session
 	// store with its task. Default zap.NewNop().
 	Logger *zap.Logger
@@ -88,76 +103,69 @@ func NewManager(cfg Config) *Manager {
 	return &Manager{cfg: cfg, store: store{rdb: cfg.Redis, ttl: cfg.RecordTTL}}
 }
 
-// Open gives the task a session on site: the stored one if the task ran
-// before and its proxy can be leased again (same IP, same cookies), else a
-// fresh one with a new proxy of class, a new cookie jar and profile.
-func (m *Manager) Open(ctx context.Context, task, site string, class proxies.Class) (*Session, error) {
-	rec, err := m.store.load(ctx, task)
-	if err != nil {
-		return nil, err
-	}
-	return m.open(ctx, rec, task, site, class, false)
-}
-
 // Redis is the client session records are stored with.
 func (m *Manager) Redis() redis.UniversalClient { return m.cfg.Redis }
 
-// Stored is a task's session record read queued in a caller's pipeline,
-// so it shares a round trip with the caller's own reads.
-type Stored struct {
-	task string
-	cmd  *redis.StringCmd
-	// lease answers a fresh lease queued with the read (PreloadLease),
-	// for site and class; m gives it back if unused.
-	lease func(context.Context) (*proxies.Lease, error)
-	m     *Manager
-	site  string
-	class proxies.Class
+// SharesRedis reports Config.SharesRedis: the caller reads the sessions'
+// records with its own reads (Preload) and writes them with its own
+// writes (Session.StoreIn).
+func (m *Manager) SharesRedis() bool { return m.cfg.SharesRedis }
+
+// Open gives the task a session on site: the stored one if the task ran
+// before and its proxy can be leased again (same IP, same cookies), else a
+// fresh one with a new proxy of class, a new cookie jar and profile. It is
+// OpenStored with nothing preloaded.
+func (m *Manager) Open(ctx context.Context, task, site string, class proxies.Class) (*Session, error) {
+	return m.OpenStored(ctx, Preloaded{}, task, site, class)
 }
 
-// Preload queues the read of task's stored session in p; after p runs,
-// OpenStored opens from it.
-func (m *Manager) Preload(ctx context.Context, p redis.Pipeliner, task string) *Stored {
-	return &Stored{task: task, cmd: p.Get(ctx, sessionKey(task))}
-}
-
-// OpenStored opens task's session as Open does, from a Preload (nil: it
-// reads the record itself), for a caller that stores the session with its
-// own writes: the session never writes its record on a response; the
-// caller queues it with StoreIn in the transaction that saves what the
-// response gave (a job's items and progress), so both land or neither.
-// Close and Finish still store or drop the record themselves.
-func (m *Manager) OpenStored(ctx context.Context, st *Stored, task, site string, class proxies.Class) (*Session, error) {
-	var rec *record
-	var err error
-	if st != nil && st.task == task {
-		rec, err = decodeRecord(task, st.cmd)
-	} else {
-		rec, err = m.store.load(ctx, task)
-	}
+// OpenStored opens task's session as Open says, from what Preload read in
+// the caller's pipeline (a zero Preloaded: it reads the record itself).
+// A preloaded lease is the session's when it is a fresh proxy the
+// session can take, or the stored session's own proxy; otherwise it goes
+// back. Unless the caller stores the session (Config.SharesRedis), the
+// session is stored at once.
+func (m *Manager) OpenStored(ctx context.Context, pre Preloaded, task, site string, class proxies.Class) (*Session, error) {
+	rec, err := m.recordOf(ctx, pre.Record, task)
 	if err != nil {
-		st.Discard(ctx)
+		m.Discard(ctx, pre.Lease)
 		return nil, err
 	}
-	if s, ok, err := m.openPreleased(ctx, st, rec, task, site, class); ok {
-		return s, err
+	l, resumed, err := m.lease(ctx, rec, m.preleased(ctx, pre.Lease, task, site, class), task, site, class)
+	if err != nil {
+		return nil, err
 	}
-	return m.open(ctx, rec, task, site, class, true)
+	return m.start(ctx, rec, l, task, site, class, resumed)
 }
 
-func (m *Manager) open(ctx context.Context, rec *record, task, site string, class proxies.Class, callerStores bool) (*Session, error) {
+// lease leases the session's proxy and says whether it resumes rec: rec's
+// own proxy when rec is of site (pl, a preloaded lease, when it is on that
+// proxy; else pl goes back); when that proxy cannot be had (busy,
+// quarantined, gone, its lease stale) or there is no rec of site, a fresh
+// proxy of class: pl, else the first to come free within MaxLeaseWait.
+func (m *Manager) lease(ctx context.Context, rec *record, pl *proxies.Lease, task, site string, class proxies.Class) (*proxies.Lease, bool, error) {
 	if rec != nil && rec.Site == site {
-		s, err := m.resume(ctx, rec, callerStores)
+		if pl != nil && pl.Proxy.ID == rec.ProxyID {
+			return pl, true, nil
+		}
+		m.giveBack(ctx, task, pl)
+		pl = nil
+		l, err := m.cfg.Broker.LeaseProxy(ctx, m.leaseRequest(rec.Site, "", rec.Task), rec.ProxyID)
 		if err == nil || !canStartFresh(err) {
-			return s, err
+			return l, true, err
 		}
 		m.cfg.Logger.Info("session starts fresh", zap.String("task", task), zap.String("site", site), zap.Error(err))
 	}
-	s, err := m.fresh(ctx, task, site, class, callerStores)
-	if s != nil && rec != nil {
-		s.stored = true // the old record is still there: Finish drops it
+	if pl != nil {
+		return pl, false, nil
 	}
-	return s, err
+	wctx, cancel := context.WithTimeout(ctx, m.cfg.MaxLeaseWait)
+	defer cancel()
+	l, err := m.cfg.Broker.LeaseWait(wctx, m.leaseRequest(site, class, task))
+	if err != nil {
+		return nil, false, fmt.Errorf("lease a %s proxy for %s: %w", class, site, err)
+	}
+	return l, false, nil
 }
 
 // canStartFresh says whether a failed resume may fall back to a new proxy.
@@ -166,54 +174,29 @@ func canStartFresh(err error) bool {
 		errors.Is(err, proxies.ErrUnknownProxy) || errors.Is(err, proxies.ErrStaleLease)
 }
 
-func (m *Manager) resume(ctx context.Context, rec *record, callerStores bool) (*Session, error) {
-	l, err := m.cfg.Broker.LeaseProxy(ctx, m.leaseRequest(rec.Site, "", rec.Task), rec.ProxyID)
-	if err != nil {
-		return nil, err
-	}
-	return m.resumeOn(ctx, rec, l, callerStores)
-}
-
-// resumeOn resumes rec's session on l, a lease of its proxy.
-func (m *Manager) resumeOn(ctx context.Context, rec *record, l *proxies.Lease, callerStores bool) (*Session, error) {
-	rec.Attempts++
-	rec.Holder = m.cfg.Holder
-	return m.start(ctx, rec, l, true, callerStores)
-}
-
 // leaseRequest is the broker request of this manager's holder for task
 // on site, in class ("" for LeaseProxy, which leases the proxy's own).
 func (m *Manager) leaseRequest(site string, class proxies.Class, task string) proxies.LeaseRequest {
 	return proxies.LeaseRequest{Site: site, Class: class, Holder: m.cfg.Holder, Task: task, TTL: m.cfg.LeaseTTL}
 }
 
-func (m *Manager) fresh(ctx context.Context, task, site string, class proxies.Class, callerStores bool) (*Session, error) {
-	wctx, cancel := context.WithTimeout(ctx, m.cfg.MaxLeaseWait)
-	defer cancel()
-	l, err := m.cfg.Broker.LeaseWait(wctx, m.leaseRequest(site, class, task))
-	if err != nil {
-		return nil, fmt.Errorf("lease a %s proxy for %s: %w", class, site, err)
+// start starts the session on l: old resumed, else a new one (a new
+// cookie jar and profile; an old record of the task is still there, so
+// Finish drops it). Unless the caller stores it, the session is stored at
+// once, so a retry after a crash resumes its proxy (taking over the dead
+// holder's lease); a caller stores it with the first response's results,
+// and a crash before those leaves the proxy leased until the lease's TTL.
+func (m *Manager) start(ctx context.Context, old *record, l *proxies.Lease, task, site string, class proxies.Class, resumed bool) (*Session, error) {
+	rec := old
+	if resumed {
+		rec.Attempts++
+		rec.Holder = m.cfg.Holder
+	} else {
+		rec = m.newRecord(task, site, class, l)
 	}
-	return m.freshWith(ctx, l, task, site, class, callerStores)
-}
-
-// freshWith starts a new session on lease l.
-func (m *Manager) freshWith(ctx context.Context, l *proxies.Lease, task, site string, class proxies.Class, callerStores bool) (*Session, error) {
-	rec := &record{Task: task, Site: site, Class: class, ProxyID: l.Proxy.ID,
-		Profile: task + "|" + l.Proxy.ID, Created: time.Now(), Holder: m.cfg.Holder, Attempts: 1}
-	browser := fetcher.ProfileFor(rec.Profile)
-	rec.Browser = &browser
-	return m.start(ctx, rec, l, false, callerStores)
-}
-
-// start stores the session at once, so a retry after a crash resumes its
-// proxy (taking over the dead holder's lease), unless the caller stores
-// it: then it is stored with the first response's results, and a crash
-// before those leaves the proxy leased until the lease's TTL.
-func (m *Manager) start(ctx context.Context, rec *record, l *proxies.Lease, resumed, callerStores bool) (*Session, error) {
 	s := newSession(m, rec, l, resumed)
-	s.callerStores, s.stored = callerStores, resumed
-	if !callerStores {
+	s.callerStores, s.stored = m.cfg.SharesRedis, old != nil
+	if !s.callerStores {
 		if err := m.save(ctx, rec); err != nil {
 			return nil, errors.Join(err, m.release(ctx, rec.Task, l, proxies.Neutral()))
 		}
@@ -221,6 +204,16 @@ func (m *Manager) start(ctx context.Context, rec *record, l *proxies.Lease, resu
 	}
 	s.keepAlive()
 	return s, nil
+}
+
+// newRecord is a new session's record: task's on site, leased on l, with
+// the browser profile the task and proxy seed.
+func (m *Manager) newRecord(task, site string, class proxies.Class, l *proxies.Lease) *record {
+	rec := &record{Task: task, Site: site, Class: class, ProxyID: l.Proxy.ID,
+		Profile: task + "|" + l.Proxy.ID, Created: time.Now(), Holder: m.cfg.Holder, Attempts: 1}
+	browser := fetcher.ProfileFor(rec.Profile)
+	rec.Browser = &browser
+	return rec
 }
 
 // profileFor returns the session's profile: the stored one, or for a

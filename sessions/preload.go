@@ -10,99 +10,110 @@ import (
 	"crawlq/proxies"
 )
 
-// PreloadLease is Preload that also queues in p, when the broker can
-// (proxies.PipelineLeaser on the records' Redis client), the lease of a
-// fresh proxy of class for site: a task with no stored session, the
-// common case (a job's first attempt), then opens with the round trip of
-// its first reads. OpenStored uses that lease when it opens a fresh
-// session of site and class, and gives it back otherwise; Discard gives
-// it back when no session is opened.
-func (m *Manager) PreloadLease(ctx context.Context, p redis.Pipeliner, task, site string, class proxies.Class) *Stored {
-	st := m.Preload(ctx, p, task)
+// Preloaded is what Preload queued in a caller's pipeline for a task's
+// open: two separate reads, its stored record and, maybe, a fresh
+// proxy's lease. After the pipeline has run, OpenStored opens from it.
+type Preloaded struct {
+	// Record is the read of the task's stored session record.
+	Record *PreloadedRecord
+	// Lease is a fresh proxy's lease for the task, nil when the broker
+	// could not queue one; Manager.Discard gives it back when no session
+	// took it.
+	Lease *PreloadedLease
+}
+
+// PreloadedRecord is a task's session record read queued in a caller's
+// pipeline, so it shares a round trip with the caller's own reads.
+type PreloadedRecord struct {
+	task string
+	cmd  *redis.StringCmd
+}
+
+// PreloadedLease is a fresh proxy's lease queued in a caller's pipeline,
+// for one task on one site and class. Its answer is read once: by the
+// open that takes it, or by Manager.Discard.
+type PreloadedLease struct {
+	req    proxies.LeaseRequest
+	answer func(context.Context) (*proxies.Lease, error)
+}
+
+// Preload queues in p, a pipeline of the caller's on the manager's Redis,
+// the read of task's stored session and, when the broker keeps its leases
+// there too (Config.BrokerSharesRedis, a proxies.PipelineLeaser), the
+// lease of a fresh proxy of class for site: a task with no stored
+// session, the common case (a job's first attempt), then opens with the
+// round trip of its first reads.
+func (m *Manager) Preload(ctx context.Context, p redis.Pipeliner, task, site string, class proxies.Class) Preloaded {
+	pre := Preloaded{Record: &PreloadedRecord{task: task, cmd: p.Get(ctx, sessionKey(task))}}
 	pl, ok := m.cfg.Broker.(proxies.PipelineLeaser)
-	if !ok || pl.Redis() != m.Redis() {
-		return st
+	if !ok || !m.cfg.BrokerSharesRedis {
+		return pre
 	}
-	st.m, st.site, st.class = m, site, class
-	if answer, queued := pl.LeaseIn(ctx, p, m.leaseRequest(site, class, task)); queued {
-		st.lease = answer
+	req := m.leaseRequest(site, class, task)
+	if answer, queued := pl.LeaseIn(ctx, p, req); queued {
+		pre.Lease = &PreloadedLease{req: req, answer: answer}
 	}
-	return st
+	return pre
 }
 
 // Discard gives back a preloaded lease that no session took. Safe on nil
-// and on a Stored without one.
-func (st *Stored) Discard(ctx context.Context) {
-	if st == nil || st.lease == nil {
+// and on a lease already taken.
+func (m *Manager) Discard(ctx context.Context, pl *PreloadedLease) {
+	if pl == nil || pl.answer == nil {
 		return
 	}
-	if l, err := st.take(ctx); err == nil {
-		st.giveBack(ctx, l)
+	if l, err := pl.take(ctx); err == nil {
+		m.giveBack(ctx, pl.req.Task, l)
 	}
 }
 
-// take answers st's preloaded lease, which is st's no longer.
-func (st *Stored) take(ctx context.Context) (*proxies.Lease, error) {
-	answer := st.lease
-	st.lease = nil
+// take answers pl's lease, which is pl's no longer.
+func (pl *PreloadedLease) take(ctx context.Context) (*proxies.Lease, error) {
+	answer := pl.answer
+	pl.answer = nil
 	return answer(ctx)
 }
 
-// giveBack releases a preloaded lease no session took (nothing was sent
-// through it); a release that fails is logged and counted, and the lease
-// frees itself at its TTL (I4).
-func (st *Stored) giveBack(ctx context.Context, l *proxies.Lease) {
-	st.m.noteRelease(st.task, l, st.m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral()))
+// recordOf is task's stored record: pr's read when it is task's, else
+// read now. Nil when there is none.
+func (m *Manager) recordOf(ctx context.Context, pr *PreloadedRecord, task string) (*record, error) {
+	if pr != nil && pr.task == task {
+		return decodeRecord(task, pr.cmd)
+	}
+	return m.store.load(ctx, task)
 }
 
-// openPreleased opens a fresh session with st's preloaded lease when the
-// task has no stored session of site to resume, and resumes the stored
-// session on it when the preload took the stored session's own proxy (ok
-// true); otherwise it gives the lease back and the caller opens as usual
-// (ok false), as it does when the preloaded lease found no proxy ready
-// (the usual path then waits for one).
-func (m *Manager) openPreleased(ctx context.Context, st *Stored, rec *record, task, site string, class proxies.Class) (s *Session, ok bool, err error) {
-	if st == nil || st.lease == nil {
-		return nil, false, nil
+// preleased answers pl when it was queued for task on site and class, and
+// gives it back otherwise. Nil when there is none or it leased nothing
+// (the open then leases as usual: no proxy ready is no news).
+func (m *Manager) preleased(ctx context.Context, pl *PreloadedLease, task, site string, class proxies.Class) *proxies.Lease {
+	if pl == nil || pl.answer == nil {
+		return nil
 	}
-	if st.task != task || st.site != site || st.class != class {
-		st.Discard(ctx)
-		return nil, false, nil
+	if pl.req.Task != task || pl.req.Site != site || pl.req.Class != class {
+		m.Discard(ctx, pl)
+		return nil
 	}
-	if rec != nil && rec.Site == site {
-		return m.resumePreleased(ctx, st, rec)
+	l, err := pl.take(ctx)
+	if err == nil {
+		return l
 	}
-	l, err := st.take(ctx)
 	var nr *proxies.NotReadyError
-	if err != nil {
-		if !errors.As(err, &nr) {
-			m.cfg.Logger.Debug("preloaded lease failed, leasing again", zap.String("task", task), zap.Error(err))
-		}
-		return nil, false, nil
+	if !errors.As(err, &nr) {
+		m.cfg.Logger.Debug("preloaded lease failed, leasing again", zap.String("task", task), zap.Error(err))
 	}
-	s, err = m.freshWith(ctx, l, task, site, class, true)
-	if s != nil && rec != nil {
-		s.stored = true // a record of another site is still there: Finish drops it
-	}
-	return s, true, err
+	return nil
 }
 
-// resumePreleased resumes rec on st's preloaded lease when that lease is
-// on rec's own proxy (a pool with one ready proxy, or the stored proxy
-// had waited longest). Given back, the lease would set the proxy's
-// ready-at a min_interval ahead (nothing was sent, but a release cannot
-// tell), and the resume's LeaseProxy would find it cooling down: in a
-// pool of one ready proxy, on every attempt of the task. A lease on
-// another proxy goes back (ok false) and the caller resumes as usual.
-func (m *Manager) resumePreleased(ctx context.Context, st *Stored, rec *record) (*Session, bool, error) {
-	l, err := st.take(ctx)
-	if err != nil {
-		return nil, false, nil
+// giveBack releases l, a preloaded lease no session took (nothing was
+// sent through it; nil: none); a release that fails is logged and
+// counted, and the lease frees itself at its TTL (I4). A lease on the
+// stored session's own proxy is not given back but resumed on: given
+// back, it would set the proxy's ready-at a min_interval ahead (a release
+// cannot tell nothing was sent), and the resume would find it cooling
+// down, in a pool of one ready proxy on every attempt of the task.
+func (m *Manager) giveBack(ctx context.Context, task string, l *proxies.Lease) {
+	if l != nil {
+		m.noteRelease(task, l, m.cfg.Broker.Release(context.WithoutCancel(ctx), l, proxies.Neutral()))
 	}
-	if l.Proxy.ID != rec.ProxyID {
-		st.giveBack(ctx, l)
-		return nil, false, nil
-	}
-	s, err := m.resumeOn(ctx, rec, l, true)
-	return s, true, err
 }

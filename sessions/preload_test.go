@@ -12,7 +12,7 @@ import (
 	"crawlq/sessions"
 )
 
-// TestPreloadedLease: PreloadLease queues a fresh proxy's lease with the
+// TestPreloadedLease: Preload queues a fresh proxy's lease with the
 // record's read; a task without a stored session opens on that lease (no
 // second lease), a task with one resumes its proxy and the preloaded lease
 // goes back, and Discard gives back a lease no session took. No lease is
@@ -56,7 +56,7 @@ func TestPreloadedLease(t *testing.T) {
 				t.Fatalf("%d leases after the preload, want the preloaded one", n)
 			}
 			if tc.discard {
-				st.Discard(ctx)
+				m.Discard(ctx, st.Lease)
 				if n := leased(t, ctx, w.broker); n != 0 {
 					t.Fatalf("%d leases after Discard, want 0", n)
 				}
@@ -79,13 +79,13 @@ func TestPreloadedLease(t *testing.T) {
 	}
 }
 
-// preloadLease runs PreloadLease in a pipeline of its own, as the job's
-// progress read does.
-func preloadLease(t *testing.T, ctx context.Context, rdb *redis.Client, m *sessions.Manager, task string) *sessions.Stored {
+// preloadLease runs Preload, with a lease, in a pipeline of its own, as
+// the job's progress read does.
+func preloadLease(t *testing.T, ctx context.Context, rdb *redis.Client, m *sessions.Manager, task string) sessions.Preloaded {
 	t.Helper()
-	var st *sessions.Stored
+	var st sessions.Preloaded
 	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		st = m.PreloadLease(ctx, p, task, wb, proxies.Datacenter)
+		st = m.Preload(ctx, p, task, wb, proxies.Datacenter)
 		return nil
 	}); err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatalf("preload: %v", err)
@@ -95,7 +95,7 @@ func preloadLease(t *testing.T, ctx context.Context, rdb *redis.Client, m *sessi
 
 // openRetrying opens from st, preloading again while the stored proxy
 // cools down after its last use.
-func openRetrying(t *testing.T, ctx context.Context, m *sessions.Manager, st *sessions.Stored, task string) *sessions.Session {
+func openRetrying(t *testing.T, ctx context.Context, m *sessions.Manager, st sessions.Preloaded, task string) *sessions.Session {
 	t.Helper()
 	for {
 		s, err := m.OpenStored(ctx, st, task, wb, proxies.Datacenter)

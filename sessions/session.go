@@ -46,7 +46,8 @@ type Session struct {
 	profile fetcher.Profile
 	resumed bool
 	// callerStores: the record is written by the caller (StoreIn), not on
-	// each response. stored: a record of this session is in Redis.
+	// each response (Config.SharesRedis; a confirmation's second session
+	// is never written). stored: a record of this session is in Redis.
 	callerStores bool
 
 	mu       sync.Mutex
@@ -191,8 +192,9 @@ func (s *Session) Record(ctx context.Context, v detect.Verdict, latency time.Dur
 
 // StoreIn queues in p, the caller's transaction, the write of the session
 // record (cookies, usage, score) or, when done, its deletion: a session
-// opened by OpenStored is stored this way with what its response gave. The
-// caller runs p; Finish after a done StoreIn only releases the proxy.
+// of a manager that shares the caller's Redis (Config.SharesRedis) is
+// stored this way with what its response gave. The caller runs p; Finish
+// after a done StoreIn only releases the proxy.
 func (s *Session) StoreIn(ctx context.Context, p redis.Pipeliner, done bool) error {
 	if done {
 		s.dropIn(ctx, p)
@@ -258,14 +260,15 @@ func (s *Session) Finish(ctx context.Context, o proxies.Outcome) error {
 // FinishIn is Finish queued in p, the caller's transaction on the
 // sessions' Redis: the stored record's deletion and the proxy's release
 // commit with the caller's own writes, in its round trip. It needs a
-// broker that can release in a pipeline (proxies.PipelineReleaser) on
-// that same client; otherwise ok is false, nothing is queued, and the
-// caller calls Finish after p. Once p has run, answer gives the release's
-// answer (nil, proxies.ErrStaleLease, or the error of a release retried
-// alone; a failure is logged and counted, as Finish's).
+// broker that can release in a pipeline (proxies.PipelineReleaser) and
+// keeps its leases on that Redis (Config.BrokerSharesRedis); otherwise
+// ok is false, nothing is queued, and the caller calls Finish after p.
+// Once p has run, answer gives the release's answer (nil,
+// proxies.ErrStaleLease, or the error of a release retried alone; a
+// failure is logged and counted, as Finish's).
 func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Outcome) (answer func(context.Context) error, ok bool) {
 	pr, can := s.m.cfg.Broker.(proxies.PipelineReleaser)
-	if !can || pr.Redis() != s.m.Redis() || s.isClosed() {
+	if !can || !s.m.cfg.BrokerSharesRedis || s.isClosed() {
 		return nil, false
 	}
 	l := s.Lease()

@@ -63,8 +63,18 @@ func brokerFor(t *testing.T, ctx context.Context, rdb *redis.Client, tb *testbed
 	return b
 }
 
+// manager builds a manager whose sessions store themselves, its broker
+// on its records' Redis.
 func (w *world) manager(holder string, ttl time.Duration) *sessions.Manager {
-	return sessions.NewManager(sessions.Config{Shape: wbShape, Broker: w.broker, Redis: w.rdb, Holder: holder, LeaseTTL: ttl})
+	return sessions.NewManager(sessions.Config{Shape: wbShape, Broker: w.broker, Redis: w.rdb, BrokerSharesRedis: true,
+		Holder: holder, LeaseTTL: ttl})
+}
+
+// callerStoring builds a manager whose sessions a caller stores in its
+// own transactions (Config.SharesRedis); Preload queues no lease.
+func (w *world) callerStoring(holder string, ttl time.Duration) *sessions.Manager {
+	return sessions.NewManager(sessions.Config{Shape: wbShape, Broker: w.broker, Redis: w.rdb, SharesRedis: true,
+		Holder: holder, LeaseTTL: ttl})
 }
 
 func searchURL(base string, page int) string {

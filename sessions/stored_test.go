@@ -14,14 +14,14 @@ import (
 	"crawlq/sessions"
 )
 
-// TestCallerStoredSession: a session opened by OpenStored writes no record
-// on a response; the record lands only with the caller's transaction
+// TestCallerStoredSession: a session of a manager that shares the
+// caller's Redis writes no record on a response; the record lands only with the caller's transaction
 // (StoreIn), a retry resumes it with the same IP and cookie, and the
 // transaction of the last page deletes it.
 func TestCallerStoredSession(t *testing.T) {
 	w := newWorld(t, 3)
 	ctx := context.Background()
-	m := w.manager("server-1", 10*time.Second)
+	m := w.callerStoring("server-1", 10*time.Second)
 	const task = "job-stored"
 	key := sessions.RecordKey(task)
 
@@ -75,18 +75,19 @@ func TestCallerStoredSession(t *testing.T) {
 }
 
 // preload reads task's record as a caller does, in its own pipeline.
-func preload(t *testing.T, ctx context.Context, rdb *redis.Client, m *sessions.Manager, task string) *sessions.Stored {
+func preload(t *testing.T, ctx context.Context, rdb *redis.Client, m *sessions.Manager, task string) sessions.Preloaded {
 	t.Helper()
-	var st *sessions.Stored
-	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error { st = m.Preload(ctx, p, task); return nil }); err != nil && !errors.Is(err, redis.Nil) {
+	var st sessions.Preloaded
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error { st = m.Preload(ctx, p, task, wb, proxies.Datacenter); return nil }); err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatalf("preload: %v", err)
 	}
 	return st
 }
 
-// TestFinishInCallersTransaction: on the broker's own Redis client, the
-// session's end (record deletion, proxy release) commits with the caller's
-// transaction; a broker on another client is left to Finish.
+// TestFinishInCallersTransaction: with the broker on the records' Redis
+// (Config.BrokerSharesRedis), the session's end (record deletion, proxy
+// release) commits with the caller's transaction; a broker on another
+// client is left to Finish.
 func TestFinishInCallersTransaction(t *testing.T) {
 	w := newWorld(t, 2)
 	ctx := context.Background()

@@ -23,7 +23,10 @@ import (
 // HandlerConfig wires a Handler. Every field but Logger, Observe and Now
 // is required.
 type HandlerConfig struct {
-	Sites    *site.Registry
+	Sites *site.Registry
+	// Sessions opens the jobs' sessions. One that shares its Redis
+	// (sessions.Config.SharesRedis) shares Sink's: a job's session record
+	// is read and written in the sink's pipelines and transactions.
 	Sessions *sessions.Manager
 	Fetcher  *fetcher.Fetcher
 	// Rules are the detection rules; generic page jobs add their own.
@@ -59,8 +62,9 @@ type HandlerConfig struct {
 type Handler struct {
 	cfg    HandlerConfig
 	detect *detect.Detector
-	// shared: the sink and the sessions write to one Redis, so a job's
-	// session record rides in its reads and result transactions.
+	// shared: the sessions share the sink's Redis
+	// (sessions.Config.SharesRedis), so a job's session record rides in
+	// its reads and result transactions.
 	shared bool
 	// active counts the attempts running, until their leases are released
 	// (Drain waits for them).
@@ -77,7 +81,7 @@ func NewHandler(cfg HandlerConfig) *Handler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	shared := cfg.Sessions != nil && cfg.Sink != nil && cfg.Sessions.Redis() == cfg.Sink.Redis()
+	shared := cfg.Sessions != nil && cfg.Sessions.SharesRedis()
 	return &Handler{cfg: cfg, detect: detect.New(cfg.Rules), shared: shared}
 }
 
@@ -189,9 +193,9 @@ type run struct {
 	class proxies.Class
 	det   *detect.Detector
 	sess  *sessions.Session
-	// stored is the session record read with the progress, for the first
-	// open (shared Redis only).
-	stored *sessions.Stored
+	// preloaded is the session record (and a fresh proxy's lease) read
+	// with the progress, for the first open (shared Redis only).
+	preloaded sessions.Preloaded
 	// followed are the follow-ups of the page being done, recorded with it.
 	followed []Queued
 	// next is the URL the last page named for the next one (site.Page.NextURL).
@@ -231,7 +235,7 @@ func (r *run) crawl(ctx context.Context) error {
 
 // progress reads how far earlier attempts got and, on a shared Redis, the
 // stored session in the same round trip, with a fresh proxy's lease for
-// the session if it has none (sessions.PreloadLease).
+// the session if it has none (sessions.Manager.Preload).
 func (r *run) progress(ctx context.Context) (results.Progress, error) {
 	sink := r.h.cfg.Sink
 	if !r.h.shared {
@@ -240,7 +244,7 @@ func (r *run) progress(ctx context.Context) (results.Progress, error) {
 	var prog func() (results.Progress, error)
 	_, err := sink.Redis().Pipelined(ctx, func(p redis.Pipeliner) error {
 		prog = sink.ProgressIn(ctx, p, results.RunID(r.task, r.job.Run))
-		r.stored = r.h.cfg.Sessions.PreloadLease(ctx, p, r.task, r.job.Site, r.class)
+		r.preloaded = r.h.cfg.Sessions.Preload(ctx, p, r.task, r.job.Site, r.class)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) { // Nil: no stored session
@@ -273,14 +277,8 @@ func (r *run) session(ctx context.Context) error {
 	if r.sess != nil {
 		return nil
 	}
-	var s *sessions.Session
-	var err error
-	if r.h.shared {
-		s, err = r.h.cfg.Sessions.OpenStored(ctx, r.stored, r.task, r.job.Site, r.class)
-		r.stored = nil
-	} else {
-		s, err = r.h.cfg.Sessions.Open(ctx, r.task, r.job.Site, r.class)
-	}
+	s, err := r.h.cfg.Sessions.OpenStored(ctx, r.preloaded, r.task, r.job.Site, r.class)
+	r.preloaded = sessions.Preloaded{}
 	var nr *proxies.NotReadyError
 	switch {
 	case errors.As(err, &nr):

@@ -133,8 +133,8 @@ func (r *run) storeSession(ctx context.Context, last bool) []func(redis.Pipeline
 // discardStored gives back a lease preloaded with the progress that no
 // session took (the job had no page left, or failed before opening one).
 func (r *run) discardStored(ctx context.Context) {
-	r.stored.Discard(ctx)
-	r.stored = nil
+	r.h.cfg.Sessions.Discard(ctx, r.preloaded.Lease)
+	r.preloaded = sessions.Preloaded{}
 }
 
 func (r *run) parse(step sessions.Step) (site.Page, error) {

@@ -82,7 +82,7 @@ func TestOnePageJobRoundTrips(t *testing.T) {
 			rt := &roundTrips{byTask: map[string][]string{}}
 			rdb := testredis.NewClient(t, testredis.DBTasks)
 			rdb.AddHook(rt)
-			serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: rdb, Broker: tc.broker(rdb, reg), ServerID: "rt-worker",
+			serve(t, tasks.WorkerConfig{Redis: asynqOpt(t), RDB: rdb, Broker: tc.broker(rdb, reg), BrokerOnRDB: true, ServerID: "rt-worker",
 				Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second})
 			last := twoJobs(t, tb, reg, rt)
 			want := []string{"pipeline", "pipeline", "evalsha"}

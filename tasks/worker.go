@@ -29,6 +29,10 @@ type WorkerConfig struct {
 	// Broker leases proxies. Default: a RedisBroker on RDB with the sites'
 	// min intervals (BrokerConfig).
 	Broker proxies.Broker
+	// BrokerOnRDB says Broker keeps its leases on RDB, so a job's first
+	// lease rides in its first reads (sessions.Config.BrokerSharesRedis).
+	// Set it only when it does. Default: true when Broker is the default.
+	BrokerOnRDB bool
 	// ServerID names this worker in leases, logs and metrics. Default
 	// hostname-pid.
 	ServerID string
@@ -116,7 +120,7 @@ func (c *WorkerConfig) withDefaults() {
 		c.Queues = DefaultQueues(c.Sites)
 	}
 	if c.Broker == nil {
-		c.Broker = proxies.NewRedisBroker(c.RDB, BrokerConfig(c.Sites, c.Logger))
+		c.Broker, c.BrokerOnRDB = proxies.NewRedisBroker(c.RDB, BrokerConfig(c.Sites, c.Logger)), true
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 10 * time.Second
@@ -184,6 +188,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 		Sink: results.NewSink(cfg.RDB, 0).WithReplicas(cfg.Replicas, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
 		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm, Browser: cfg.Browser, OnChallenge: cfg.OnChallenge,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
+			SharesRedis: true, BrokerSharesRedis: cfg.BrokerOnRDB, // the sink is on RDB too
 			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Shape: requestShape(cfg.Sites)}),
 	})
 	return &Worker{cfg: cfg, client: client, handler: h, gate: gate}

@@ -186,7 +186,7 @@ func runWorker(t *testing.T, ctx context.Context, b *proxies.RedisBroker) func()
 		}
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: testredis.Addr(t), DB: testredis.DBWeb})
-	w := tasks.NewWorker(tasks.WorkerConfig{Redis: aopt, RDB: rdb, Broker: b, ServerID: "scale-worker",
+	w := tasks.NewWorker(tasks.WorkerConfig{Redis: aopt, RDB: rdb, Broker: b, BrokerOnRDB: true, ServerID: "scale-worker",
 		Concurrency: 4, Queues: map[string]int{"wildberries": 1}, Sites: reg, ShutdownTimeout: time.Second})
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -18,7 +18,7 @@ func TestDashboardNamesServersByServerID(t *testing.T) {
 	c := newCluster(t)
 	base := startServer(t, Config{Redis: c.opt, Broker: c.broker})
 	w := tasks.NewWorker(tasks.WorkerConfig{Redis: c.opt, RDB: c.rdb, ServerID: "dash-worker-1", Concurrency: 1,
-		Queues: map[string]int{"idle": 1}, Broker: proxies.NewRedisBroker(c.rdb, proxies.Config{})})
+		Queues: map[string]int{"idle": 1}, Broker: proxies.NewRedisBroker(c.rdb, proxies.Config{}), BrokerOnRDB: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

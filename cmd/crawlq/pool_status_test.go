@@ -146,7 +146,7 @@ func TestStatusJSONNamesServers(t *testing.T) {
 	rdb := testredis.Client(t, testredis.DBCmd)
 	opt := asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: testredis.DBCmd}
 	w := tasks.NewWorker(tasks.WorkerConfig{Redis: opt, RDB: rdb, ServerID: "crawler-7", Concurrency: 1,
-		Broker: proxies.NewRedisBroker(rdb, proxies.Config{})})
+		Broker: proxies.NewRedisBroker(rdb, proxies.Config{}), BrokerOnRDB: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

@@ -122,7 +122,10 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		ServerID: wcfg.ServerID, Logger: log, OnFallback: metrics.NewFallbackGauge(reg), Heartbeat: fallbackHeartbeat(wcfg.PollInterval)})
 	solver, closeBrowser := startBrowser(log, reg, f, loaded.CAFiles)
 	defer closeBrowser()
-	wcfg.Redis, wcfg.RDB, wcfg.Broker = qconn.Asynq, qconn.Client, broker // sessions and results live with the queue
+	// sessions and results live with the queue, and so does the broker
+	// unless it has a Redis of its own
+	wcfg.Redis, wcfg.RDB, wcfg.Broker = qconn.Asynq, qconn.Client, broker
+	wcfg.BrokerOnRDB = f.brokerRedis == ""
 	wcfg.Sites, wcfg.Rules, wcfg.Fetcher, wcfg.Logger = loaded.Sites, &loaded.Rules, fetcher.Config{TLS: loaded.TLS}, log
 	wcfg.Observe, wcfg.Browser, wcfg.OnChallenge = wm.ObserveRequest, solver.tasks, solver.observe
 	wcfg.Replicas = sinkReplicas(f.failover, qconn.Target, f.leaseTTL)

@@ -211,7 +211,7 @@ func TestNoSecretAnywhere(t *testing.T) {
 func (c *cluster) runWorker(t *testing.T) func() {
 	t.Helper()
 	w := tasks.NewWorker(tasks.WorkerConfig{Redis: c.opt, RDB: c.rdb, ServerID: "secrets-1", Concurrency: 6,
-		Sites: c.reg, Broker: c.broker, LeaseTTL: 10 * time.Second, ShutdownTimeout: 2 * time.Second, Logger: c.log})
+		Sites: c.reg, Broker: c.broker, BrokerOnRDB: true, LeaseTTL: 10 * time.Second, ShutdownTimeout: 2 * time.Second, Logger: c.log})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

@@ -70,7 +70,7 @@ func serveChild(cfg, queues string, conc int, id string, shutdown time.Duration)
 	defer conn.Close()
 	queue, _, _ := cutQueue(queues)
 	return tasks.NewWorker(tasks.WorkerConfig{
-		Redis: conn.Asynq, RDB: conn.Client, Broker: proxies.NewRedisBroker(conn.Client, loaded.BrokerConfig()),
+		Redis: conn.Asynq, RDB: conn.Client, Broker: proxies.NewRedisBroker(conn.Client, loaded.BrokerConfig()), BrokerOnRDB: true,
 		ServerID: id, Concurrency: conc, Queues: map[string]int{queue: 1}, Sites: loaded.Sites,
 		Rules: &loaded.Rules, ShutdownTimeout: shutdown, Fetcher: fetcher.Config{TLS: loaded.TLS},
 	}).Run(ctx)
