@@ -69,6 +69,8 @@ type ExitRefusedError struct {
 	// holds it.
 	Quarantined bool
 	Until       time.Time
+	// Wait is how long from the broker's now until then.
+	Wait time.Duration
 }
 
 func (e *ExitRefusedError) Error() string {
@@ -83,7 +85,34 @@ func (e *ExitRefusedError) Unwrap() error {
 	return ErrExitBusy
 }
 
-var _ ExitGate = (*RedisBroker)(nil)
+var (
+	_ ExitGate = (*RedisBroker)(nil)
+	_ ExitGate = (*FallbackBroker)(nil)
+)
+
+// HoldExit, ExtendExit, ReleaseExit, BanExit and ExitStats of the
+// fallback broker are its Redis broker's: an exit hold is cluster-wide or
+// it is nothing, so while Redis is away a session that must hold its
+// exit IP does not open (its job is retried).
+func (f *FallbackBroker) HoldExit(ctx context.Context, r ExitRequest) (*ExitHold, error) {
+	return f.primary.HoldExit(ctx, r)
+}
+
+func (f *FallbackBroker) ExtendExit(ctx context.Context, h *ExitHold, ttl time.Duration) (*ExitHold, error) {
+	return f.primary.ExtendExit(ctx, h, ttl)
+}
+
+func (f *FallbackBroker) ReleaseExit(ctx context.Context, h *ExitHold) error {
+	return f.primary.ReleaseExit(ctx, h)
+}
+
+func (f *FallbackBroker) BanExit(ctx context.Context, site, ip string, h *ExitHold) (time.Time, error) {
+	return f.primary.BanExit(ctx, site, ip, h)
+}
+
+func (f *FallbackBroker) ExitStats(ctx context.Context, site string) (ExitStats, error) {
+	return f.primary.ExitStats(ctx, site)
+}
 
 // HoldExit holds r.IP for r.Site (lua/exit_hold.lua).
 func (b *RedisBroker) HoldExit(ctx context.Context, r ExitRequest) (*ExitHold, error) {
@@ -107,7 +136,9 @@ func (b *RedisBroker) holdExit(ctx context.Context, r ExitRequest, renew int64) 
 		return &ExitHold{Site: r.Site, IP: r.IP, Holder: r.Holder, Token: num(res[1]),
 			Expires: ms(num(res[3])), NotBefore: ms(num(res[4]))}, nil
 	case 0:
-		return nil, &ExitRefusedError{Site: r.Site, IP: r.IP, Quarantined: res[1] == "quarantined", Until: ms(num(res[2]))}
+		until := num(res[2])
+		return nil, &ExitRefusedError{Site: r.Site, IP: r.IP, Quarantined: res[1] == "quarantined",
+			Until: ms(until), Wait: time.Duration(until-num(res[3])) * time.Millisecond}
 	}
 	return nil, fmt.Errorf("renew exit %s on %s (hold %d): %w", r.IP, r.Site, renew, ErrStaleLease)
 }

@@ -51,7 +51,7 @@ func TestExitHoldIsExclusivePerSiteAndPaced(t *testing.T) {
 	if _, err := b.HoldExit(ctx, ExitRequest{Site: "oz", IP: "10.0.0.1", Holder: "b", TTL: time.Minute}); err != nil {
 		t.Fatalf("the same IP for another site: %v", err)
 	}
-	before := redisNow(t, b)
+	before := redisNow(t, b).Truncate(time.Millisecond) // the scripts' clock is whole milliseconds
 	if err := b.ReleaseExit(ctx, h); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestExitBanQuarantinesTheIPForEverySession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := redisNow(t, b)
+	now := redisNow(t, b).Truncate(time.Millisecond) // the scripts' clock is whole milliseconds
 	until, err := b.BanExit(ctx, "wb", "10.0.0.3", h)
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,9 @@ func (s *Session) Gate(ctx context.Context) error {
 	defer s.mu.Unlock()
 	s.inflight++
 	s.lastDone = time.Now()
+	if s.rec.Exit != nil {
+		s.rec.Exit.Last = s.lastDone
+	}
 	return nil
 }
 

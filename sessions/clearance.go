@@ -30,16 +30,16 @@ type clearance struct {
 func (s *Session) SaveClearance(ctx context.Context, ttl time.Duration) error {
 	s.mu.Lock()
 	c := clearance{Browser: s.profile, Cookies: s.jar.snapshot()}
-	site, proxy := s.rec.Site, s.lease.Proxy.ID
+	site, proxy, exit := s.rec.Site, s.lease.Proxy.ID, s.hold != nil
 	s.mu.Unlock()
 	raw, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	if err := s.m.cfg.Redis.Set(ctx, clearanceKey(site, proxy), raw, ttl).Err(); err != nil {
+	if err := s.m.cfg.Redis.Set(ctx, clearanceKey(site, s.clearanceOwner()), raw, ttl).Err(); err != nil {
 		return fmt.Errorf("save clearance: %w", err)
 	}
-	if cm, ok := s.m.cfg.Broker.(proxies.ClearanceMarker); ok {
+	if cm, ok := s.m.cfg.Broker.(proxies.ClearanceMarker); ok && !exit { // a gateway slot's exit moves
 		return cm.MarkCleared(ctx, site, proxy, ttl)
 	}
 	return nil
@@ -49,7 +49,7 @@ func (s *Session) SaveClearance(ctx context.Context, ttl time.Duration) error {
 // site, if any: the profile of the browser that got it (the clearance is
 // bound to it) and its cookies. It reports whether there was one.
 func (s *Session) LoadClearance(ctx context.Context) (bool, error) {
-	raw, err := s.m.cfg.Redis.Get(ctx, clearanceKey(s.rec.Site, s.ProxyID())).Bytes()
+	raw, err := s.m.cfg.Redis.Get(ctx, clearanceKey(s.rec.Site, s.clearanceOwner())).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
 	}
@@ -72,7 +72,7 @@ func (s *Session) LoadClearance(ctx context.Context) (bool, error) {
 // DropClearance forgets the clearance of the session's proxy and site (a
 // reused one was refused), and its mark in the broker.
 func (s *Session) DropClearance(ctx context.Context) error {
-	if err := s.m.cfg.Redis.Del(ctx, clearanceKey(s.rec.Site, s.ProxyID())).Err(); err != nil {
+	if err := s.m.cfg.Redis.Del(ctx, clearanceKey(s.rec.Site, s.clearanceOwner())).Err(); err != nil {
 		return err
 	}
 	if cm, ok := s.m.cfg.Broker.(proxies.ClearanceMarker); ok {

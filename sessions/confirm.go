@@ -183,6 +183,9 @@ func (m *Manager) second(ctx context.Context, rec *record, wait time.Duration) (
 	}
 	s := newSession(m, m.newRecord(task, rec.Site, rec.Class, l), l, false)
 	s.callerStores = true // never written: it lives for one request
+	if err := s.claimExit(ctx); err != nil {
+		return nil, time.Since(start), errors.Join(err, m.release(ctx, task, l, exitFailure(err)))
+	}
 	s.keepAlive()
 	return s, waited, nil
 }

@@ -40,6 +40,7 @@ func (s *Session) fetch(ctx context.Context, f *fetcher.Fetcher, d *detect.Detec
 	}
 	req := s.request(url)
 	resp, err := f.Do(ctx, req)
+	s.touchExit()
 	if err == nil {
 		s.visited(req, resp)
 	}

@@ -58,6 +58,19 @@ type Config struct {
 	// (proxies.PipelineLeaser, proxies.PipelineReleaser). Set it only when
 	// it does. Default false.
 	BrokerSharesRedis bool
+	// Exits holds the exit IPs of proxies that learn theirs (gateways,
+	// proxies told to probe), so I1, I2 and I5 hold on the IP the site
+	// sees. Nil: such a proxy's session fails to open (ErrNoExitGate).
+	Exits proxies.ExitGate
+	// ExitProbe learns exit IPs; its URL is the IP-echo URL of proxies
+	// that name none.
+	ExitProbe fetcher.ExitProbe
+	// ExitBusy is what a new gateway session does when its exit IP is
+	// held by another session. Default ExitReroll.
+	ExitBusy ExitPolicy
+	// MaxRerolls bounds the new session ids taken for a held exit IP
+	// before the session waits for one. Default 8.
+	MaxRerolls int
 	// Logger logs lease trouble, and each failed lease release or session
 	// store with its task. Default zap.NewNop().
 	Logger *zap.Logger
@@ -78,6 +91,12 @@ func (c *Config) withDefaults() {
 	if c.MaxUsage == 0 {
 		c.MaxUsage = 50
 	}
+	if c.ExitBusy == "" {
+		c.ExitBusy = ExitReroll
+	}
+	if c.MaxRerolls == 0 {
+		c.MaxRerolls = 8
+	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -95,6 +114,8 @@ type Manager struct {
 	store store
 
 	releaseErrs, storeErrs atomic.Int64 // ReleaseErrors, StoreErrors
+	// ExitCounts
+	exitProbes, rerolls, exitWaits, exitChanges atomic.Int64
 }
 
 // NewManager builds a Manager.
@@ -196,6 +217,9 @@ func (m *Manager) start(ctx context.Context, old *record, l *proxies.Lease, task
 	}
 	s := newSession(m, rec, l, resumed)
 	s.callerStores, s.stored = m.cfg.SharesRedis, old != nil
+	if err := s.claimExit(ctx); err != nil {
+		return nil, errors.Join(err, m.release(ctx, rec.Task, l, exitFailure(err)))
+	}
 	if !s.callerStores {
 		if err := m.save(ctx, rec); err != nil {
 			return nil, errors.Join(err, m.release(ctx, rec.Task, l, proxies.Neutral()))

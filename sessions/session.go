@@ -57,7 +57,10 @@ type Session struct {
 	lastPage string    // the final URL of the last navigation, the next request's Referer
 	// inflight counts browser requests past Gate without an answer yet.
 	inflight int
-	earliest time.Time // local time of the lease's NotBefore
+	earliest time.Time // local time of the lease's (and exit hold's) NotBefore
+	// hold is the session's hold of its exit IP (exit.go), nil for a
+	// proxy whose exit is its host.
+	hold *proxies.ExitHold
 	lost     bool
 	closed   bool
 	stop     chan struct{}
@@ -93,7 +96,8 @@ func (s *Session) Lease() proxies.Lease {
 }
 
 // Proxy is the proxy URL to send through (with credentials: never print it).
-func (s *Session) Proxy() *url.URL { return s.Lease().Proxy.URL() }
+// A gateway's carries the session's own session id.
+func (s *Session) Proxy() *url.URL { return s.proxyURL() }
 
 // ProxyID is the leased proxy's ID, safe to print.
 func (s *Session) ProxyID() string { return s.Lease().Proxy.ID }
@@ -120,7 +124,11 @@ func (s *Session) Score() float64 {
 
 // Pace waits until the proxy may send to the site again: not before the
 // lease's NotBefore, and min_interval after the last response (I2).
+// An exit that may have moved is learned again first.
 func (s *Session) Pace(ctx context.Context) error {
+	if err := s.refreshExit(ctx); err != nil {
+		return err
+	}
 	for {
 		wait, err := s.untilNext()
 		if err != nil || wait <= 0 {
@@ -268,7 +276,7 @@ func (s *Session) Finish(ctx context.Context, o proxies.Outcome) error {
 // failure is logged and counted, as Finish's).
 func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Outcome) (answer func(context.Context) error, ok bool) {
 	pr, can := s.m.cfg.Broker.(proxies.PipelineReleaser)
-	if !can || !s.m.cfg.BrokerSharesRedis || s.isClosed() {
+	if !can || !s.m.cfg.BrokerSharesRedis || s.isClosed() || s.holdsExit() {
 		return nil, false
 	}
 	l := s.Lease()
@@ -308,6 +316,7 @@ func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
 	} else {
 		err = s.save(ctx)
 	}
+	o = s.endExit(ctx, o)
 	l := s.Lease()
 	return errors.Join(err, s.m.release(ctx, s.rec.Task, &l, o))
 }
@@ -363,6 +372,9 @@ func (s *Session) extend() bool {
 	l := s.Lease()
 	sent := time.Now()
 	nl, err := s.m.cfg.Broker.Extend(ctx, &l, s.m.cfg.LeaseTTL)
+	if err == nil && !s.extendExit(ctx) {
+		err = proxies.ErrStaleLease // the exit hold was lost: so is the right to send
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {

@@ -31,6 +31,8 @@ type record struct {
 	Created  time.Time        `json:"created"`
 	Holder   string           `json:"holder"`
 	Attempts int              `json:"attempts"`
+	// Exit is the session's exit on a proxy that learns its exit IP.
+	Exit *exitRecord `json:"exit,omitempty"`
 }
 
 // store reads and writes session records.

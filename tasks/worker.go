@@ -33,6 +33,15 @@ type WorkerConfig struct {
 	// lease rides in its first reads (sessions.Config.BrokerSharesRedis).
 	// Set it only when it does. Default: true when Broker is the default.
 	BrokerOnRDB bool
+	// Exits holds the exit IPs of gateways and proxies that probe theirs
+	// (sessions.Config.Exits). Default: Broker, when it is one.
+	Exits proxies.ExitGate
+	// ExitProbe learns those exit IPs; its URL is the IP-echo URL of
+	// proxies whose line names none.
+	ExitProbe fetcher.ExitProbe
+	// ExitBusy is what a gateway session does when its exit IP is held by
+	// another: sessions.ExitReroll (default) or sessions.ExitWait.
+	ExitBusy sessions.ExitPolicy
 	// ServerID names this worker in leases, logs and metrics. Default
 	// hostname-pid.
 	ServerID string
@@ -122,6 +131,9 @@ func (c *WorkerConfig) withDefaults() {
 	if c.Broker == nil {
 		c.Broker, c.BrokerOnRDB = proxies.NewRedisBroker(c.RDB, BrokerConfig(c.Sites, c.Logger)), true
 	}
+	if eg, ok := c.Broker.(proxies.ExitGate); ok && c.Exits == nil {
+		c.Exits = eg
+	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 10 * time.Second
 	}
@@ -189,7 +201,8 @@ func NewWorker(cfg WorkerConfig) *Worker {
 		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm, Browser: cfg.Browser, OnChallenge: cfg.OnChallenge,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			SharesRedis: true, BrokerSharesRedis: cfg.BrokerOnRDB, // the sink is on RDB too
-			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Shape: requestShape(cfg.Sites)}),
+			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),
+			Exits: cfg.Exits, ExitProbe: cfg.ExitProbe, ExitBusy: cfg.ExitBusy}),
 	})
 	return &Worker{cfg: cfg, client: client, handler: h, gate: gate}
 }

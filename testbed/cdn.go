@@ -149,6 +149,8 @@ func (c *CDN) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // route serves one request.
 func (c *CDN) route(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
+	case WhoamiPath: // the IP echo crawlq's exit probes ask
+		serveWhoami(w, r)
 	case ChallengeScriptPath:
 		serveStatic(w, "application/javascript", externalChallengeScript)
 	case ChallengeStylePath:

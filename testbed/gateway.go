@@ -40,6 +40,10 @@ type GatewayConfig struct {
 	// Whatever its value, a session finds no free exit once every exit is
 	// taken, and shares one (counted as a collision too).
 	Collisions float64
+	// RoundRobin draws exits in order instead of at random (the next free
+	// one after the last drawn; Collisions still apply), so a test knows
+	// which exit a new session gets.
+	RoundRobin bool
 	// ExitHeader, when set (e.g. "x-luminati-ip"), names a header that
 	// tells the exit IP: on the CONNECT reply and on every forwarded
 	// answer.
@@ -81,6 +85,7 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	rng      *rand.Rand
+	next     int // RoundRobin's next exit index
 	sessions map[string]*gatewaySession
 	used     map[string]bool
 	trs      map[string]*http.Transport
@@ -380,12 +385,32 @@ func (g *Gateway) drawLocked(now time.Time, id string) string {
 	if len(free) == 0 || len(taken) > 0 && g.rng.Float64() < g.cfg.Collisions {
 		pick = taken
 	}
-	ip := pick[g.rng.IntN(len(pick))]
+	ip := g.pickLocked(pick)
 	if held[ip] {
 		g.stats.Collisions++
 	}
 	g.used[ip] = true
 	return ip
+}
+
+// pickLocked picks one of ips: at random, or with RoundRobin the first
+// at or after the next index in exit order.
+func (g *Gateway) pickLocked(ips []string) string {
+	if !g.cfg.RoundRobin {
+		return ips[g.rng.IntN(len(ips))]
+	}
+	in := map[string]bool{}
+	for _, ip := range ips {
+		in[ip] = true
+	}
+	for i := range g.exits {
+		k := (g.next + i) % len(g.exits)
+		if in[g.exits[k]] {
+			g.next = k + 1
+			return g.exits[k]
+		}
+	}
+	return ips[0]
 }
 
 // hold marks a tunnel open through session id (activity keeps the

@@ -37,6 +37,9 @@ type Config struct {
 	Sites map[string]SiteRules
 	// Farm configures the proxy farm (N is taken from Proxies when set).
 	Farm FarmConfig
+	// Gateway, when set, starts a gateway proxy beside the farm
+	// (Testbed.Gateway; GatewayLine is its line of a proxy list).
+	Gateway *GatewayConfig
 	// Dir receives proxies.txt. Default: a new temporary directory,
 	// removed by Close.
 	Dir string
@@ -51,6 +54,8 @@ type Config struct {
 type Testbed struct {
 	// Farm is the proxy farm.
 	Farm *Farm
+	// Gateway is the gateway proxy (Config.Gateway), else nil.
+	Gateway *Gateway
 	// ProxiesFile is the path of the farm's proxy list.
 	ProxiesFile string
 	// Catalog is what the sites serve.
@@ -178,7 +183,33 @@ func (tb *Testbed) startFarm(ctx context.Context, cfg Config) error {
 	}
 	tb.Farm = f
 	tb.ProxiesFile = filepath.Join(dir, "proxies.txt")
+	if cfg.Gateway != nil {
+		if tb.Gateway, err = StartGateway(ctx, *cfg.Gateway); err != nil {
+			return err
+		}
+	}
 	return f.WriteProxyFile(tb.ProxiesFile)
+}
+
+// EchoURL is the testbed's IP-echo URL (plain http, on the CDN's host):
+// it answers the client IP, the probe that learns a proxy's exit IP.
+func (tb *Testbed) EchoURL() string { return tb.CDN.URL(false) + WhoamiPath }
+
+// GatewayLine is the gateway's line of a proxy list with sessions
+// session ids: its {session} username template, its TTL and idle time,
+// and how crawlq learns its exit (its header when it has one, else a
+// probe of EchoURL). "" without a gateway.
+func (tb *Testbed) GatewayLine(sessions int) string {
+	g := tb.Gateway
+	if g == nil {
+		return ""
+	}
+	exit := "exit=probe:" + tb.EchoURL()
+	if g.cfg.ExitHeader != "" {
+		exit = "exit=header:" + g.cfg.ExitHeader
+	}
+	return fmt.Sprintf("%s sessions=%d ttl=%s idle=%s %s", g.URL(g.cfg.User+"-session-{session}"),
+		sessions, g.cfg.StickyTTL, g.cfg.Idle, exit)
 }
 
 // SiteURL is the base URL of site name ("" for an unknown name).
@@ -224,6 +255,9 @@ func (tb *Testbed) Close() {
 	defer cancel()
 	if tb.Farm != nil {
 		tb.Farm.Close()
+	}
+	if tb.Gateway != nil {
+		tb.Gateway.Close()
 	}
 	for _, s := range tb.sites {
 		s.close(ctx)
