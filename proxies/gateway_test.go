@@ -3,6 +3,7 @@ package proxies
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +103,39 @@ func TestRotatingGatewayRefusedForPacedSites(t *testing.T) {
 	}
 	if _, err := paced.Import(ctx, ps, ImportOptions{AllowRotating: true, Update: true}); err != nil {
 		t.Errorf("allowed: %v", err)
+	}
+}
+
+// TestYAMLListReadsGatewaysAndLines: a YAML proxy list holds lines and
+// gateways as mappings, the same proxies as the lines they stand for; a
+// bad item or a typo names its file and line.
+func TestYAMLListReadsGatewaysAndLines(t *testing.T) {
+	doc := "proxies:\n" +
+		"  - http://u:p@10.0.0.9:8080\n" +
+		"  - url: http://brd-customer-c1-zone-res-session-{session}:s3cret@gw.example.net:22225\n" +
+		"    sessions: 2\n" +
+		"    idle: 30s\n" +
+		"    exit: header:x-luminati-ip\n"
+	got, err := ParseYAML(strings.NewReader(doc), "pool.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ParseReader(strings.NewReader("http://u:p@10.0.0.9:8080\n"+
+		"http://brd-customer-c1-zone-res-session-{session}:s3cret@gw.example.net:22225 sessions=2 idle=30s exit=header:x-luminati-ip\n"), "pool.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || fmt.Sprint(got) != fmt.Sprint(want) || got[2].Gateway.Idle != 30*time.Second || got[1].ID != want[1].ID {
+		t.Errorf("YAML list = %v, want %v", got, want)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"proxies:\n  - url: http://u-{session}:pw@gw:1\n    sesions: 5\n", `pool.yaml:2: unknown field "sesions" in a proxy (did you mean sessions?)`},
+		{"proxies:\n  - http://u:pw@gw:1\n  - url: http://u-{session}:pw@gw:1\n    ttl: soon\n", "pool.yaml:3: option ttl: want a positive duration"},
+		{"proxeis:\n  - http://u:pw@gw:1\n", `pool.yaml:1: unknown field "proxeis" at the top level (did you mean proxies?)`},
+	} {
+		_, err := ParseYAML(strings.NewReader(tc.doc), "pool.yaml")
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "pw") {
+			t.Errorf("%q: %v, want %s…", tc.doc, err, tc.want)
+		}
 	}
 }

@@ -27,14 +27,18 @@ var ErrBadLine = errors.New("bad proxy line")
 // Unwrap lets errors.Is match ErrBadLine.
 func (e *LineError) Unwrap() error { return ErrBadLine }
 
-// ParseFile reads a proxy list, one proxy a line. Any bad line refuses the
-// whole file: the error is a *LineError naming FILE:LINE.
+// ParseFile reads a proxy list, one proxy a line, or a YAML list (a
+// .yaml or .yml file, ParseYAML). Any bad line refuses the whole file:
+// the error is a *LineError naming FILE:LINE.
 func ParseFile(path string) ([]Proxy, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml") {
+		return ParseYAML(f, path)
+	}
 	return ParseReader(f, path)
 }
 
