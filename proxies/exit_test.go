@@ -126,8 +126,8 @@ func TestExitBanQuarantinesTheIPForEverySession(t *testing.T) {
 	if err := b.ReleaseExit(ctx, h); !errors.Is(err, ErrStaleLease) {
 		t.Errorf("the banned hold still releases: %v", err)
 	}
-	if st, err := b.ExitStats(ctx, "wb"); err != nil || st.Quarantined != 1 || st.Held != 0 {
-		t.Errorf("stats = %+v, %v; want 1 quarantined, 0 held", st, err)
+	if st, err := b.ExitStats(ctx, "wb"); err != nil || st.Quarantined != 1 || st.Held != 0 || st.Seen != 1 {
+		t.Errorf("stats = %+v, %v; want 1 quarantined, 0 held, 1 seen", st, err)
 	}
 	ck.advance(until.Sub(now) + time.Millisecond)
 	if _, err := b.HoldExit(ctx, ExitRequest{Site: "wb", IP: "10.0.0.3", Holder: "b", TTL: time.Minute}); err != nil {

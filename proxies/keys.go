@@ -71,12 +71,15 @@ func (k keys) exitReady(site string) string { return k.prefix + "exitready:" + s
 // exitQuarantine is a ZSET ip -> quarantine end (ms) of one site.
 func (k keys) exitQuarantine(site string) string { return k.prefix + "exitquar:" + site }
 
+// exitSeen is a HyperLogLog of the exit IPs ever held for one site.
+func (k keys) exitSeen(site string) string { return k.prefix + "exitseen:" + site }
+
 // exitKeys are the exit scripts' KEYS: holds, ready, quarantine, and
-// with token the token counter.
-func (k keys) exitKeys(site string, token bool) []any {
+// with hold the token counter and the seen HLL (exit_hold.lua).
+func (k keys) exitKeys(site string, hold bool) []any {
 	out := []any{k.exitHolds(site), k.exitReady(site), k.exitQuarantine(site)}
-	if token {
-		out = append(out, k.token())
+	if hold {
+		out = append(out, k.token(), k.exitSeen(site))
 	}
 	return out
 }

@@ -8,6 +8,7 @@
 -- KEYS[2]  ready ZSET (site): ip -> ready-at ms
 -- KEYS[3]  quarantine ZSET (site): ip -> end ms
 -- KEYS[4]  token counter
+-- KEYS[5]  seen HLL (site): the exit IPs ever held
 -- ARGV[1]  skew ms
 -- ARGV[2]  ip
 -- ARGV[3]  holder
@@ -42,4 +43,5 @@ end
 local tok = redis.call('INCR', KEYS[4])
 local exp = now + ARGV[4]
 redis.call('HSET', KEYS[1], ip, tok .. '|' .. exp .. '|' .. ARGV[3])
+redis.call('PFADD', KEYS[5], ip)
 return {1, tok, now, exp, math.max(ready, now)}
