@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/numstr"
 	"crawlq/tasks"
 )
 
@@ -175,8 +175,8 @@ func (st *Store) State(ctx context.Context, name string) (State, error) {
 
 func parseState(m map[string]string) (State, error) {
 	s := State{Tick: unix(m[stateTick]), Decision: m[stateDecision], RunTick: unix(m[stateRunTick]),
-		Runs: atoi(m[stateRuns]), Skipped: atoi(m[stateSkipped]), SkipTick: unix(m[stateSkipTick]),
-		Enqueued: atoi(m[stateEnqueued]), Refused: atoi(m[stateRefused])}
+		Runs: numstr.Int64(m[stateRuns]), Skipped: numstr.Int64(m[stateSkipped]), SkipTick: unix(m[stateSkipTick]),
+		Enqueued: numstr.Int64(m[stateEnqueued]), Refused: numstr.Int64(m[stateRefused])}
 	if raw := m[stateRunJobs]; raw != "" {
 		if err := json.Unmarshal([]byte(raw), &s.RunJobs); err != nil {
 			return s, fmt.Errorf("bad run jobs in state: %w", err)
@@ -185,13 +185,8 @@ func parseState(m map[string]string) (State, error) {
 	return s, nil
 }
 
-func atoi(s string) int64 {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
-}
-
 func unix(s string) time.Time {
-	if n := atoi(s); n > 0 {
+	if n := numstr.Int64(s); n > 0 {
 		return time.Unix(n, 0).UTC()
 	}
 	return time.Time{}
