@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -25,7 +24,8 @@ func (f *FallbackBroker) unavailable(ctx context.Context, err error) bool {
 
 // IsUnavailable reports whether err says Redis did not answer: a network
 // error, a dropped connection, a pool timeout, or a server that is loading
-// or has no master. Broker errors (ErrNoProxy, ErrStaleLease…) are not.
+// or has no master (go-redis's typed LOADING, MASTERDOWN, CLUSTERDOWN and
+// TRYAGAIN replies). Broker errors (ErrNoProxy, ErrStaleLease…) are not.
 func IsUnavailable(err error) bool {
 	var ne net.Error
 	switch {
@@ -36,13 +36,8 @@ func IsUnavailable(err error) bool {
 		errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
 		return true
 	}
-	msg := err.Error()
-	for _, p := range []string{"LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN "} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return redis.IsLoadingError(err) || redis.IsMasterDownError(err) ||
+		redis.IsClusterDownError(err) || redis.IsTryAgainError(err)
 }
 
 // enter switches to fallback after cause, once per outage.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -29,7 +28,7 @@ func MarkSink(ctx context.Context, rdb redis.UniversalClient) error {
 		return fmt.Errorf("mark %s: %w", StreamKey, err)
 	}
 	err := rdb.XGroupCreateMkStream(ctx, StreamKey, SinkGroup, "0").Err()
-	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
 		return fmt.Errorf("create group %s on %s: %w", SinkGroup, StreamKey, err)
 	}
 	return nil
@@ -49,10 +48,15 @@ func UnmarkSink(ctx context.Context, rdb redis.UniversalClient) error {
 	return nil
 }
 
+// isNoGroup says err is Redis's answer for a stream or a group that does
+// not exist: nil, or a NOGROUP or "no such key" error reply.
 func isNoGroup(err error) bool {
-	return errors.Is(err, redis.Nil) || strings.Contains(err.Error(), "no such key") ||
-		strings.Contains(err.Error(), "NOGROUP")
+	return errors.Is(err, redis.Nil) || IsNoGroup(err) || redis.HasErrorPrefix(err, "no such key")
 }
+
+// IsNoGroup says err is Redis's NOGROUP error reply: the stream or its
+// consumer group does not exist (a reader's group was removed).
+func IsNoGroup(err error) bool { return redis.HasErrorPrefix(err, "NOGROUP") }
 
 // SinkAttached says whether a durable sink drains the stream: the stream
 // has the sink's consumer group (MarkSink). Its entries then go to

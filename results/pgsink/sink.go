@@ -291,7 +291,7 @@ func (s *Sink) read(ctx context.Context, out chan<- batch) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if isNoGroup(err) {
+			if results.IsNoGroup(err) {
 				err = results.MarkSink(ctx, s.cfg.Redis) // the group was removed: make it again
 			}
 			s.cfg.Logger.Warn("read the results stream", zap.Error(err))
@@ -334,8 +334,6 @@ func (s *Sink) claim(ctx context.Context) ([]redis.XMessage, error) {
 	}
 	return msgs, err
 }
-
-func isNoGroup(err error) bool { return err != nil && strings.Contains(err.Error(), "NOGROUP") }
 
 // decodeBatch turns stream entries into observations, and those that are
 // not items into rejections.
