@@ -38,7 +38,7 @@ func (st *Store) Add(ctx context.Context, s Schedule, replace bool) error {
 		return fmt.Errorf("add schedule %s: %w", s.Name, err)
 	}
 	if !ok {
-		return fmt.Errorf("%w: %s (remove it first, or add with --replace)", ErrExists, s.Name)
+		return fmt.Errorf("%w: %s", ErrExists, s.Name)
 	}
 	return nil
 }
