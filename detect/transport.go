@@ -5,12 +5,15 @@ import (
 	"errors"
 	"net/url"
 	"os"
-	"strings"
 )
 
 // proxyFaulter is implemented by fetcher errors that know whether the
 // proxy, not the target, failed.
 type proxyFaulter interface{ ProxyFault() bool }
+
+// redirectStopper is implemented by the fetcher's error for a redirect it
+// stopped following (too many in a row).
+type redirectStopper interface{ TooManyRedirects() bool }
 
 // timeouter is implemented by net.Error and url.Error.
 type timeouter interface{ Timeout() bool }
@@ -48,7 +51,8 @@ func isTimeout(err error) bool {
 // ?__rr=2, …) has answered, and no proxy failed.
 func (c *compiled) redirectLoop(err error) (Verdict, bool) {
 	var ue *url.Error
-	if !errors.As(err, &ue) || !strings.Contains(ue.Err.Error(), "redirect") {
+	var rs redirectStopper
+	if !errors.As(err, &ue) || !errors.As(ue.Err, &rs) || !rs.TooManyRedirects() {
 		return Verdict{}, false
 	}
 	if p, ok := c.captchaURL(&Response{FinalURL: ue.URL}); ok {

@@ -85,6 +85,20 @@ var kindSentinels = [...]error{
 	Canceled:      ErrCanceled,
 }
 
+// redirectsError is a redirect Do stopped following: more than max in a
+// row. It is ErrTooManyRedirects, and says so to detect, which does not
+// import fetcher, with its TooManyRedirects method.
+type redirectsError struct{ max int }
+
+func (e *redirectsError) Error() string {
+	return fmt.Sprintf("%v: more than %d", ErrTooManyRedirects, e.max)
+}
+
+func (e *redirectsError) Unwrap() error { return ErrTooManyRedirects }
+
+// TooManyRedirects is true: the client stopped following redirects.
+func (e *redirectsError) TooManyRedirects() bool { return true }
+
 // Error is a classified failure of Do.
 type Error struct {
 	Kind ErrorKind

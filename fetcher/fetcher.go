@@ -108,7 +108,7 @@ func (f *Fetcher) client(t http.RoundTripper, jar http.CookieJar) *http.Client {
 // checkRedirect stops after MaxRedirects redirects.
 func (f *Fetcher) checkRedirect(_ *http.Request, via []*http.Request) error {
 	if len(via) > f.cfg.MaxRedirects {
-		return fmt.Errorf("%w: more than %d", ErrTooManyRedirects, f.cfg.MaxRedirects)
+		return &redirectsError{max: f.cfg.MaxRedirects}
 	}
 	return nil
 }

@@ -105,7 +105,7 @@ type FallbackBroker struct {
 	log     *zap.Logger
 
 	mu       sync.Mutex
-	down     bool                   // in fallback
+	mode     fallbackMode           // modeFallback while Redis does not answer
 	changed  chan struct{}          // closed and replaced on every switch
 	pool     []Proxy                // last known pool
 	quar     map[leaseKey]time.Time // last known quarantines: their ends
@@ -180,7 +180,7 @@ type FallbackStatus struct {
 func (f *FallbackBroker) Status() FallbackStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	st := FallbackStatus{Fallback: f.down, Since: f.since, Switches: f.switches,
+	st := FallbackStatus{Fallback: f.mode == modeFallback, Since: f.since, Switches: f.switches,
 		Servers: append([]string(nil), f.members...), Pool: len(f.pool), Pending: len(f.pending)}
 	if f.local != nil {
 		st.Shard, st.LocalLeases = len(f.local.order), f.local.open(f.now())

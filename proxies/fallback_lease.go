@@ -57,7 +57,7 @@ func (f *FallbackBroker) LeaseWait(ctx context.Context, r LeaseRequest) (*Lease,
 func (f *FallbackBroker) tryWait(ctx context.Context, r LeaseRequest) (*Lease, time.Duration, <-chan struct{}, error) {
 	f.mu.Lock()
 	changed := f.changed
-	if f.down {
+	if f.mode == modeFallback {
 		defer f.mu.Unlock()
 		l, err := f.localCall(r.Site, func(p *localPool, now time.Time) (*Lease, error) {
 			return p.lease(r, now)
@@ -127,7 +127,7 @@ func (f *FallbackBroker) leaseCall(ctx context.Context, site string, ttl time.Du
 func (f *FallbackBroker) ifDown(site string, local func(*localPool, time.Time) (*Lease, error)) (*Lease, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.down {
+	if f.mode != modeFallback {
 		return nil, false, nil
 	}
 	l, err := f.localCall(site, local)
@@ -148,9 +148,9 @@ func (f *FallbackBroker) localCall(site string, local func(*localPool, time.Time
 func (f *FallbackBroker) Extend(ctx context.Context, l *Lease, ttl time.Duration) (*Lease, error) {
 	var err error
 	for range 3 {
-		var down bool
+		var local bool // in fallback: extended locally
 		var pl, nl *Lease
-		if down, pl, nl, err = f.extendDown(l, ttl); down {
+		if local, pl, nl, err = f.extendDown(l, ttl); local {
 			return nl, err
 		}
 		if pl == nil {
@@ -176,9 +176,9 @@ func (f *FallbackBroker) Release(ctx context.Context, l *Lease, o Outcome) error
 	}
 	var err error
 	for range 3 {
-		var down bool
+		var local bool // in fallback: released locally
 		var pl *Lease
-		if down, pl, err = f.releaseOrTarget(l, o); down {
+		if local, pl, err = f.releaseOrTarget(l, o); local {
 			return err
 		}
 		if pl == nil {
@@ -203,7 +203,7 @@ func (f *FallbackBroker) Redis() redis.UniversalClient { return f.primary.Redis(
 func (f *FallbackBroker) ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Lease, o Outcome) (answer func(context.Context) error, ok bool) {
 	f.mu.Lock()
 	var pl *Lease
-	if !f.down {
+	if f.mode != modeFallback {
 		pl = f.registered(l)
 	}
 	f.mu.Unlock()
@@ -225,24 +225,24 @@ func (f *FallbackBroker) ReleaseIn(ctx context.Context, p redis.Pipeliner, l *Le
 	}, true
 }
 
-// extendDown extends l locally in fallback (down true), else returns the
-// broker lease to extend.
+// extendDown extends l locally in fallback, else returns the broker lease
+// to extend.
 func (f *FallbackBroker) extendDown(l *Lease, ttl time.Duration) (bool, *Lease, *Lease, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.down {
+	if f.mode == modeFallback {
 		nl, err := f.local.extend(f.resolve(l), ttl, f.now())
 		return true, nil, nl, err
 	}
 	return false, f.registered(l), nil, nil
 }
 
-// releaseOrTarget releases l locally in fallback (down true), else returns
-// the broker lease to release.
+// releaseOrTarget releases l locally in fallback, else returns the broker
+// lease to release.
 func (f *FallbackBroker) releaseOrTarget(l *Lease, o Outcome) (bool, *Lease, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.down {
+	if f.mode == modeFallback {
 		return true, nil, f.releaseDown(f.resolve(l), o)
 	}
 	return false, f.registered(l), nil

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -17,6 +16,17 @@ import (
 // The fallback broker's mode: noticing the Redis is down, switching to
 // the local pool and back, and the snapshot it falls back on.
 
+// fallbackMode is which pool a FallbackBroker leases from.
+type fallbackMode int
+
+const (
+	// modeBroker: the broker's Redis answers and leases (the zero mode).
+	modeBroker fallbackMode = iota
+	// modeFallback: the broker's Redis does not answer; this server
+	// leases from its fallback shard (FallbackBroker.local).
+	modeFallback
+)
+
 // unavailable reports whether err means the broker's Redis does not answer
 // (and not that the caller gave up).
 func (f *FallbackBroker) unavailable(ctx context.Context, err error) bool {
@@ -25,7 +35,8 @@ func (f *FallbackBroker) unavailable(ctx context.Context, err error) bool {
 
 // IsUnavailable reports whether err says Redis did not answer: a network
 // error, a dropped connection, a pool timeout, or a server that is loading
-// or has no master. Broker errors (ErrNoProxy, ErrStaleLease…) are not.
+// or has no master (go-redis's typed LOADING, MASTERDOWN, CLUSTERDOWN and
+// TRYAGAIN replies). Broker errors (ErrNoProxy, ErrStaleLease…) are not.
 func IsUnavailable(err error) bool {
 	var ne net.Error
 	switch {
@@ -36,13 +47,8 @@ func IsUnavailable(err error) bool {
 		errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
 		return true
 	}
-	msg := err.Error()
-	for _, p := range []string{"LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN "} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return redis.IsLoadingError(err) || redis.IsMasterDownError(err) ||
+		redis.IsClusterDownError(err) || redis.IsTryAgainError(err)
 }
 
 // enter switches to fallback after cause, once per outage.
@@ -58,7 +64,7 @@ func (f *FallbackBroker) enter(cause error) {
 func (f *FallbackBroker) switchDown(cause error) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.down {
+	if f.mode == modeFallback {
 		return false
 	}
 	now := f.now()
@@ -75,7 +81,7 @@ func (f *FallbackBroker) switchDown(cause error) bool {
 		f.local.hold(k, until) // a ban seen before the outage still stands (I5)
 	}
 	adopted := f.adopt()
-	f.setMode(true, now)
+	f.setMode(modeFallback, now)
 	f.log.Error("broker redis does not answer: leasing from this server's fallback shard",
 		zap.Error(cause), zap.Strings("servers", servers), zap.Int("pool", len(f.pool)),
 		zap.Int("shard", len(shard)), zap.Int("adopted_leases", adopted), zap.Int64("switches", f.switches))
@@ -109,10 +115,10 @@ func (f *FallbackBroker) adopt() int {
 	return n
 }
 
-// setMode records a switch; f.mu is held.
-func (f *FallbackBroker) setMode(down bool, now time.Time) {
-	f.down, f.since = down, now
-	if down {
+// setMode records a switch to m; f.mu is held.
+func (f *FallbackBroker) setMode(m fallbackMode, now time.Time) {
+	f.mode, f.since = m, now
+	if m == modeFallback {
 		f.switches++
 	} else {
 		f.local = nil

@@ -37,7 +37,7 @@ func (f *FallbackBroker) keepShard(now time.Time) {
 func (f *FallbackBroker) shardOnly() []Proxy {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.down || !f.now().Before(f.returnUntil) {
+	if f.mode == modeFallback || !f.now().Before(f.returnUntil) {
 		return nil
 	}
 	return f.returnShard
@@ -150,7 +150,7 @@ func (f *FallbackBroker) recover(ctx context.Context, members []string, pool []P
 	r := &returning{uses: map[leaseKey]time.Time{}, regs: map[movedKey]heldLease{}, ended: map[movedKey]bool{}}
 	for round := 0; ; round++ {
 		f.mu.Lock()
-		if !f.down {
+		if f.mode != modeFallback {
 			f.mu.Unlock()
 			return false
 		}
@@ -363,7 +363,7 @@ func (f *FallbackBroker) commit(r *returning, members []string, pool []Proxy) {
 	now := f.now()
 	down := now.Sub(f.since)
 	f.keepShard(now)
-	f.setMode(false, now)
+	f.setMode(modeBroker, now)
 	f.log.Warn("broker redis answers again: back to the broker", zap.Duration("down", down),
 		zap.Int("registered_leases", len(r.regs)), zap.Int("ended_leases", len(r.ended)),
 		zap.Int("replayed_releases", r.replayed), zap.Int("paced_proxies", r.cooled), zap.Int("pool", len(pool)))

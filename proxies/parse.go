@@ -156,8 +156,12 @@ func hostPortUserPass(p Proxy, s string) (Proxy, error) {
 
 func splitHostPort(p Proxy, s string) (Proxy, error) {
 	host, port, err := net.SplitHostPort(s)
+	var ae *net.AddrError
+	if errors.As(err, &ae) {
+		return p, fmt.Errorf("bad host:port %q: %s", s, ae.Err)
+	}
 	if err != nil {
-		return p, fmt.Errorf("bad host:port %q: %v", s, strings.TrimPrefix(err.Error(), "address "+s+": "))
+		return p, fmt.Errorf("bad host:port %q: %v", s, err)
 	}
 	p.Host, p.Port = host, port
 	return p, nil

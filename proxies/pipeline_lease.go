@@ -50,9 +50,9 @@ func (b *RedisBroker) LeaseIn(ctx context.Context, p redis.Pipeliner, r LeaseReq
 // leases as Lease does (switching to fallback).
 func (f *FallbackBroker) LeaseIn(ctx context.Context, p redis.Pipeliner, r LeaseRequest) (func(context.Context) (*Lease, error), bool) {
 	f.mu.Lock()
-	down := f.down
+	mode := f.mode
 	f.mu.Unlock()
-	if down || f.shardOnly() != nil {
+	if mode == modeFallback || f.shardOnly() != nil {
 		return nil, false
 	}
 	inner, ok := f.primary.LeaseIn(ctx, p, r)

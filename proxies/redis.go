@@ -14,6 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"crawlq/internal/backoff"
 )
 
 // RedisBroker is the cluster-wide Broker on Redis: every state change is one
@@ -95,7 +97,7 @@ func (b *RedisBroker) LeaseWait(ctx context.Context, r LeaseRequest) (*Lease, er
 		if !errors.As(err, &nr) {
 			return l, err
 		}
-		if err := sleep(ctx, b.waitFor(nr)); err != nil {
+		if err := backoff.Sleep(ctx, max(b.waitFor(nr), time.Millisecond)); err != nil {
 			return nil, fmt.Errorf("site %s class %s: %w (%v)", r.Site, r.Class, err, nr)
 		}
 	}
@@ -107,18 +109,6 @@ func (b *RedisBroker) waitFor(nr *NotReadyError) time.Duration {
 		return nr.Wait
 	}
 	return b.cfg.LeasePoll/2 + time.Duration(b.cfg.Rand()*float64(b.cfg.LeasePoll/2))
-}
-
-// sleep waits d (at least 1ms) or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(max(d, time.Millisecond))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // lease runs the lease script s for r, and for the proxy id with

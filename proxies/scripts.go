@@ -2,9 +2,10 @@ package proxies
 
 import (
 	"embed"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"crawlq/internal/luascript"
 )
 
 // Every state change of the broker is one of these scripts: one round trip,
@@ -13,10 +14,10 @@ import (
 //
 // Each script is a file of lua/, which opens with its KEYS and ARGV
 // contract. The functions scripts share are in lua/lib/, one file per
-// group; a script names the ones it uses on a line "-- lib: a b c", and
-// newScript prepends lua/lib/a.lua, b.lua, c.lua in that order. A
-// fragment only defines local functions, which take what they need as
-// arguments (no globals besides KEYS and ARGV, read by lease_request).
+// group; a script names the ones it uses on a line "-- lib: a b c"
+// (internal/luascript). A fragment only defines local functions, which
+// take what they need as arguments (no globals besides KEYS and ARGV,
+// read by lease_request).
 
 //go:embed lua/*.lua lua/lib/*.lua
 var luaFiles embed.FS
@@ -48,33 +49,5 @@ var (
 	exitBanScript = newScript("exit_ban")
 )
 
-// newScript is lua/<name>.lua preceded by the lib files its "-- lib:"
-// line names. It panics on a missing file: the files are embedded, so a
-// bad name fails every test.
-func newScript(name string) *redis.Script {
-	body := luaFile("lua/" + name + ".lua")
-	var src strings.Builder
-	for _, lib := range libsOf(body) {
-		src.WriteString(luaFile("lua/lib/" + lib + ".lua"))
-	}
-	src.WriteString(body)
-	return redis.NewScript(src.String())
-}
-
-// libsOf are the names on the "-- lib:" line of a script, if any.
-func libsOf(body string) []string {
-	for _, line := range strings.Split(body, "\n") {
-		if libs, ok := strings.CutPrefix(line, "-- lib:"); ok {
-			return strings.Fields(libs)
-		}
-	}
-	return nil
-}
-
-func luaFile(path string) string {
-	b, err := luaFiles.ReadFile(path)
-	if err != nil {
-		panic("proxies: " + err.Error())
-	}
-	return string(b)
-}
+// newScript is lua/<name>.lua preceded by the lib files it names.
+func newScript(name string) *redis.Script { return luascript.New(luaFiles, name) }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"crawlq/internal/numstr"
 )
 
 // Proxy states for one site, as Stats reports them.
@@ -292,13 +294,13 @@ func indexStats(stats map[string]string) map[string]*counters {
 func (c *counters) set(field, v string) {
 	switch field {
 	case "ok":
-		c.ok = atoi(v)
+		c.ok = numstr.Int64(v)
 	case "fail":
-		c.fail = atoi(v)
+		c.fail = numstr.Int64(v)
 	case "ban":
-		c.ban = atoi(v)
+		c.ban = numstr.Int64(v)
 	case "lastbanat":
-		c.lastBanAt = atoi(v)
+		c.lastBanAt = numstr.Int64(v)
 	case "lastban":
 		c.lastBan = v
 	case "ewma":
@@ -308,7 +310,7 @@ func (c *counters) set(field, v string) {
 			if c.holders == nil {
 				c.holders = map[string]int64{}
 			}
-			c.holders[h] = atoi(v)
+			c.holders[h] = numstr.Int64(v)
 		}
 	}
 }
@@ -403,7 +405,7 @@ func (s *snap) proxySite(sc siteClass, id string, score float64) ProxySiteStats 
 func (s *snap) state(sc siteClass, id string, score float64, st *ProxySiteStats) string {
 	if v, ok := s.leases[sc.site][id]; ok {
 		parts := strings.SplitN(v, "|", 4)
-		if len(parts) == 4 && atoi(parts[1]) > s.now {
+		if len(parts) == 4 && numstr.Int64(parts[1]) > s.now {
 			st.Holder = parts[2]
 			return StateLeased
 		}
@@ -416,5 +418,3 @@ func (s *snap) state(sc siteClass, id string, score float64, st *ProxySiteStats)
 	}
 	return StateReady
 }
-
-func atoi(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }

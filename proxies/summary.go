@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"crawlq/internal/numstr"
 )
 
 // PoolSummary is the pool per site and class without per-proxy detail:
@@ -62,7 +64,7 @@ func (b *RedisBroker) liveLeases(ctx context.Context, leases map[string]*redis.M
 	for site, c := range leases {
 		for id, v := range c.Val() {
 			parts := strings.SplitN(v, "|", 4)
-			if len(parts) == 4 && atoi(parts[1]) > now {
+			if len(parts) == 4 && numstr.Int64(parts[1]) > now {
 				bySite[site] = append(bySite[site], id)
 				ids = append(ids, id)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -23,13 +24,16 @@ const (
 	CSV   Format = "csv"
 )
 
-// ParseFormat checks a --format value.
+// ErrUnknownFormat is an export format other than jsonl and csv.
+var ErrUnknownFormat = errors.New("want jsonl or csv")
+
+// ParseFormat reads a format name: jsonl or csv, else ErrUnknownFormat.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
 	case JSONL, CSV:
 		return f, nil
 	}
-	return "", fmt.Errorf("--format %q: want jsonl or csv", s)
+	return "", fmt.Errorf("format %q: %w", s, ErrUnknownFormat)
 }
 
 // ExportOptions select what Export writes.

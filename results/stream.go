@@ -110,8 +110,8 @@ func (s *Sink) WritePage(ctx context.Context, task string, page int, items []ite
 // to the same transaction (the session record that goes with the page);
 // the caller reads their answers itself: WritePageOf fails only when the
 // transaction or one of its own writes did. The items are appended by one
-// script (appendScript) that trims the stream by MAXLEN only while no
-// durable sink has marked it (trim.go).
+// script (appendScript, lua/append.lua) that trims the stream by MAXLEN
+// only while no durable sink has marked it (trim.go).
 func (s *Sink) WritePageOf(ctx context.Context, o Origin, page int, items []item.Item, also ...func(redis.Pipeliner) error) error {
 	var own []redis.Cmder
 	var built error // the transaction was not sent

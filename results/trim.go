@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -21,81 +20,6 @@ const (
 	SinkGroup = "crawlq-sink"
 )
 
-// appendScript appends a page's items, trimming by MAXLEN only when no
-// sink marked the stream.
-//
-// KEYS[1] the stream, KEYS[2] the sink marker.
-// ARGV[1] MAXLEN bound, ARGV[2] task ID, ARGV[3] schedule ("" for none),
-// then ARGV[4+2i] an item's site and ARGV[5+2i] its JSON.
-// Returns 1 when a sink marked the stream, else 0.
-const appendScript = `
-local sink = redis.call('EXISTS', KEYS[2]) == 1
-for i = 4, #ARGV, 2 do
-  local f = {'site', ARGV[i], 'task', ARGV[2]}
-  if ARGV[3] ~= '' then f[#f+1] = 'schedule'; f[#f+1] = ARGV[3] end
-  f[#f+1] = 'item'; f[#f+1] = ARGV[i+1]
-  if sink then
-    redis.call('XADD', KEYS[1], '*', unpack(f))
-  else
-    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', unpack(f))
-  end
-end
-if sink then return 1 end
-return 0
-`
-
-// groupInfo (Lua) finds a group's last delivered ID in XINFO GROUPS; nil
-// when the stream has no such group.
-const groupInfo = `
-local function groupOf(stream, name)
-  if redis.call('EXISTS', stream) == 0 then return nil end
-  for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
-    local f = {}
-    for i = 1, #g, 2 do f[g[i]] = g[i+1] end
-    if f['name'] == name then return f end
-  end
-  return nil
-end
-`
-
-// trimScript trims the stream to the group's oldest unacknowledged entry:
-// its oldest pending one, or, with none pending, the first after the last
-// delivered. Atomic, so an entry delivered meanwhile is never cut.
-//
-// KEYS[1] the stream. ARGV[1] the group.
-// Returns the number of entries removed, or -1 without the group.
-var trimScript = redis.NewScript(groupInfo + `
-local g = groupOf(KEYS[1], ARGV[1])
-if not g then return -1 end
-local p = redis.call('XPENDING', KEYS[1], ARGV[1])
-local min
-if p[1] > 0 then
-  min = p[2]
-else
-  local ms, seq = string.match(g['last-delivered-id'], '^(%d+)-(%d+)$')
-  min = ms .. '-' .. string.format('%d', tonumber(seq) + 1)
-end
-return redis.call('XTRIM', KEYS[1], 'MINID', '~', min)
-`)
-
-// backlogScript reads the stream's length and, when a sink marked it, the
-// entries its group has not acknowledged: pending plus not yet delivered
-// (the group's lag; the stream's length when Redis cannot tell it).
-//
-// KEYS[1] the stream, KEYS[2] the sink marker, KEYS[3] the rejected
-// counter. ARGV[1] the group.
-// Returns {marked (0/1), length, unacknowledged, rejected}.
-var backlogScript = redis.NewScript(groupInfo + `
-local n = redis.call('XLEN', KEYS[1])
-local rej = tonumber(redis.call('GET', KEYS[3]) or '0')
-if redis.call('EXISTS', KEYS[2]) == 0 then return {0, n, 0, rej} end
-local g = groupOf(KEYS[1], ARGV[1])
-if not g then return {1, n, n, rej} end
-local lag = g['lag']
-if type(lag) ~= 'number' then return {1, n, n, rej} end
-return {1, n, g['pending'] + lag, rej}
-`)
-
 // MarkSink creates the sink's consumer group, from the stream's first
 // entry, and marks the stream as drained by it. The marker comes first, so
 // no page trims by MAXLEN once the group exists.
@@ -104,7 +28,7 @@ func MarkSink(ctx context.Context, rdb redis.UniversalClient) error {
 		return fmt.Errorf("mark %s: %w", StreamKey, err)
 	}
 	err := rdb.XGroupCreateMkStream(ctx, StreamKey, SinkGroup, "0").Err()
-	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+	if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
 		return fmt.Errorf("create group %s on %s: %w", SinkGroup, StreamKey, err)
 	}
 	return nil
@@ -124,10 +48,15 @@ func UnmarkSink(ctx context.Context, rdb redis.UniversalClient) error {
 	return nil
 }
 
+// isNoGroup says err is Redis's answer for a stream or a group that does
+// not exist: nil, or a NOGROUP or "no such key" error reply.
 func isNoGroup(err error) bool {
-	return errors.Is(err, redis.Nil) || strings.Contains(err.Error(), "no such key") ||
-		strings.Contains(err.Error(), "NOGROUP")
+	return errors.Is(err, redis.Nil) || IsNoGroup(err) || redis.HasErrorPrefix(err, "no such key")
 }
+
+// IsNoGroup says err is Redis's NOGROUP error reply: the stream or its
+// consumer group does not exist (a reader's group was removed).
+func IsNoGroup(err error) bool { return redis.HasErrorPrefix(err, "NOGROUP") }
 
 // SinkAttached says whether a durable sink drains the stream: the stream
 // has the sink's consumer group (MarkSink). Its entries then go to

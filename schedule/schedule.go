@@ -48,7 +48,7 @@ func New(reg *site.Registry, name, cron string, jobs []tasks.Job, where func(i i
 		return Schedule{}, err
 	}
 	if _, err := ParseSpec(cron); err != nil {
-		return Schedule{}, fmt.Errorf("--cron: %w", err)
+		return Schedule{}, err
 	}
 	if len(jobs) == 0 {
 		return Schedule{}, fmt.Errorf("schedule %s: no jobs", name)

@@ -19,15 +19,24 @@ type Spec struct {
 	sched cron.Schedule
 }
 
+// SpecError is a cron spec ParseSpec refuses, and why.
+type SpecError struct {
+	Spec, Reason string
+}
+
+func (e *SpecError) Error() string { return fmt.Sprintf("cron spec %q: %s", e.Spec, e.Reason) }
+
 // ParseSpec parses a cron spec as Asynq's scheduler does, but refuses an
-// "@every" period under a second or not in whole seconds.
+// "@every" period under a second or not in whole seconds. Its error is a
+// *SpecError.
 func ParseSpec(text string) (Spec, error) {
 	s, err := parser.Parse(text)
 	if err != nil {
-		return Spec{}, fmt.Errorf("cron spec %q: %v (want 5 fields \"MIN HOUR DOM MON DOW\", @hourly, @daily or @every DURATION)", text, err)
+		return Spec{}, &SpecError{Spec: text,
+			Reason: fmt.Sprintf("%v (want 5 fields \"MIN HOUR DOM MON DOW\", @hourly, @daily or @every DURATION)", err)}
 	}
 	if strings.HasPrefix(strings.TrimSpace(text), "TZ=") || strings.HasPrefix(strings.TrimSpace(text), "CRON_TZ=") {
-		return Spec{}, fmt.Errorf("cron spec %q: time zones are not supported, specs run in UTC", text)
+		return Spec{}, &SpecError{Spec: text, Reason: "time zones are not supported, specs run in UTC"}
 	}
 	sp := Spec{text: text, sched: s}
 	if _, ok := s.(cron.ConstantDelaySchedule); ok {
@@ -46,11 +55,11 @@ func everyPeriod(text string) (time.Duration, error) {
 	d, err := time.ParseDuration(raw)
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("cron spec %q: %v", text, err)
+		return 0, &SpecError{Spec: text, Reason: err.Error()}
 	case d < time.Second:
-		return 0, fmt.Errorf("cron spec %q: @every %s is under 1s, the shortest period", text, raw)
+		return 0, &SpecError{Spec: text, Reason: "@every " + raw + " is under 1s, the shortest period"}
 	case d%time.Second != 0:
-		return 0, fmt.Errorf("cron spec %q: @every %s is not a whole number of seconds", text, raw)
+		return 0, &SpecError{Spec: text, Reason: "@every " + raw + " is not a whole number of seconds"}
 	}
 	return d, nil
 }

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/numstr"
 	"crawlq/tasks"
 )
 
@@ -38,7 +38,7 @@ func (st *Store) Add(ctx context.Context, s Schedule, replace bool) error {
 		return fmt.Errorf("add schedule %s: %w", s.Name, err)
 	}
 	if !ok {
-		return fmt.Errorf("%w: %s (remove it first, or add with --replace)", ErrExists, s.Name)
+		return fmt.Errorf("%w: %s", ErrExists, s.Name)
 	}
 	return nil
 }
@@ -119,7 +119,7 @@ func (st *Store) Remove(ctx context.Context, name string) error {
 // SetPaused pauses or resumes a schedule: a paused one queues nothing.
 // (A script: the schedule must exist, checked in the same step.)
 func (st *Store) SetPaused(ctx context.Context, name string, paused bool) error {
-	n, err := setPaused.Run(ctx, st.rdb, []string{keyDefs, keyPaused}, name, btoa(paused)).Int()
+	n, err := setPausedScript.Run(ctx, st.rdb, []string{keyDefs, keyPaused}, name, btoa(paused)).Int()
 	if err != nil {
 		return fmt.Errorf("pause schedule %s: %w", name, err)
 	}
@@ -128,18 +128,6 @@ func (st *Store) SetPaused(ctx context.Context, name string, paused bool) error 
 	}
 	return nil
 }
-
-var setPaused = redis.NewScript(`
--- KEYS[1] defs HASH, KEYS[2] paused SET; ARGV[1] name; ARGV[2] "1" to
--- pause, "0" to resume. Returns 0 if the schedule does not exist, else 1.
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
-if ARGV[2] == '1' then
-  redis.call('SADD', KEYS[2], ARGV[1])
-else
-  redis.call('SREM', KEYS[2], ARGV[1])
-end
-return 1
-`)
 
 func btoa(b bool) string {
 	if b {
@@ -187,8 +175,8 @@ func (st *Store) State(ctx context.Context, name string) (State, error) {
 
 func parseState(m map[string]string) (State, error) {
 	s := State{Tick: unix(m[stateTick]), Decision: m[stateDecision], RunTick: unix(m[stateRunTick]),
-		Runs: atoi(m[stateRuns]), Skipped: atoi(m[stateSkipped]), SkipTick: unix(m[stateSkipTick]),
-		Enqueued: atoi(m[stateEnqueued]), Refused: atoi(m[stateRefused])}
+		Runs: numstr.Int64(m[stateRuns]), Skipped: numstr.Int64(m[stateSkipped]), SkipTick: unix(m[stateSkipTick]),
+		Enqueued: numstr.Int64(m[stateEnqueued]), Refused: numstr.Int64(m[stateRefused])}
 	if raw := m[stateRunJobs]; raw != "" {
 		if err := json.Unmarshal([]byte(raw), &s.RunJobs); err != nil {
 			return s, fmt.Errorf("bad run jobs in state: %w", err)
@@ -197,44 +185,12 @@ func parseState(m map[string]string) (State, error) {
 	return s, nil
 }
 
-func atoi(s string) int64 {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
-}
-
 func unix(s string) time.Time {
-	if n := atoi(s); n > 0 {
+	if n := numstr.Int64(s); n > 0 {
 		return time.Unix(n, 0).UTC()
 	}
 	return time.Time{}
 }
-
-// decide records the decision for a tick unless one was recorded for it
-// (or a later tick) already: the first scheduler to decide wins, the
-// others follow it.
-var decide = redis.NewScript(`
--- KEYS[1] state HASH; ARGV[1] tick (unix s); ARGV[2] "run" or "skip";
--- ARGV[3] the run's jobs (JSON).
--- Returns {"new"|"same"|"old", the tick's decision, "1" if its jobs are
--- all queued already}: "same" when this tick was decided before, "old"
--- when a later tick was.
-local cur = tonumber(redis.call('HGET', KEYS[1], 'tick') or '0')
-local tick = tonumber(ARGV[1])
-if cur > tick then return {'old', '', '0'} end
-if cur == tick then
-  local queued = redis.call('HGET', KEYS[1], 'queued_tick') == ARGV[1]
-  return {'same', redis.call('HGET', KEYS[1], 'decision') or '', queued and '1' or '0'}
-end
-redis.call('HSET', KEYS[1], 'tick', ARGV[1], 'decision', ARGV[2])
-if ARGV[2] == 'run' then
-  redis.call('HSET', KEYS[1], 'run_tick', ARGV[1], 'run_jobs', ARGV[3])
-  redis.call('HINCRBY', KEYS[1], 'runs', 1)
-else
-  redis.call('HSET', KEYS[1], 'skip_tick', ARGV[1])
-  redis.call('HINCRBY', KEYS[1], 'skipped', 1)
-end
-return {'new', ARGV[2], '0'}
-`)
 
 // decided is decide's answer.
 type decided struct {
@@ -245,12 +201,15 @@ type decided struct {
 	Queued bool
 }
 
+// decide records decision for tick unless one was recorded for it (or a
+// later tick) already: the first scheduler to decide wins, the others
+// follow it (lua/decide.lua).
 func (st *Store) decide(ctx context.Context, name string, tick time.Time, decision string, jobs []tasks.Queued) (decided, error) {
 	b, err := json.Marshal(jobs)
 	if err != nil {
 		return decided{}, err
 	}
-	res, err := decide.Run(ctx, st.rdb, []string{keyState(name)}, tick.Unix(), decision, b).StringSlice()
+	res, err := decideScript.Run(ctx, st.rdb, []string{keyState(name)}, tick.Unix(), decision, b).StringSlice()
 	if err != nil || len(res) != 3 {
 		return decided{}, fmt.Errorf("schedule %s: decide tick %s: %v", name, tick.Format(time.RFC3339), err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"crawlq/internal/backoff"
 	"crawlq/proxies"
 )
 
@@ -104,7 +105,7 @@ func (s *Session) onRefused(ctx context.Context, r *proxies.ExitRefusedError, tr
 		return r
 	}
 	s.m.exitWaits.Add(1)
-	return sleep(ctx, max(r.Wait, time.Millisecond))
+	return backoff.Sleep(ctx, max(r.Wait, time.Millisecond))
 }
 
 // learnAndHold learns the exit IP through the session's gateway session
@@ -291,18 +292,6 @@ func newGatewaySession(p proxies.Proxy) string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return string(b)
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // clearanceOwner is whom a site's clearance is bound to: the exit IP a

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 
 	"go.uber.org/zap"
 )
@@ -115,6 +116,6 @@ func (n *farmNode) connect(c net.Conn, br *bufio.Reader, req *http.Request) {
 
 // writeStatusLine writes a bodiless response with code and closes.
 func writeStatusLine(c net.Conn, code int) {
-	io.WriteString(c, "HTTP/1.1 "+itoa(code)+" "+http.StatusText(code)+
+	io.WriteString(c, "HTTP/1.1 "+strconv.Itoa(code)+" "+http.StatusText(code)+
 		"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 }

@@ -3,7 +3,6 @@ package testbed
 import (
 	"io"
 	"net"
-	"strconv"
 	"sync"
 )
 
@@ -31,5 +30,3 @@ func closeWrite(c net.Conn) {
 	}
 	c.Close()
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

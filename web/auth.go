@@ -4,12 +4,11 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 )
 
-// ErrBadAuth is returned for an --auth value that is not USER:PASS.
+// ErrBadAuth is returned for a Config.Auth that is not USER:PASS.
 var ErrBadAuth = errors.New("auth must be USER:PASS with a non-empty user and password")
 
 // basicAuth holds the SHA-256 of the expected user and password, so the
@@ -22,7 +21,7 @@ type basicAuth struct {
 func parseAuth(s string) (*basicAuth, error) {
 	user, pass, ok := strings.Cut(s, ":")
 	if !ok || user == "" || pass == "" {
-		return nil, fmt.Errorf("--auth: %w", ErrBadAuth)
+		return nil, ErrBadAuth
 	}
 	return &basicAuth{user: sha256.Sum256([]byte(user)), pass: sha256.Sum256([]byte(pass))}, nil
 }

@@ -290,7 +290,7 @@ func (s *Server) streamAll(w http.ResponseWriter, v *poolView, q Query) {
 		n++
 		return enc.Encode(r) == nil && bw.err == nil
 	})
-	bw.write([]byte(`],"total":` + itoa(n) + "}\n"))
+	bw.write([]byte(`],"total":` + strconv.Itoa(n) + "}\n"))
 	bw.flush()
 	if bw.err != nil {
 		s.log.Debug("web: stream /api/pool", zap.Error(bw.err))

@@ -3,7 +3,6 @@ package web
 import (
 	"bufio"
 	"net/http"
-	"strconv"
 )
 
 // flushWriter buffers a streamed answer and flushes it to the client every
@@ -48,5 +47,3 @@ func (f *flushWriter) flush() {
 	}
 	f.n = 0
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

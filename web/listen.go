@@ -16,7 +16,11 @@ var ErrNoAuth = errors.New("listening beyond loopback without auth")
 
 // ErrTLSPair is returned for a TLS certificate without its key or a key
 // without its certificate.
-var ErrTLSPair = errors.New("--tls-cert and --tls-key go together")
+var ErrTLSPair = errors.New("a TLS certificate and its key go together")
+
+// ErrTLSLoad is returned for a TLS certificate and key whose files do not
+// load as a pair.
+var ErrTLSLoad = errors.New("TLS certificate and key do not load")
 
 // loadTLS reads the certificate and key files of cfg; nil without them.
 func loadTLS(cfg Config) (*tls.Config, error) {
@@ -28,7 +32,7 @@ func loadTLS(cfg Config) (*tls.Config, error) {
 	}
 	pair, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
 	if err != nil {
-		return nil, fmt.Errorf("web: --tls-cert %s --tls-key %s: %w", cfg.TLSCert, cfg.TLSKey, err)
+		return nil, fmt.Errorf("web: %w (cert %s, key %s): %w", ErrTLSLoad, cfg.TLSCert, cfg.TLSKey, err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
@@ -43,8 +47,7 @@ func (s *Server) admit(a net.Addr) error {
 	}
 	switch {
 	case s.cfg.Auth == "" && !s.cfg.InsecureNoAuth:
-		return fmt.Errorf("web: %s: %w, whoever reaches the port could manage the queues: set --auth USER:PASS (or CRAWLQ_WEB_AUTH), or --insecure-no-auth if a proxy of your own authenticates in front of it",
-			a, ErrNoAuth)
+		return fmt.Errorf("web: %s: %w, whoever reaches the port could manage the queues", a, ErrNoAuth)
 	case s.cfg.Auth == "":
 		s.log.Warn("web: listening beyond loopback without auth (--insecure-no-auth): whoever reaches this port sees the pool and can manage the queues",
 			zap.String("listen", a.String()))

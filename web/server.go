@@ -49,7 +49,8 @@ type Config struct {
 	InsecureNoAuth bool
 	// TLSCert and TLSKey are the PEM files of the certificate (chain) and
 	// its key: with both the server answers HTTPS only. Default: plain
-	// HTTP. One without the other is ErrTLSPair.
+	// HTTP. One without the other is ErrTLSPair; files that do not load
+	// are ErrTLSLoad.
 	TLSCert, TLSKey string
 	// ReadOnly makes Asynq's UI view-only: every non-GET request under
 	// /monitoring/ is refused.

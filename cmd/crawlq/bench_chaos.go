@@ -45,7 +45,7 @@ testbed's truth. --redis is not used.`,
 			o.Logger = log
 			rep, err := chaos.Run(cmd.Context(), o)
 			if err != nil {
-				return err
+				return postgresErr(err)
 			}
 			if err := printChaos(cmd, rep, asJSON); err != nil {
 				return err

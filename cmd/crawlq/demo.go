@@ -81,7 +81,7 @@ func runDemo(cmd *cobra.Command, a *app, f demoFlags) error {
 			}
 			return sum.WriteText(os.Stdout)
 		}})
-	return err
+	return postgresErr(err)
 }
 
 // onTerminal reports whether f is a terminal (not a pipe, file or /dev/null).

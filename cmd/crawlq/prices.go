@@ -31,7 +31,7 @@ func newPricesCmd(*app) *cobra.Command {
 			}
 			conn, err := pgsink.Connect(cmd.Context(), url)
 			if err != nil {
-				return err
+				return postgresErr(err)
 			}
 			defer conn.Close(context.WithoutCancel(cmd.Context()))
 			siteName := strings.ToLower(strings.TrimSpace(args[0]))

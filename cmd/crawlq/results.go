@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,9 @@ func newResultsExportCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, err := results.ParseFormat(format)
+			if errors.Is(err, results.ErrUnknownFormat) {
+				return fmt.Errorf("--format %q: %w", format, results.ErrUnknownFormat)
+			}
 			if err != nil {
 				return err
 			}
@@ -87,7 +91,7 @@ func exportPostgres(cmd *cobra.Command, pg, since string, o results.ExportOption
 	}
 	conn, err := pgsink.Connect(cmd.Context(), pg)
 	if err != nil {
-		return err
+		return postgresErr(err)
 	}
 	defer conn.Close(context.WithoutCancel(cmd.Context()))
 	n, err := pgsink.Export(cmd.Context(), conn, cmd.OutOrStdout(), pgsink.ExportOptions{ExportOptions: o, Since: from})
@@ -154,7 +158,7 @@ func newResultsChangesCmd(a *app) *cobra.Command {
 			}
 			conn, err := pgsink.Connect(cmd.Context(), url)
 			if err != nil {
-				return err
+				return postgresErr(err)
 			}
 			defer conn.Close(context.WithoutCancel(cmd.Context()))
 			cs, err := pgsink.Changes(cmd.Context(), conn, from, drop, limit)

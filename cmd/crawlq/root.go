@@ -64,12 +64,18 @@ func (a *app) redis(ctx context.Context) (*redisx.Conn, error) {
 	return openRedis(ctx, "--redis", a.redisTarget())
 }
 
-// openRedis opens raw, the value of flag: a bad URL's error names the flag.
+// openRedis opens raw, the value of flag: a bad URL's error names the
+// flag, and that of a Redis that does not answer says what to do.
 func openRedis(ctx context.Context, flag, raw string) (*redisx.Conn, error) {
 	c, err := redisx.Open(ctx, raw)
 	var ue *redisx.URLError
-	if errors.As(err, &ue) {
+	switch {
+	case errors.As(err, &ue):
 		return nil, fmt.Errorf("%s: %w", flag, err)
+	case errors.Is(err, redisx.ErrNoAnswer) && flag == "--redis":
+		return nil, fmt.Errorf("%w (start Redis, set --redis/CRAWLQ_REDIS, or use --redis embedded)", err)
+	case errors.Is(err, redisx.ErrNoAnswer):
+		return nil, fmt.Errorf("%w (start Redis, or set %s)", err, flag)
 	}
 	return c, err
 }

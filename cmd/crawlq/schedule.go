@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -71,6 +72,10 @@ func runScheduleAdd(cmd *cobra.Command, a *app, f *scheduleAddFlags, args []stri
 		return err
 	}
 	s, err := schedule.New(loaded.Sites, args[0], f.cron, jobs, func(i int) string { return where[i] })
+	var bad *schedule.SpecError
+	if errors.As(err, &bad) {
+		return fmt.Errorf("--cron: %w", err)
+	}
 	if err != nil {
 		return err // validated before Redis is touched
 	}
@@ -79,7 +84,11 @@ func runScheduleAdd(cmd *cobra.Command, a *app, f *scheduleAddFlags, args []stri
 		return err
 	}
 	defer conn.Close()
-	if err := schedule.NewStore(conn.Client).Add(cmd.Context(), s, f.replace); err != nil {
+	err = schedule.NewStore(conn.Client).Add(cmd.Context(), s, f.replace)
+	if errors.Is(err, schedule.ErrExists) {
+		return fmt.Errorf("%w (remove it first, or add with --replace)", err)
+	}
+	if err != nil {
 		return err
 	}
 	spec, _ := s.Spec()

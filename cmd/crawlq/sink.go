@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -38,6 +39,15 @@ func postgresURL(flag string, required bool) (string, error) {
 		return "", fmt.Errorf("--postgres: required (a postgres:// URL, or set $%s)", postgresEnv)
 	}
 	return flag, nil
+}
+
+// postgresErr names --postgres in err when the value is no PostgreSQL
+// URL (pgsink.ErrBadURL); other errors stay as they are.
+func postgresErr(err error) error {
+	if errors.Is(err, pgsink.ErrBadURL) {
+		return fmt.Errorf("--postgres: %w", err)
+	}
+	return err
 }
 
 type sinkFlags struct {
@@ -97,7 +107,7 @@ func runSink(cmd *cobra.Command, a *app, f sinkFlags) error {
 	if f.metricsAddr != "" {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
 	}
-	g.Go(func() error { return s.Run(gctx) })
+	g.Go(func() error { return postgresErr(s.Run(gctx)) })
 	return sinkStopped(cmd, s, g.Wait())
 }
 
@@ -136,7 +146,7 @@ func benchSinkCmd(a *app) *cobra.Command {
 			defer conn.Close()
 			res, err := bench.RunSink(cmd.Context(), conn.Client, url, o)
 			if err != nil {
-				return err
+				return postgresErr(err)
 			}
 			if asJSON {
 				return writeJSONLine(cmd, res)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -72,17 +74,31 @@ func runWeb(ctx context.Context, a *app, f webFlags) error {
 	if pg, _ := postgresURL(f.postgres, false); pg != "" {
 		pool, err := pgsink.OpenPool(ctx, pg)
 		if err != nil {
-			return err
+			return postgresErr(err)
 		}
 		defer pool.Close()
 		cfg.Sections = append(cfg.Sections, web.ChangesSection(latestChanges(pool)))
 	}
 	srv, err := web.NewServer(cfg)
 	if err != nil {
-		return err
+		return webErr(err)
 	}
 	defer srv.Close()
-	return srv.Run(ctx, f.listen)
+	return webErr(srv.Run(ctx, f.listen))
+}
+
+// webErr names the flags of the web server's configuration errors: the
+// flag to fix, or for a listener refused without auth, both ways out.
+func webErr(err error) error {
+	switch {
+	case errors.Is(err, web.ErrNoAuth):
+		return fmt.Errorf("%w: set --auth USER:PASS (or CRAWLQ_WEB_AUTH), or --insecure-no-auth if a proxy of your own authenticates in front of it", err)
+	case errors.Is(err, web.ErrBadAuth):
+		return fmt.Errorf("--auth: %w", err)
+	case errors.Is(err, web.ErrTLSPair), errors.Is(err, web.ErrTLSLoad):
+		return fmt.Errorf("--tls-cert/--tls-key: %w", err)
+	}
+	return err
 }
 
 // latestChanges lists the store's 20 newest price changes of the last 24 h.

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -187,6 +189,19 @@ func (b workerBrowser) observe(s tasks.ChallengeStats) {
 	}
 }
 
+// chromeErr names --chrome in an error of browser.New about the binary:
+// none found, or chrome (the flag's value) is not one.
+func chromeErr(err error, chrome string) error {
+	var ee *exec.Error
+	switch {
+	case errors.Is(err, browser.ErrNoBrowser):
+		return fmt.Errorf("%w (install chromium or give --chrome PATH)", err)
+	case chrome != "" && errors.As(err, &ee):
+		return fmt.Errorf("--chrome %s: %w", chrome, ee)
+	}
+	return err
+}
+
 // startBrowser sets up the browser tier of --browsers and --chrome; a
 // worker without Chromium says so once and runs without it.
 func startBrowser(log *zap.Logger, reg prometheus.Registerer, f workerFlags, caFiles []string) (workerBrowser, func()) {
@@ -196,7 +211,7 @@ func startBrowser(log *zap.Logger, reg prometheus.Registerer, f workerFlags, caF
 	}
 	b, err := browser.New(browser.Config{Path: f.chrome, Contexts: f.browsers, Timeout: f.browserWait, CAFiles: caFiles, Logger: log})
 	if err != nil {
-		log.Warn("browser tier off: a page behind a JavaScript challenge fails its attempt", zap.Error(err))
+		log.Warn("browser tier off: a page behind a JavaScript challenge fails its attempt", zap.Error(chromeErr(err, f.chrome)))
 		return workerBrowser{}, func() {}
 	}
 	log.Info("browser tier on", zap.String("chrome", b.Path()), zap.Int("contexts", f.browsers))

@@ -28,7 +28,7 @@ import (
 
 // ErrNoBrowser means no Chromium was found: not on PATH (chromium,
 // chromium-browser, google-chrome) and no path given.
-var ErrNoBrowser = errors.New("no chromium found (install chromium or give --chrome PATH)")
+var ErrNoBrowser = errors.New("no chromium found")
 
 // ErrBusy means every browser context of the worker is in use; the caller
 // retries later.
@@ -63,12 +63,13 @@ type Config struct {
 var DefaultSkip = []string{"image", "font", "media"}
 
 // Find returns the Chromium binary path would use: path itself when
-// set, else the first browser found on PATH; ErrNoBrowser if none.
+// set (an *exec.Error when it is not an executable), else the first
+// browser found on PATH; ErrNoBrowser if none.
 func Find(path string) (string, error) {
 	if path != "" {
 		p, err := exec.LookPath(path)
 		if err != nil {
-			return "", fmt.Errorf("--chrome %s: %w", path, err)
+			return "", fmt.Errorf("chromium: %w", err)
 		}
 		return p, nil
 	}

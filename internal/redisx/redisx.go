@@ -43,7 +43,8 @@ type Conn struct {
 }
 
 // Open connects to raw (a URL or "embedded") and checks that Redis answers.
-// The error names the masked address and says what to do.
+// The error names the masked address: a *URLError for a bad URL,
+// ErrNoAnswer for a Redis that does not answer.
 func Open(ctx context.Context, raw string) (*Conn, error) {
 	if raw == "" {
 		raw = DefaultURL
@@ -106,12 +107,15 @@ func expireByClock(m *miniredis.Miniredis, every time.Duration) (stop func()) {
 	return func() { close(quit); <-done }
 }
 
-// Ping checks that Redis answers within 3 seconds.
+// ErrNoAnswer is a Redis that did not answer a ping within 3 seconds.
+var ErrNoAnswer = errors.New("does not answer")
+
+// Ping checks that Redis answers within 3 seconds, else ErrNoAnswer.
 func (c *Conn) Ping(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := c.Client.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis at %s does not answer: %v (start Redis, set --redis/CRAWLQ_REDIS, or use --redis embedded)", c.URL, scrub(err))
+		return fmt.Errorf("redis at %s %w: %v", c.URL, ErrNoAnswer, scrub(err))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package redisx
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -159,15 +160,21 @@ func (t *Target) defaultPort() string {
 	return "6379"
 }
 
+// missingPort is net.SplitHostPort's *net.AddrError reason for a host
+// without a port.
+const missingPort = "missing port in address"
+
+// hostPort is h with defPort when h has no port.
 func hostPort(h, defPort string) (string, error) {
 	if h == "" {
 		return "", fmt.Errorf("empty")
 	}
 	host, port, err := net.SplitHostPort(h)
+	var ae *net.AddrError
+	if errors.As(err, &ae) && ae.Err == missingPort {
+		return net.JoinHostPort(strings.Trim(h, "[]"), defPort), nil
+	}
 	if err != nil {
-		if strings.Contains(err.Error(), "missing port") {
-			return net.JoinHostPort(strings.Trim(h, "[]"), defPort), nil
-		}
 		return "", fmt.Errorf("want host:port")
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {

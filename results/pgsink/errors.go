@@ -9,9 +9,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// ErrBadURL is a --postgres value that is not a PostgreSQL URL or
-// connection string (its text is not repeated: it may hold a password).
-var ErrBadURL = errors.New("--postgres: not a valid PostgreSQL URL or connection string")
+// ErrBadURL is a database URL that is not a PostgreSQL URL or connection
+// string (its text is not repeated: it may hold a password).
+var ErrBadURL = errors.New("not a valid PostgreSQL URL or connection string")
 
 // PermanentError is a PostgreSQL failure that retrying cannot mend: the
 // database or the role does not exist, authentication was refused, the
@@ -26,7 +26,7 @@ type PermanentError struct {
 func (e *PermanentError) Error() string {
 	var pg *pgconn.PgError
 	if errors.As(e.Err, &pg) {
-		return fmt.Sprintf("postgres at %s: %s (SQLSTATE %s): not retried, fix --postgres or the server",
+		return fmt.Sprintf("postgres at %s: %s (SQLSTATE %s): not retried, fix the database URL or the server",
 			e.URL, pg.Message, pg.Code)
 	}
 	return "postgres at " + e.URL + ": " + oneLine(e.Err)

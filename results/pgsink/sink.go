@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"crawlq/internal/backoff"
 	"crawlq/results"
 	"crawlq/results/item"
 )
@@ -155,7 +156,8 @@ func (s *Sink) start(ctx context.Context) error {
 // connect opens the store, retrying while PostgreSQL is down (with one
 // log line each time), until ctx ends or the error is permanent.
 func (s *Sink) connect(ctx context.Context) error {
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+	retry := retryBackoff()
+	for {
 		st, err := Open(ctx, s.cfg.Postgres)
 		if err == nil {
 			s.store = st
@@ -164,9 +166,9 @@ func (s *Sink) connect(ctx context.Context) error {
 		if Permanent(err) || ctx.Err() != nil {
 			return err
 		}
-		s.cfg.Logger.Warn("postgres not ready; retrying", zap.Error(err), zap.Duration("in", wait))
-		if !sleep(ctx, wait) {
-			return ctx.Err()
+		s.cfg.Logger.Warn("postgres not ready; retrying", zap.Error(err), zap.Duration("in", retry.Next()))
+		if err := retry.Wait(ctx); err != nil {
+			return err
 		}
 	}
 }
@@ -174,7 +176,8 @@ func (s *Sink) connect(ctx context.Context) error {
 // commit writes b until it commits, then acknowledges its entries and trims
 // what the group acknowledged.
 func (s *Sink) commit(ctx context.Context, b batch) error {
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+	retry := retryBackoff()
+	for {
 		started := time.Now()
 		added, err := s.write(ctx, b)
 		if err == nil {
@@ -196,9 +199,9 @@ func (s *Sink) commit(ctx context.Context, b batch) error {
 		}
 		s.cfg.Metrics.failed()
 		s.cfg.Logger.Warn("batch not written; retrying", zap.Int("entries", b.entries()),
-			zap.String("error", oneLine(err)), zap.Duration("in", wait))
-		if !sleep(ctx, wait) {
-			return ctx.Err()
+			zap.String("error", oneLine(err)), zap.Duration("in", retry.Next()))
+		if err := retry.Wait(ctx); err != nil {
+			return err
 		}
 	}
 }
@@ -231,6 +234,10 @@ func (s *Sink) write(ctx context.Context, b batch) (int, error) {
 	return n, err
 }
 
+// retryBackoff is the waits between the tries of a PostgreSQL or Redis
+// write the sink retries: 100ms, doubled up to 5s.
+func retryBackoff() *backoff.Backoff { return backoff.New(100*time.Millisecond, 5*time.Second) }
+
 // ackGrace is how long a committed batch's ack may go on once the sink
 // is told to stop.
 const ackGrace = 5 * time.Second
@@ -243,7 +250,8 @@ func (s *Sink) ack(ctx context.Context, b batch) error {
 	for i, r := range b.rejected {
 		rejected[i] = r.ID
 	}
-	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+	retry := retryBackoff()
+	for {
 		a, err := results.Ack(ctx, s.cfg.Redis, b.ids, rejected)
 		if err == nil {
 			s.cfg.Metrics.rejected(a.Rejected)
@@ -256,7 +264,7 @@ func (s *Sink) ack(ctx context.Context, b batch) error {
 			return nil // pending: the next sink claims them and adds no row
 		}
 		s.cfg.Logger.Warn("ack failed; retrying", zap.Error(err))
-		if !sleep(ctx, wait) {
+		if retry.Wait(ctx) != nil {
 			return nil
 		}
 	}
@@ -283,11 +291,11 @@ func (s *Sink) read(ctx context.Context, out chan<- batch) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if isNoGroup(err) {
+			if results.IsNoGroup(err) {
 				err = results.MarkSink(ctx, s.cfg.Redis) // the group was removed: make it again
 			}
 			s.cfg.Logger.Warn("read the results stream", zap.Error(err))
-			sleep(ctx, time.Second)
+			_ = backoff.Sleep(ctx, time.Second)
 			continue
 		}
 		if len(msgs) == 0 {
@@ -326,8 +334,6 @@ func (s *Sink) claim(ctx context.Context) ([]redis.XMessage, error) {
 	}
 	return msgs, err
 }
-
-func isNoGroup(err error) bool { return err != nil && strings.Contains(err.Error(), "NOGROUP") }
 
 // decodeBatch turns stream entries into observations, and those that are
 // not items into rejections.
@@ -376,15 +382,4 @@ func parseID(id string) (ms, seq int64, ok bool) {
 	ms, err1 := strconv.ParseInt(a, 10, 64)
 	seq, err2 := strconv.ParseInt(b, 10, 64)
 	return ms, seq, found && err1 == nil && err2 == nil
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

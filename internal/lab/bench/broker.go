@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/backoff"
 	"crawlq/internal/lab/bench/naive"
 	"crawlq/internal/redisx"
 	"crawlq/proxies"
@@ -245,13 +246,13 @@ func measure(ctx context.Context, workers int, d time.Duration, cycle cycleFunc,
 			}
 		})
 	}
-	wait(ctx, warmup)
+	_ = backoff.Sleep(ctx, warmup)
 	for t0 := time.Now(); ended.Load() < int64(workers) && time.Since(t0) < maxWarmup && ctx.Err() == nil; {
-		wait(ctx, 10*time.Millisecond)
+		_ = backoff.Sleep(ctx, 10*time.Millisecond)
 	}
 	counting.Store(true)
 	start := time.Now()
-	wait(ctx, d)
+	_ = backoff.Sleep(ctx, d)
 	counting.Store(false)
 	r.secs += time.Since(start).Seconds()
 	once.Do(func() { close(stop) })
@@ -262,14 +263,6 @@ func measure(ctx context.Context, workers int, d time.Duration, cycle cycleFunc,
 	r.Cycles += done.Load()
 	r.Misses += misses.Load()
 	return firstErr
-}
-
-// wait sleeps d or until ctx ends.
-func wait(ctx context.Context, d time.Duration) {
-	select {
-	case <-time.After(d):
-	case <-ctx.Done():
-	}
 }
 
 // done fills CyclesPerS from the counted cycles and time.

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -190,7 +192,17 @@ func procStatusKB(pid int, field string) (int64, error) {
 // stoppedAsAsked says the child's Wait error only tells that it was
 // interrupted (exec reports a clean exit after Cancel as context.Canceled).
 func stoppedAsAsked(err error) bool {
-	return err == nil || errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "signal: interrupt")
+	return err == nil || errors.Is(err, context.Canceled) || interrupted(err)
+}
+
+// interrupted says err is the exit of a process killed by SIGINT.
+func interrupted(err error) bool {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGINT
 }
 
 // capped keeps the first max bytes written to it.

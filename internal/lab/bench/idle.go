@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/backoff"
 	"crawlq/internal/heartbeat"
 	"crawlq/internal/lab/redisproc"
 )
@@ -121,7 +122,7 @@ func idleRun(ctx context.Context, o IdleOptions, n int) (IdleRun, error) {
 	if err := ws.waitUp(ctx, rdb); err != nil {
 		return IdleRun{}, err
 	}
-	if err := sleepCtx(ctx, o.Warmup); err != nil {
+	if err := backoff.Sleep(ctx, o.Warmup); err != nil {
 		return IdleRun{}, err
 	}
 	return countCommands(ctx, rdb, o.Duration, n)
@@ -133,7 +134,7 @@ func countCommands(ctx context.Context, rdb *redis.Client, d time.Duration, work
 		return IdleRun{}, fmt.Errorf("config resetstat: %w", err)
 	}
 	start := time.Now()
-	if err := sleepCtx(ctx, d); err != nil {
+	if err := backoff.Sleep(ctx, d); err != nil {
 		return IdleRun{}, err
 	}
 	raw, err := rdb.Info(ctx, "commandstats").Result()
@@ -274,15 +275,3 @@ func (ws *idleWorkers) stop() {
 
 // stopGrace is how long an idle worker may take to stop (it has no job).
 const stopGrace = 30 * time.Second
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"crawlq/internal/backoff"
 	"crawlq/proxies"
 	"crawlq/tasks"
 )
@@ -74,7 +75,7 @@ func (r *run) execute(ctx context.Context) error {
 	}
 	r.rep.Details.Faults = faults.wait()
 	r.rep.Details.CrawlS = seconds(time.Since(start))
-	if err := sleep(ctx, r.c.o.LeaseTTL); err != nil {
+	if err := backoff.Sleep(ctx, r.c.o.LeaseTTL); err != nil {
 		return err
 	}
 	return r.count(ctx)
@@ -149,7 +150,7 @@ func (r *run) crawl(ctx context.Context, faults *faultRunner) error {
 			}
 		}
 		r.noteDeaths()
-		if err := sleep(ctx, tick); err != nil {
+		if err := backoff.Sleep(ctx, tick); err != nil {
 			return err
 		}
 	}

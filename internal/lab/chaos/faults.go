@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"crawlq/internal/backoff"
 	"crawlq/testbed"
 )
 
@@ -134,7 +135,7 @@ func (fr *faultRunner) wait() []FaultTiming {
 func killWorker(ctx context.Context, c *cluster) (string, error) {
 	w := c.workers[1]
 	w.kill9()
-	if err := sleep(ctx, c.o.RestartAfter); err != nil {
+	if err := backoff.Sleep(ctx, c.o.RestartAfter); err != nil {
 		return w.id + " killed, not restarted", err
 	}
 	return fmt.Sprintf("%s killed -9, restarted after %s", w.id, c.o.RestartAfter), w.start()
@@ -168,7 +169,7 @@ func brokerOutage(ctx context.Context, c *cluster) (string, error) {
 	if err := c.broker.stop(); err != nil {
 		return "", err
 	}
-	if err := sleep(ctx, c.o.BrokerOutage); err != nil {
+	if err := backoff.Sleep(ctx, c.o.BrokerOutage); err != nil {
 		return "stopped, not restarted", err
 	}
 	return fmt.Sprintf("SIGTERM, down %s with %d leases held, restarted from its AOF", c.o.BrokerOutage, held), c.broker.start(ctx)
@@ -178,7 +179,7 @@ func freeze(ctx context.Context, c *cluster) error {
 	if err := c.broker.pause(); err != nil {
 		return err
 	}
-	err := sleep(ctx, c.o.BrokerOutage)
+	err := backoff.Sleep(ctx, c.o.BrokerOutage)
 	if rerr := c.broker.resume(); rerr != nil {
 		return rerr
 	}
@@ -192,7 +193,7 @@ func restartQueue(ctx context.Context, c *cluster) (string, error) {
 	if err := c.queue.stop(); err != nil {
 		return "", err
 	}
-	if err := sleep(ctx, c.o.QueueOutage); err != nil {
+	if err := backoff.Sleep(ctx, c.o.QueueOutage); err != nil {
 		return "stopped, not restarted", err
 	}
 	return fmt.Sprintf("SIGTERM, down %s, restarted from its AOF", c.o.QueueOutage), c.queue.start(ctx)
@@ -211,17 +212,6 @@ func (c *cluster) leased(ctx context.Context) int {
 		n += s.Leased
 	}
 	return n
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 func seconds(d time.Duration) float64 { return round2(d.Seconds()) }

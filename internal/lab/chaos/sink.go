@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"crawlq/internal/backoff"
 	"crawlq/results"
 	"crawlq/results/pgsink"
 )
@@ -105,7 +106,7 @@ func killSink(ctx context.Context, c *cluster) (string, error) {
 	if err := tx.Rollback(ctx); err != nil {
 		return "", err
 	}
-	if err := sleep(ctx, c.o.RestartAfter); err != nil {
+	if err := backoff.Sleep(ctx, c.o.RestartAfter); err != nil {
 		return "sink killed, not restarted", err
 	}
 	return fmt.Sprintf("sink killed -9 mid-batch with %d entries unacknowledged, restarted after %s", held, c.o.RestartAfter), c.sink.start()
@@ -117,7 +118,7 @@ func waitPending(ctx context.Context, c *cluster, d time.Duration) int64 {
 	deadline := time.Now().Add(d)
 	for {
 		p, err := c.queueRDB.XPending(ctx, results.StreamKey, results.SinkGroup).Result()
-		if err == nil && p.Count > 0 || time.Now().After(deadline) || sleep(ctx, 50*time.Millisecond) != nil {
+		if err == nil && p.Count > 0 || time.Now().After(deadline) || backoff.Sleep(ctx, 50*time.Millisecond) != nil {
 			if p == nil {
 				return 0
 			}
@@ -138,7 +139,7 @@ func killPostgresConns(ctx context.Context, c *cluster) (string, error) {
 			return "", err
 		}
 		killed += n
-		if err := sleep(ctx, 250*time.Millisecond); err != nil {
+		if err := backoff.Sleep(ctx, 250*time.Millisecond); err != nil {
 			return "", err
 		}
 	}
@@ -158,7 +159,7 @@ func (c *cluster) drainSink(ctx context.Context) error {
 			return fmt.Errorf("sink: %d entries still unacknowledged a minute after the last job (log %s)",
 				b.Unacked, filepath.Join(c.dir, "sink.log"))
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := backoff.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"crawlq/internal/backoff"
 	"crawlq/internal/lab/redisproc"
 	"crawlq/results"
 )
@@ -107,7 +108,7 @@ func (t *topology) waitFailover(ctx context.Context, old *redisproc.Server) erro
 		if m, err := t.master(ctx); err == nil && m != nil && m != old {
 			return nil
 		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := backoff.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -172,7 +173,7 @@ func (c *cluster) waitPages(ctx context.Context) error {
 		case info.LastGeneratedID != first:
 			return nil
 		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := backoff.Sleep(ctx, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
