@@ -15,8 +15,6 @@ import (
 	"crawlq/proxies"
 )
 
-func init() { register(newProxiesCmd) }
-
 // newProxiesCmd is `crawlq proxies`: import, list, stats, remove, unban.
 func newProxiesCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "proxies", Short: "Manage the cluster-wide proxy pool"}

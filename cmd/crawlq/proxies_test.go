@@ -50,7 +50,7 @@ func TestRedisDownIsAClearError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := newRoot()
+	root := newRootCmd()
 	root.SetArgs([]string{"--redis", "redis://:hunter2@127.0.0.1:" + strconv.Itoa(port) + "/0", "proxies", "list"})
 	err = root.Execute()
 	if err == nil || !strings.Contains(err.Error(), "does not answer") || strings.Contains(err.Error(), "hunter2") ||

@@ -23,8 +23,6 @@ import (
 	"crawlq/web"
 )
 
-func init() { register(newWorkerCmd) }
-
 type workerFlags struct {
 	serverID    string
 	concurrency int
