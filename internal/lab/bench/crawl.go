@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"crawlq/sessions"
 	_ "crawlq/tasks/avito" // the default registry needs every site
 	_ "crawlq/tasks/ozon"
 	_ "crawlq/tasks/wildberries"
@@ -31,7 +32,8 @@ type CrawlOptions struct {
 	// Duration is T, the measured window of each crawl phase. Default 20s.
 	Duration time.Duration
 	// Concurrency is each worker's job slots. Default
-	// DefaultConcurrency(Proxies, Workers, MinInterval).
+	// DefaultConcurrency(Proxies, Workers, MinInterval), with a gateway
+	// GatewayConcurrency(Gateway, Workers).
 	Concurrency int
 	// Site is the crawled site. Default wildberries (JSON, cheapest to parse).
 	Site string
@@ -64,6 +66,20 @@ type CrawlOptions struct {
 	ChallengeTTL time.Duration
 	Browsers     int
 	Chrome       string
+	// Gateway, when > 0, crawls through a gateway proxy of that many exit
+	// IPs instead of the farm (the testbed's Config.Gateway): the crawlq
+	// phase imports its line with GatewaySessions session ids, and the
+	// workers learn each session's exit IP by a probe of the testbed's IP
+	// echo and hold it for the site; the naive phase imports the gateway
+	// as GatewaySessions plain lines, one fixed session id each. The
+	// limit is then Gateway/D. Default 0: the farm of Proxies.
+	Gateway int
+	// GatewaySessions is the session ids the gateway line allows (its
+	// slots in the pool). Default 5 × Gateway.
+	GatewaySessions int
+	// ExitBusy is what a gateway session does when the exit IP it drew
+	// is held by another: sessions.ExitReroll (the default) or ExitWait.
+	ExitBusy sessions.ExitPolicy
 	// Logger gets progress lines. Default zap.NewNop().
 	Logger *zap.Logger
 }
@@ -89,7 +105,14 @@ func (o CrawlOptions) withDefaults() CrawlOptions {
 	setInt(&o.Workers, 3)
 	setInt(&o.CatalogSize, 1000)
 	setInt(&o.RSSConcurrency, 100)
+	if o.Gateway > 0 {
+		setInt(&o.GatewaySessions, 5*o.Gateway)
+		setInt(&o.Concurrency, GatewayConcurrency(o.Gateway, o.Workers))
+	}
 	setInt(&o.Concurrency, DefaultConcurrency(o.Proxies, o.Workers, o.MinInterval))
+	if o.ExitBusy == "" {
+		o.ExitBusy = sessions.ExitReroll
+	}
 	if o.Duration <= 0 {
 		o.Duration = 20 * time.Second
 	}
@@ -151,12 +174,20 @@ func (t CrawlTarget) brokerClient() redis.UniversalClient {
 
 // CrawlResult is the output of `crawlq bench crawl`.
 type CrawlResult struct {
+	// Proxies is P, the farm; 0 with a gateway.
 	Proxies       int     `json:"proxies"`
 	Workers       int     `json:"workers"`
 	Concurrency   int     `json:"concurrency"`
 	DurationS     float64 `json:"duration_s"`
 	MinIntervalMS float64 `json:"min_interval_ms"`
-	// LimitRPS is P/D, null without a min interval (no limit).
+	// GatewayExits and GatewaySessions are the gateway's exit IPs and the
+	// session ids imported, ExitBusy the workers' policy for a held exit;
+	// absent without a gateway.
+	GatewayExits    int    `json:"gateway_exits,omitempty"`
+	GatewaySessions int    `json:"gateway_sessions,omitempty"`
+	ExitBusy        string `json:"exit_busy,omitempty"`
+	// LimitRPS is P/D (exits/D with a gateway), null without a min
+	// interval (no limit).
 	LimitRPS *float64 `json:"limit_rps"`
 	// Scheme is the site's scheme crawled ("https": fingerprints checked);
 	// TLS is "impersonated" (the profiles' browsers) or "go" (--plain-tls).
@@ -202,8 +233,10 @@ type Phase struct {
 	// BanRate is Bans over Requests.
 	BanRate float64 `json:"ban_rate"`
 	// I2Violations counts request starts from one IP closer than D to the
-	// previous one, from the site's log.
+	// previous one, I1Violations request starts from an IP while another
+	// request of it was in flight, from the site's log.
 	I2Violations int `json:"i2_violations"`
+	I1Violations int `json:"i1_violations"`
 	// BannedIPs is how many IPs the site banned (for the rest of the run).
 	BannedIPs int `json:"banned_ips"`
 	// FingerprintRefusals counts the requests the HTTPS site refused
@@ -228,6 +261,8 @@ type Phase struct {
 	// Only for the crawlq phase (the naive broker keeps no ban counters).
 	FalseQuarantines *int64 `json:"false_quarantines,omitempty"`
 	MissedSoftBans   *int   `json:"missed_soft_bans,omitempty"`
+	// Gateway is the phase's gateway figures; absent without a gateway.
+	Gateway *GatewayPhase `json:"gateway,omitempty"`
 	// PerSecond is OK pages in each second of the window, BansPerSecond
 	// the refused requests; for the chart.
 	PerSecond     []int `json:"-"`
@@ -241,6 +276,9 @@ type Phase struct {
 // keys at the end.
 func RunCrawl(ctx context.Context, target CrawlTarget, o CrawlOptions) (*CrawlResult, error) {
 	o = o.withDefaults()
+	if o.Gateway > 0 && o.Challenge {
+		return nil, fmt.Errorf("bench crawl: challenge mode crawls the farm; it does not take a gateway")
+	}
 	if err := checkEmpty(ctx, target.Client); err != nil {
 		return nil, err
 	}
@@ -309,6 +347,9 @@ func (r *crawlRun) run(ctx context.Context) (*CrawlResult, error) {
 func (r *crawlRun) header() *CrawlResult {
 	res := &CrawlResult{Proxies: r.o.Proxies, Workers: r.o.Workers, Concurrency: r.o.Concurrency,
 		DurationS: r.o.Duration.Seconds(), MinIntervalMS: float64(r.o.MinInterval) / float64(time.Millisecond)}
+	if r.o.Gateway > 0 {
+		res.Proxies, res.GatewayExits, res.GatewaySessions, res.ExitBusy = 0, r.o.Gateway, r.o.GatewaySessions, string(r.o.ExitBusy)
+	}
 	res.Scheme, res.TLS = "https", "impersonated"
 	switch {
 	case r.o.PlainHTTP:
@@ -317,7 +358,7 @@ func (r *crawlRun) header() *CrawlResult {
 		res.TLS = "go"
 	}
 	if r.o.MinInterval > 0 {
-		limit := float64(r.o.Proxies) / r.o.MinInterval.Seconds()
+		limit := float64(r.o.ips()) / r.o.MinInterval.Seconds()
 		res.LimitRPS = &limit
 	}
 	return res

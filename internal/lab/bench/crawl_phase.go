@@ -25,9 +25,12 @@ import (
 // policy is what differs between the crawl phases: the broker each worker
 // server leases from, and how the farm's proxies get into it.
 type policy struct {
-	name      string
-	newBroker func(rdb redis.UniversalClient) proxies.Broker
-	load      func(ctx context.Context, rdb redis.UniversalClient, ps []proxies.Proxy) error
+	name string
+	// gatewayAsLines imports a gateway as plain lines, one per session
+	// id: the policy knows no gateways.
+	gatewayAsLines bool
+	newBroker      func(rdb redis.UniversalClient) proxies.Broker
+	load           func(ctx context.Context, rdb redis.UniversalClient, ps []proxies.Proxy) error
 }
 
 // crawlqPolicy is crawlq's RedisBroker with the site's min_interval = D.
@@ -54,8 +57,9 @@ func brokerInterval(d time.Duration) time.Duration {
 // naivePolicy is the article's broker.
 func naivePolicy() policy {
 	return policy{
-		name:      "naive",
-		newBroker: func(rdb redis.UniversalClient) proxies.Broker { return naivepolicy.New(rdb, naivepolicy.Config{}) },
+		name:           "naive",
+		gatewayAsLines: true,
+		newBroker:      func(rdb redis.UniversalClient) proxies.Broker { return naivepolicy.New(rdb, naivepolicy.Config{}) },
 		load: func(ctx context.Context, rdb redis.UniversalClient, ps []proxies.Proxy) error {
 			return naivepolicy.New(rdb, naivepolicy.Config{}).LoadPool(ctx, ps)
 		},
@@ -72,6 +76,8 @@ type phaseEnv struct {
 	feed  *feeder
 	// browsers are the worker servers' browsers in challenge mode.
 	browsers browsers
+	// workers are the phase's worker servers, for their exit figures.
+	workers []*tasks.Worker
 }
 
 // after runs once a phase's figures are taken, before its testbed stops.
@@ -93,6 +99,7 @@ func (r *crawlRun) crawlPhase(ctx context.Context, pol policy, then after) (Phas
 	}
 	ph := r.figures(env, m)
 	ph.CPUPerPage, ph.BrokerCPUPerPage = cpu, bcpu
+	ph.Gateway = gatewayFigures(env, r.o.Site)
 	if pol.name == "crawlq" {
 		r.jobs = ph.Jobs
 		r.challenge = r.challengeFigures(env, r.o.Duration)
@@ -135,7 +142,7 @@ func (r *crawlRun) preparePhase(ctx context.Context, pol policy, tb *testbed.Tes
 	if err != nil {
 		return nil, err
 	}
-	ps, err := proxies.ParseFile(tb.ProxiesFile)
+	ps, err := r.phaseProxies(tb, pol)
 	if err != nil {
 		return nil, err
 	}
@@ -147,13 +154,14 @@ func (r *crawlRun) preparePhase(ctx context.Context, pol policy, tb *testbed.Tes
 	return env, env.feed.enqueue(ctx, r.initialJobs())
 }
 
-// testbedConfig is the farm of P proxies and the site in strict mode with
-// min interval D (the other sites keep their defaults and get no traffic).
+// testbedConfig is the farm of P proxies (or the gateway beside a token
+// farm) and the site in strict mode with min interval D (the other sites
+// keep their defaults and get no traffic).
 func (r *crawlRun) testbedConfig() testbed.Config {
 	rules := testbed.DefaultRules()[r.o.Site]
 	rules.MinInterval, rules.Strict, rules.Challenge = r.o.MinInterval, true, r.challengeRule()
-	return testbed.Config{Proxies: r.o.Proxies, Seed: r.o.Seed, CatalogSize: r.o.CatalogSize,
-		Sites: map[string]testbed.SiteRules{r.o.Site: rules}, Fingerprint: !r.o.PlainHTTP}
+	return testbed.Config{Proxies: r.farmSize(), Seed: r.o.Seed, CatalogSize: r.o.CatalogSize,
+		Sites: map[string]testbed.SiteRules{r.o.Site: rules}, Fingerprint: !r.o.PlainHTTP, Gateway: r.gatewayConfig()}
 }
 
 // registry points the site at the testbed with min_interval D and gives
@@ -230,13 +238,16 @@ func (r *crawlRun) worker(pol policy, env *phaseEnv, i int, m *meter) (w *tasks.
 	} else {
 		brdb = rdb
 	}
-	return tasks.NewWorker(tasks.WorkerConfig{
+	w = tasks.NewWorker(tasks.WorkerConfig{
 		Redis: r.t.Asynq, RDB: rdb, Broker: pol.newBroker(brdb), BrokerOnRDB: !r.t.split(),
 		ServerID: fmt.Sprintf("bench-%s-%d", pol.name, i+1), Concurrency: r.o.Concurrency,
 		Queues: map[string]int{env.queue: 1}, Sites: env.reg, ShutdownTimeout: 2 * time.Second,
-		Observe: m.observe, Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: env.tb.CA.Pool()}, PlainTLS: r.o.PlainTLS},
+		Observe: m.observe, Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: env.tb.CA.Pool()}, PlainTLS: r.o.PlainTLS, MaxTransports: r.maxTransports()},
 		Browser: r.newBrowser(env), OnChallenge: env.observeChallenge, PollInterval: benchPollInterval,
-	}), closeClients
+		ExitProbe: fetcher.ExitProbe{URL: env.tb.EchoURL()}, ExitBusy: r.o.ExitBusy,
+	})
+	env.workers = append(env.workers, w)
+	return w, closeClients
 }
 
 // figures reads the phase's pages from the meter and its bans and
@@ -244,7 +255,7 @@ func (r *crawlRun) worker(pol policy, env *phaseEnv, i int, m *meter) (w *tasks.
 func (r *crawlRun) figures(env *phaseEnv, m *meter) Phase {
 	entries := env.tb.Log.Entries()
 	rep := testbed.Check(entries, map[string]time.Duration{r.o.Site: r.o.MinInterval})
-	ph := Phase{Pages: m.pages(), PerSecond: m.perSecond(), Requests: rep.Requests,
+	ph := Phase{Pages: m.pages(), PerSecond: m.perSecond(), Requests: rep.Requests, I1Violations: rep.I1Violations,
 		I2Violations: rep.I2Violations, BannedIPs: len(rep.BansPerIP), Jobs: env.feed.count()}
 	for _, d := range rep.Details {
 		r.log.Debug("invariant violation", zap.String("detail", d))
@@ -295,7 +306,7 @@ func (r *crawlRun) dropQueue(queue string) {
 // or a guess without one (the feeder tops up when the guess is low).
 func (r *crawlRun) expectedRate() float64 {
 	if r.o.MinInterval > 0 {
-		return float64(r.o.Proxies) / r.o.MinInterval.Seconds()
+		return float64(r.o.ips()) / r.o.MinInterval.Seconds()
 	}
 	return noLimitGuess
 }

@@ -49,7 +49,8 @@ type cluster struct {
 }
 
 // startCluster opens the embedded Redis, starts the testbed with anti-bot
-// rules and fingerprint checks on, points the sites at it and imports the farm into the broker.
+// rules and fingerprint checks on (and a gateway beside the farm), points
+// the sites at it and imports the farm and the gateway into the broker.
 func startCluster(ctx context.Context, cfg Config) (c *cluster, err error) {
 	c = &cluster{}
 	defer func() {
@@ -63,7 +64,8 @@ func startCluster(ctx context.Context, cfg Config) (c *cluster, err error) {
 	var challenge bool
 	c.chrome, challenge = findBrowser(cfg)
 	c.tb, err = testbed.Start(context.WithoutCancel(ctx), testbed.Config{Proxies: cfg.Proxies, Seed: cfg.Seed,
-		Fingerprint: true, Challenge: challenge, Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}, Sites: softBanRules(cfg)})
+		Fingerprint: true, Challenge: challenge, Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}, Sites: softBanRules(cfg),
+		Gateway: gatewayConfig(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("start testbed: %w", err)
 	}
@@ -71,7 +73,7 @@ func startCluster(ctx context.Context, cfg Config) (c *cluster, err error) {
 		return nil, err
 	}
 	c.broker = proxies.NewRedisBroker(c.conn.Client, tasks.BrokerConfig(c.reg, cfg.Logger))
-	if err = c.importFarm(ctx); err != nil {
+	if err = c.importFarm(ctx, cfg); err != nil {
 		return nil, err
 	}
 	c.insp = asynq.NewInspector(c.conn.Asynq)
@@ -141,12 +143,17 @@ func siteIntervals(reg *site.Registry) map[string]time.Duration {
 }
 
 // importFarm puts the farm's proxies (dead and flaky ones too: the broker
-// has to find them out) into the broker's pool.
-func (c *cluster) importFarm(ctx context.Context) error {
+// has to find them out) and the gateway's slots into the broker's pool.
+func (c *cluster) importFarm(ctx context.Context, cfg Config) error {
 	ps, err := proxies.ParseFile(c.tb.ProxiesFile)
 	if err != nil {
 		return fmt.Errorf("read farm proxies: %w", err)
 	}
+	slots, err := c.gatewayProxies(cfg)
+	if err != nil {
+		return err
+	}
+	ps = append(ps, slots...)
 	if _, err := c.broker.Import(ctx, ps, proxies.ImportOptions{Class: proxies.Datacenter}); err != nil {
 		return fmt.Errorf("import farm proxies: %w", err)
 	}

@@ -26,6 +26,11 @@ type Config struct {
 	// a FlakyRate share of their connections. Defaults 2 and 2; a negative
 	// count means none.
 	Dead, Flaky int
+	// GatewayExits and GatewaySessions are the gateway proxy the demo runs
+	// beside the farm: its exit IPs and the session ids its line allows
+	// (the pool gets that many slots). Defaults DefaultGatewayExits and
+	// DefaultGatewaySessions; negative exits: no gateway.
+	GatewayExits, GatewaySessions int
 	// FlakyRate is the share of connections a flaky proxy drops. Default 0.3.
 	FlakyRate float64
 	// Seed makes the catalog, the job mix and the flaky drops repeatable.
@@ -94,10 +99,20 @@ var DefaultMix = Mix{Searches: 3, Pages: 2, MinMatches: 10, MaxMatches: 45, Prod
 
 // Defaults of Config.
 const (
-	DefaultDuration    = 2 * time.Minute
-	DefaultProxies     = 24
-	DefaultWorkers     = 3
-	DefaultConcurrency = 4
+	DefaultDuration = 2 * time.Minute
+	DefaultProxies  = 24
+	// DefaultGatewayExits and DefaultGatewaySessions: a small gateway,
+	// one session id per exit IP. Its sessions still land on held exits
+	// (every job draws a new session id, and so a random exit), but
+	// never more of them at once than there are exits: with 24 session
+	// ids on the 8 exits the demo without challenges took 65 s to over
+	// 2 minutes instead of 15-17 s, as sessions that re-rolled 8 times
+	// slept until the holder's hold expired (the lease TTL), some of
+	// them again and again.
+	DefaultGatewayExits    = 8
+	DefaultGatewaySessions = 8
+	DefaultWorkers         = 3
+	DefaultConcurrency     = 4
 	// DefaultSoftBans soft-bans enough IPs that both ban-handling counts
 	// (false quarantines, missed soft bans) are exercised on every run.
 	DefaultSoftBans = 12
@@ -107,6 +122,8 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.Duration, DefaultDuration)
 	setDefault(&c.Every, time.Second)
 	setDefault(&c.Proxies, DefaultProxies)
+	setDefault(&c.GatewayExits, DefaultGatewayExits)
+	setDefault(&c.GatewaySessions, DefaultGatewaySessions)
 	setDefault(&c.Workers, DefaultWorkers)
 	setDefault(&c.Concurrency, DefaultConcurrency)
 	setDefault(&c.Dead, 2)
@@ -142,6 +159,8 @@ func (c Config) validate() error {
 	case c.Proxies < healthyMin+max(c.Dead, 0)+max(c.Flaky, 0):
 		return fmt.Errorf("proxies %d: want at least %d (%d dead and %d flaky ones are added to %d healthy)",
 			c.Proxies, healthyMin+max(c.Dead, 0)+max(c.Flaky, 0), max(c.Dead, 0), max(c.Flaky, 0), healthyMin)
+	case c.GatewayExits > 0 && c.GatewaySessions < 1:
+		return fmt.Errorf("gateway sessions %d: want at least 1", c.GatewaySessions)
 	case c.FlakyRate < 0 || c.FlakyRate > 1:
 		return fmt.Errorf("flaky rate %g: want 0..1", c.FlakyRate)
 	case c.Mix.Searches < 0 || c.Mix.Products < 0 || c.Mix.Pages < 0 || c.Mix.Empty < 0:

@@ -100,6 +100,9 @@ func crawl(ctx context.Context, c *cluster, cfg Config, p *progress) (*Summary, 
 	werr := ws.stop()
 	rows, serr := sink.stop(context.WithoutCancel(ctx), c, cfg.Logger)
 	sum, err := summarize(context.WithoutCancel(ctx), c, cfg, end, time.Since(start))
+	if sum != nil {
+		sum.Gateway = c.gatewaySummary(cfg, ws.exitCounts())
+	}
 	if sum != nil && sink != nil {
 		sum.Observations = &rows
 	}

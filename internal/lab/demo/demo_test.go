@@ -46,6 +46,36 @@ func TestRunCrawlsEverySite(t *testing.T) {
 	t.Logf("summary: %+v\nprogress:\n%s", sum, out.String())
 }
 
+// TestRunThroughTheGateway runs the demo with the smallest farm beside a
+// gateway of 4 exit IPs: the gateway carries site requests, each of its
+// sessions learned its exit IP by a probe, and I1, I2 and the bans hold
+// on the exit IPs while every job completes.
+func TestRunThroughTheGateway(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var out strings.Builder
+	sum, err := Run(context.Background(), Config{Duration: 25 * time.Second, Mix: testMix, Proxies: 7,
+		GatewayExits: 4, GatewaySessions: 4, Progress: &out, NoChallenge: true})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	g := sum.Gateway
+	if g == nil || g.Requests == 0 || g.Probes == 0 || g.ExitsUsed == 0 || g.ExitsUsed > 4 || g.SessionIDs != 4 {
+		t.Fatalf("gateway %+v: want requests through it, probes, at most 4 exits used, 4 session ids", g)
+	}
+	if sum.I1Violations != 0 || sum.I2Violations != 0 || sum.Bans != 0 || sum.Completed != sum.Jobs {
+		t.Errorf("I1 %d, I2 %d, bans %d, completed %d of %d; want 0, 0, 0, all",
+			sum.I1Violations, sum.I2Violations, sum.Bans, sum.Completed, sum.Jobs)
+	}
+	var text strings.Builder
+	if err := sum.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "gateway: 4 session ids on 4 exit IPs") {
+		t.Errorf("summary has no gateway line:\n%s", text.String())
+	}
+	t.Logf("gateway %+v\n%s", *g, text.String())
+}
+
 // TestRunWithChallenges runs the demo with the sites' JavaScript
 // challenges on (Chromium from PATH, as .ci/run installs it): every job
 // completes, every browser visit clears its challenge through the

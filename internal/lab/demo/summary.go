@@ -95,6 +95,8 @@ type Summary struct {
 	ConfirmShare     float64        `json:"confirm_share"`
 	// The JavaScript challenges and what clearing them cost.
 	ChallengeSummary
+	// Gateway is what the gateway beside the farm did; absent without one.
+	Gateway *GatewaySummary `json:"gateway,omitempty"`
 	// Sites breaks the counts down per site.
 	Sites map[string]SiteSummary `json:"sites"`
 	// End is EndDone, EndDuration or EndInterrupted.
@@ -179,6 +181,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "bans: %d started by the sites; %d proxy quarantines from the workers' ban verdicts\n", s.Bans, s.BrokerBans)
 	fmt.Fprintf(w, "faulty proxies: %d failed job attempts retried elsewhere, %d proxy failures counted by the broker\n",
 		s.FailedAttempts, s.ProxyFailures)
+	s.writeGateway(w)
 	s.writeBanHandling(w)
 	s.writeChallenges(w)
 	if s.Observations != nil {

@@ -12,6 +12,7 @@ import (
 
 	"crawlq/fetcher"
 	"crawlq/fetcher/browser"
+	"crawlq/sessions"
 	"crawlq/tasks"
 )
 
@@ -29,6 +30,7 @@ const (
 type workers struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	list   []*tasks.Worker
 	mu     sync.Mutex
 	errs   []error
 }
@@ -45,8 +47,10 @@ func startWorkers(c *cluster, cfg Config) *workers {
 			Redis: c.conn.Asynq, RDB: c.conn.Client, ServerID: fmt.Sprintf("demo-%d", i),
 			Concurrency: cfg.Concurrency, Sites: c.reg, LeaseTTL: leaseTTL,
 			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger, OnConfirm: c.confirms.add, PollInterval: pollInterval,
-			Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: c.tb.CA.Pool()}}, // trust the testbed's CA
+			Fetcher:   fetcher.Config{TLS: &tls.Config{RootCAs: c.tb.CA.Pool()}}, // trust the testbed's CA
+			ExitProbe: fetcher.ExitProbe{URL: c.tb.EchoURL()},                    // learns the gateway sessions' exits
 		})
+		ws.list = append(ws.list, w)
 		ws.wg.Add(1)
 		go ws.run(ctx, w)
 	}
@@ -71,6 +75,16 @@ func (ws *workers) stop() error {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	return errors.Join(ws.errs...)
+}
+
+// exitCounts sums the workers' exit figures; call it after stop.
+func (ws *workers) exitCounts() sessions.ExitCounts {
+	var sum sessions.ExitCounts
+	for _, w := range ws.list {
+		c := w.Sessions().ExitCounts()
+		sum.Probes, sum.Rerolls, sum.Waits, sum.Changes = sum.Probes+c.Probes, sum.Rerolls+c.Rerolls, sum.Waits+c.Waits, sum.Changes+c.Changes
+	}
+	return sum
 }
 
 // newBrowser gives a worker its own browser in challenge mode (nil
