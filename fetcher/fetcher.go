@@ -124,6 +124,11 @@ func (f *Fetcher) fail(req Request, kind ErrorKind, err error) *Error {
 // CloseIdle closes the idle connections of every proxy's transport.
 func (f *Fetcher) CloseIdle() { f.transports.closeIdle() }
 
+// Forget drops the cached transports of proxy p and closes their idle
+// connections: a gateway session's URL (its session id in the username)
+// that will not be used again would otherwise hold them until evicted.
+func (f *Fetcher) Forget(p *url.URL) { f.transports.forget(p) }
+
 // Close closes idle connections and drops the transports; Do fails with
 // ErrClosed afterwards. Requests in flight finish.
 func (f *Fetcher) Close() { f.transports.close() }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 )
 
@@ -76,6 +77,20 @@ func (c *transportCache) evictLocked() {
 	if e, ok := c.byKey[key]; ok {
 		e.t.CloseIdleConnections()
 		delete(c.byKey, key)
+	}
+}
+
+// forget drops the transports of proxy p, every fingerprint's, closing
+// their idle connections.
+func (c *transportCache) forget(p *url.URL) {
+	suffix := " " + p.String()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.byKey {
+		if strings.HasSuffix(k, suffix) {
+			e.t.CloseIdleConnections()
+			delete(c.byKey, k)
+		}
 	}
 }
 

@@ -30,3 +30,22 @@ func TestTransportCacheEvictsLeastRecentlyUsed(t *testing.T) {
 		t.Errorf("get after close: %v, want ErrClosed", err)
 	}
 }
+
+// TestTransportCacheForget: forgetting a proxy drops its transports of
+// every fingerprint and no other proxy's, even one that differs only by
+// its username (another gateway session).
+func TestTransportCacheForget(t *testing.T) {
+	c := newTransportCache(10, func(*url.URL, string) roundTripper { return &http.Transport{} })
+	s1, _ := url.Parse("http://cust-session-aa:pw@127.0.0.9:22225")
+	s2, _ := url.Parse("http://cust-session-aab:pw@127.0.0.9:22225")
+	c.get(s1, "chrome")
+	c.get(s1, "firefox")
+	kept, _ := c.get(s2, "chrome")
+	c.forget(s1)
+	if c.len() != 1 {
+		t.Fatalf("%d transports after forgetting one proxy's two, want 1", c.len())
+	}
+	if again, _ := c.get(s2, "chrome"); again != kept {
+		t.Error("forgetting s1 dropped s2's transport")
+	}
+}

@@ -86,3 +86,27 @@ func TestSessionErrorsMetrics(t *testing.T) {
 		t.Errorf("session error counters (-want +got):\n%s", diff)
 	}
 }
+
+// TestExitCountersReadAtScrape: the exit counters show what the worker's
+// sessions report at the moment of the scrape.
+func TestExitCountersReadAtScrape(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	var probes int64 = 3
+	RegisterExits(reg, func() (int64, int64, int64, int64) { return probes, 2, 1, 0 })
+	probes = 7
+	got := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		got[mf.GetName()] = mf.GetMetric()[0].GetCounter().GetValue()
+	}
+	want := map[string]float64{"crawlq_worker_exit_probes_total": 7, "crawlq_worker_exit_rerolls_total": 2,
+		"crawlq_worker_exit_waits_total": 1, "crawlq_worker_exit_changes_total": 0}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+}

@@ -148,6 +148,8 @@ type PoolStats struct {
 	Sites map[string]SiteStats `json:"sites"`
 	// Proxies, sorted by ID; Proxy specs are masked.
 	Proxies []ProxyStats `json:"proxies"`
+	// Gateways are the pool's gateways (their slots are among Proxies).
+	Gateways []GatewayStats `json:"gateways,omitempty"`
 }
 
 // SiteStats counts the pool's proxies by state for one site, per class too.
@@ -168,6 +170,9 @@ type SiteStats struct {
 	// Exhausted lists classes whose every proxy is quarantined for the site.
 	Exhausted []Class               `json:"exhausted,omitempty"`
 	ByClass   map[Class]StateCounts `json:"by_class,omitempty"`
+	// Exits are the site's exit-IP figures, when the pool has proxies
+	// that learn their exit (gateways).
+	Exits *ExitStats `json:"exits,omitempty"`
 }
 
 // StateCounts are the four state totals.

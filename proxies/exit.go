@@ -54,7 +54,9 @@ type ExitStats struct {
 	// Held counts the holds recorded (a dead holder's hold counts until
 	// its IP is held again); Quarantined the IPs quarantined now; Seen
 	// the distinct exit IPs ever held (estimated, within 1 %).
-	Held, Quarantined, Seen int64
+	Held        int64 `json:"held"`
+	Quarantined int64 `json:"quarantined"`
+	Seen        int64 `json:"seen"`
 }
 
 // Errors of the exit gate; check with errors.Is.

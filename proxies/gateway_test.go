@@ -57,6 +57,14 @@ func TestGatewayLineImportsAsSlots(t *testing.T) {
 	if l.Proxy.Gateway == nil || l.Proxy.Gateway.Slot != 2 || l.Proxy.Exit.Header != "x-luminati-ip" {
 		t.Errorf("leased slot lost its gateway: %+v", l.Proxy)
 	}
+	st, err := b.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Gateways) != 1 || st.Gateways[0].Slots != 3 || st.Gateways[0].Leased != 1 || st.Gateways[0].Exit != "header:x-luminati-ip" ||
+		strings.Contains(st.Gateways[0].Masked, "s3cret") || st.Sites["ozon"].Exits == nil {
+		t.Errorf("stats: gateways %+v, ozon exits %+v", st.Gateways, st.Sites["ozon"].Exits)
+	}
 }
 
 // TestGatewayLineErrors: a bad gateway line names its line and what is

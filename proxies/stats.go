@@ -41,7 +41,11 @@ func (b *RedisBroker) Stats(ctx context.Context) (*PoolStats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pool stats: %w", err)
 	}
-	return snap.build(), nil
+	ps := snap.build()
+	if err := b.addExitStats(ctx, ps, snap.proxies); err != nil {
+		return nil, fmt.Errorf("pool stats: %w", err)
+	}
+	return ps, nil
 }
 
 // statSet is one ready set Stats and Summary report, and whether it is

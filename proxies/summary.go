@@ -53,7 +53,24 @@ func (b *RedisBroker) Summary(ctx context.Context) (*PoolSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return summarize(ms(now), int(totalCmd.Val()), sets, counts, cleared), nil
+	sum := summarize(ms(now), int(totalCmd.Val()), sets, counts, cleared)
+	return sum, b.addSiteExits(ctx, sum.Sites)
+}
+
+// addSiteExits gives each site that has ever held an exit IP its exit
+// figures (three O(1) or O(log N) reads a site).
+func (b *RedisBroker) addSiteExits(ctx context.Context, sites map[string]SiteStats) error {
+	for name, site := range sites {
+		st, err := b.ExitStats(ctx, name)
+		if err != nil {
+			return fmt.Errorf("pool summary: %w", err)
+		}
+		if st.Seen > 0 {
+			site.Exits = &st
+			sites[name] = site
+		}
+	}
+	return nil
 }
 
 // liveLeases counts the unexpired leases per site and class (the class

@@ -96,6 +96,7 @@ func (s *Session) onRefused(ctx context.Context, r *proxies.ExitRefusedError, tr
 			return fmt.Errorf("%d session ids of %s landed on held or quarantined exit IPs: %w", try, p.ID, r)
 		}
 		s.m.rerolls.Add(1)
+		s.forgetURL()
 		s.mu.Lock()
 		s.rec.Exit = &exitRecord{ID: newGatewaySession(p), IP: s.rec.Exit.IP}
 		s.mu.Unlock()
@@ -231,6 +232,7 @@ func (s *Session) endExit(ctx context.Context, o proxies.Outcome) proxies.Outcom
 	if h == nil {
 		return o
 	}
+	s.forgetURL()
 	if o.Kind != proxies.OutcomeBanned {
 		s.releaseExit(ctx, h)
 		return o
@@ -277,6 +279,13 @@ func (s *Session) proxyURL() *url.URL {
 		return l.Proxy.WithSession(e.ID)
 	}
 	return l.Proxy.URL()
+}
+
+// forgetURL tells Config.Forget the session's gateway URL is done with.
+func (s *Session) forgetURL() {
+	if s.m.cfg.Forget != nil && s.Lease().Proxy.Gateway != nil {
+		s.m.cfg.Forget(s.proxyURL())
+	}
 }
 
 // newGatewaySession is a new session id for a gateway ("" for a plain

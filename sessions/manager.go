@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -71,6 +72,12 @@ type Config struct {
 	// MaxRerolls bounds the new session ids taken for a held exit IP
 	// before the session waits for one. Default 8.
 	MaxRerolls int
+	// Forget, if set, is told a gateway session's proxy URL once no
+	// request will use it again (a new session id replaced it, or its
+	// session ended): the worker drops its cached transport
+	// (fetcher.Fetcher.Forget), which would otherwise keep connections
+	// open for a session id nobody uses.
+	Forget func(*url.URL)
 	// Logger logs lease trouble, and each failed lease release or session
 	// store with its task. Default zap.NewNop().
 	Logger *zap.Logger

@@ -60,11 +60,11 @@ type Session struct {
 	earliest time.Time // local time of the lease's (and exit hold's) NotBefore
 	// hold is the session's hold of its exit IP (exit.go), nil for a
 	// proxy whose exit is its host.
-	hold *proxies.ExitHold
-	lost     bool
-	closed   bool
-	stop     chan struct{}
-	stopped  chan struct{}
+	hold    *proxies.ExitHold
+	lost    bool
+	closed  bool
+	stop    chan struct{}
+	stopped chan struct{}
 
 	// validUntil is the local time the lease expires unless extended: a
 	// session whose extends fail (Redis away, a failover's replica not

@@ -68,15 +68,7 @@ func gatewayWorkers(t *testing.T, tb *testbed.Testbed, reg *site.Registry) (coun
 			ServerID: id, Concurrency: 12, Sites: reg, ShutdownTimeout: time.Second,
 			ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()}})
 		ws = append(ws, w)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error)
-		go func() { done <- w.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("worker: %v", err)
-			}
-		})
+		runUntilEnd(t, w)
 	}
 	return func() sessions.ExitCounts {
 		var sum sessions.ExitCounts

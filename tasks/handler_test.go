@@ -33,7 +33,12 @@ func runWorker(t *testing.T, tb *testbed.Testbed, reg *site.Registry) {
 // serve runs a worker of cfg until the test ends.
 func serve(t *testing.T, cfg tasks.WorkerConfig) {
 	t.Helper()
-	w := tasks.NewWorker(cfg)
+	runUntilEnd(t, tasks.NewWorker(cfg))
+}
+
+// runUntilEnd runs w until the test ends.
+func runUntilEnd(t *testing.T, w *tasks.Worker) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()

@@ -195,14 +195,15 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	client := asynq.NewClient(cfg.Redis)
 	gate := NewBacklogGate(cfg.RDB, cfg.ResultsBacklog, cfg.Logger)
 	gate.every = SideInterval(cfg.PollInterval)
+	f := fetcher.New(withLogger(cfg.Fetcher, cfg.Logger))
 	h := NewHandler(HandlerConfig{Gate: gate,
-		Sites: cfg.Sites, Fetcher: fetcher.New(withLogger(cfg.Fetcher, cfg.Logger)), Rules: *cfg.Rules,
+		Sites: cfg.Sites, Fetcher: f, Rules: *cfg.Rules,
 		Sink: results.NewSink(cfg.RDB, 0).WithReplicas(cfg.Replicas, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
 		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm, Browser: cfg.Browser, OnChallenge: cfg.OnChallenge,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			SharesRedis: true, BrokerSharesRedis: cfg.BrokerOnRDB, // the sink is on RDB too
 			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),
-			Exits: cfg.Exits, ExitProbe: cfg.ExitProbe, ExitBusy: cfg.ExitBusy}),
+			Exits: cfg.Exits, ExitProbe: cfg.ExitProbe, ExitBusy: cfg.ExitBusy, Forget: f.Forget}),
 	})
 	return &Worker{cfg: cfg, client: client, handler: h, gate: gate}
 }

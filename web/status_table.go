@@ -69,6 +69,11 @@ func (s *Status) writePool(w io.Writer) {
 	if len(s.Pool.Sites) == 0 {
 		fmt.Fprintln(w, "(pool is empty: import proxies)")
 	}
+	for _, site := range sortedKeys(s.Pool.Sites) {
+		if x := s.Pool.Sites[site].Exits; x != nil {
+			fmt.Fprintf(w, "%s\texit IPs: %d held, %d quarantined, %d seen\t\t\t\t\t\t\n", site, x.Held, x.Quarantined, x.Seen)
+		}
+	}
 }
 
 func (s *Status) writeServers(w io.Writer) {

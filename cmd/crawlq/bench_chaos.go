@@ -10,10 +10,8 @@ import (
 	"crawlq/internal/lab/chaos"
 )
 
-func init() { registerBench(benchChaosCmd) }
-
-// benchChaosCmd is `crawlq bench chaos`.
-func benchChaosCmd(a *app) *cobra.Command {
+// newBenchChaosCmd is `crawlq bench chaos`.
+func newBenchChaosCmd(a *app) *cobra.Command {
 	var o chaos.Options
 	var asJSON bool
 	cmd := &cobra.Command{

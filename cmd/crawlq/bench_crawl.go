@@ -17,8 +17,6 @@ import (
 	"crawlq/internal/redisx"
 )
 
-func init() { registerBench(benchCrawlCmd) }
-
 type benchCrawlFlags struct {
 	o        bench.CrawlOptions
 	asJSON   bool
@@ -60,7 +58,7 @@ and site, feeder). The Redis DB must be empty; the benchmark deletes its
 asynq:* and crawlq:* keys at the end. With --cpuprofile each phase's samples
 carry the label phase=crawlq|naive|noop (go tool pprof -tagfocus phase=crawlq).`
 
-func benchCrawlCmd(a *app) *cobra.Command {
+func newBenchCrawlCmd(a *app) *cobra.Command {
 	var f benchCrawlFlags
 	cmd := &cobra.Command{
 		Use:   "crawl",

@@ -12,8 +12,6 @@ import (
 	"crawlq/internal/lab/bench"
 )
 
-func init() { registerBench(benchIdleCmd) }
-
 // benchIdleFlags are the flags of `crawlq bench idle`.
 type benchIdleFlags struct {
 	o      bench.IdleOptions
@@ -21,8 +19,8 @@ type benchIdleFlags struct {
 	asJSON bool
 }
 
-// benchIdleCmd is `crawlq bench idle`.
-func benchIdleCmd(*app) *cobra.Command {
+// newBenchIdleCmd is `crawlq bench idle`.
+func newBenchIdleCmd() *cobra.Command {
 	var f benchIdleFlags
 	cmd := &cobra.Command{
 		Use:   "idle",

@@ -9,10 +9,8 @@ import (
 	"crawlq/internal/lab/bench"
 )
 
-func init() { registerBench(benchScheduleCmd) }
-
-// benchScheduleCmd is `crawlq bench schedule`.
-func benchScheduleCmd(a *app) *cobra.Command {
+// newBenchScheduleCmd is `crawlq bench schedule`.
+func newBenchScheduleCmd(a *app) *cobra.Command {
 	var o bench.ScheduleOptions
 	var asJSON bool
 	cmd := &cobra.Command{

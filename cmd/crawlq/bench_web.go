@@ -10,10 +10,8 @@ import (
 	"crawlq/internal/lab/bench"
 )
 
-func init() { registerBench(benchWebCmd) }
-
-// benchWebCmd is `crawlq bench web`.
-func benchWebCmd(a *app) *cobra.Command {
+// newBenchWebCmd is `crawlq bench web`.
+func newBenchWebCmd(a *app) *cobra.Command {
 	var o bench.WebOptions
 	var asJSON bool
 	cmd := &cobra.Command{

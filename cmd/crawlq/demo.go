@@ -13,8 +13,6 @@ import (
 	"crawlq/web"
 )
 
-func init() { register(newDemoCmd) }
-
 type demoFlags struct {
 	duration time.Duration
 	json     bool

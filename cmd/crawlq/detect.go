@@ -8,10 +8,8 @@ import (
 	"crawlq/detect"
 )
 
-func init() { register(newDetectCmd) }
-
 // newDetectCmd judges a saved page offline and prints the verdict as JSON.
-func newDetectCmd(_ *app) *cobra.Command {
+func newDetectCmd() *cobra.Command {
 	var site, kind, finalURL, rulesFile string
 	var status int
 	var headers []string

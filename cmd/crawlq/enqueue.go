@@ -20,8 +20,6 @@ import (
 	"crawlq/tasks/site"
 )
 
-func init() { register(newEnqueueCmd) }
-
 type enqueueFlags struct {
 	file, location, category, class, config, item string
 	pages                                         int

@@ -20,7 +20,7 @@ import (
 // run executes the crawlq CLI in-process with args against the test Redis.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRoot()
+	root := newRootCmd()
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&out)

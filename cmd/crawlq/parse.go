@@ -13,27 +13,27 @@ import (
 	_ "crawlq/tasks/wildberries" // registers wildberries
 )
 
-func init() {
-	register(func(a *app) *cobra.Command {
-		var siteName, kind, pageURL string
-		cmd := &cobra.Command{
-			Use:   "parse --site SITE --kind KIND [--url PAGE_URL] FILE",
-			Short: "Parse a saved page offline and print its items as JSON lines",
-			Long: "Parse a saved page (HTML or JSON, .gz allowed) with the site's parser and print\n" +
-				"one JSON item per line, then the next-page flag and follow targets on stderr.\n" +
-				"Sites: " + fmt.Sprint(site.Names()),
-			Args: cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return runParse(cmd, siteName, kind, pageURL, args[0])
-			},
-		}
-		cmd.Flags().StringVar(&siteName, "site", "", "site name (wildberries, ozon, avito)")
-		cmd.Flags().StringVar(&kind, "kind", "", "page kind (search, category, product, item)")
-		cmd.Flags().StringVar(&pageURL, "url", "", "URL the page was fetched from (resolves relative links)")
-		_ = cmd.MarkFlagRequired("site")
-		_ = cmd.MarkFlagRequired("kind")
-		return cmd
-	})
+// newParseCmd is `crawlq parse`: a saved page through its site's parser,
+// offline.
+func newParseCmd() *cobra.Command {
+	var siteName, kind, pageURL string
+	cmd := &cobra.Command{
+		Use:   "parse --site SITE --kind KIND [--url PAGE_URL] FILE",
+		Short: "Parse a saved page offline and print its items as JSON lines",
+		Long: "Parse a saved page (HTML or JSON, .gz allowed) with the site's parser and print\n" +
+			"one JSON item per line, then the next-page flag and follow targets on stderr.\n" +
+			"Sites: " + fmt.Sprint(site.Names()),
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runParse(cmd, siteName, kind, pageURL, args[0])
+		},
+	}
+	cmd.Flags().StringVar(&siteName, "site", "", "site name (wildberries, ozon, avito)")
+	cmd.Flags().StringVar(&kind, "kind", "", "page kind (search, category, product, item)")
+	cmd.Flags().StringVar(&pageURL, "url", "", "URL the page was fetched from (resolves relative links)")
+	_ = cmd.MarkFlagRequired("site")
+	_ = cmd.MarkFlagRequired("kind")
+	return cmd
 }
 
 func runParse(cmd *cobra.Command, siteName, kind, pageURL, file string) error {

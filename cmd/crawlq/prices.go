@@ -15,9 +15,7 @@ import (
 	"crawlq/tasks/site"
 )
 
-func init() { register(newPricesCmd) }
-
-func newPricesCmd(*app) *cobra.Command {
+func newPricesCmd() *cobra.Command {
 	var pg string
 	var asJSON bool
 	cmd := &cobra.Command{

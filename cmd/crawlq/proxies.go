@@ -15,8 +15,6 @@ import (
 	"crawlq/proxies"
 )
 
-func init() { register(newProxiesCmd) }
-
 // newProxiesCmd is `crawlq proxies`: import, list, stats, remove, unban.
 func newProxiesCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "proxies", Short: "Manage the cluster-wide proxy pool"}
@@ -64,7 +62,7 @@ func proxiesImportCmd(a *app) *cobra.Command {
 				return fmt.Errorf("import refused, pool unchanged: %w", err)
 			}
 			return withConfiguredBroker(cmd, a, f.config, func(b *proxies.RedisBroker) error {
-				r, err := b.ImportReport(cmd.Context(), ps, proxies.ImportOptions{Class: c, Sites: f.sites, Update: f.update})
+				r, err := b.ImportReport(cmd.Context(), ps, proxies.ImportOptions{Class: c, Sites: f.sites, Update: f.update, AllowRotating: f.allowRotating})
 				if err != nil {
 					return importRefused(err)
 				}
@@ -75,6 +73,7 @@ func proxiesImportCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&f.class, "class", "datacenter", "proxy class: datacenter, residential or mobile")
 	cmd.Flags().StringSliceVar(&f.sites, "sites", nil, "limit the proxies to these sites of the configuration (comma separated); default every site")
+	cmd.Flags().BoolVar(&f.allowRotating, "allow-rotating", false, "import a rotating gateway (a new exit IP per connection) even for sites with a min_interval, which it cannot keep")
 	cmd.Flags().BoolVar(&f.update, "update", false, "change the class or sites of proxies already in the pool (without it such an import is refused)")
 	cmd.Flags().StringVar(&f.config, "config", "", "YAML config file whose sites --sites may name (default: the built-in sites)")
 	return cmd
@@ -84,6 +83,7 @@ type importFlags struct {
 	class, config string
 	sites         []string
 	update        bool
+	allowRotating bool
 }
 
 // importRefused is the one-line error of a refused import.
@@ -94,6 +94,10 @@ func importRefused(err error) error {
 	var us *proxies.UnknownSiteError
 	if errors.As(err, &us) {
 		return fmt.Errorf("import refused, pool unchanged: --sites: %w", err)
+	}
+	var re *proxies.RotatingError
+	if errors.As(err, &re) {
+		return fmt.Errorf("import refused, pool unchanged: %w (--allow-rotating)", err)
 	}
 	return err
 }
@@ -214,11 +218,37 @@ func printStats(w io.Writer, st *proxies.PoolStats) error {
 	if len(st.Sites) == 0 {
 		fmt.Fprintln(tw, "(no site configured or leased on yet)")
 	}
-	if err := tw.Flush(); err != nil || len(st.Proxies) == 0 {
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := printGateways(w, st); err != nil || len(st.Proxies) == 0 {
 		return err
 	}
 	fmt.Fprintln(w)
 	return printProxyStats(w, st.Proxies)
+}
+
+// printGateways lists the pool's gateways and each site's exit IPs.
+func printGateways(w io.Writer, st *proxies.PoolStats) error {
+	if len(st.Gateways) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nGATEWAY\tPROXY\tSESSIONS\tLEASED\tTTL\tIDLE\tEXIT")
+	for _, g := range st.Gateways {
+		exit := g.Exit
+		if g.Rotating {
+			exit = "rotating (no sticky sessions)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\n", g.ID, g.Masked, g.Slots, g.Leased, g.TTL, g.Idle, exit)
+	}
+	fmt.Fprintln(tw, "\nSITE\tEXIT IPS HELD\tQUARANTINED\tSEEN")
+	for _, s := range sortedSites(st.Sites) {
+		if x := st.Sites[s].Exits; x != nil {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\n", s, x.Held, x.Quarantined, x.Seen)
+		}
+	}
+	return tw.Flush()
 }
 
 func printProxyStats(w io.Writer, ps []proxies.ProxyStats) error {

@@ -50,7 +50,7 @@ func TestRedisDownIsAClearError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := newRoot()
+	root := newRootCmd()
 	root.SetArgs([]string{"--redis", "redis://:hunter2@127.0.0.1:" + strconv.Itoa(port) + "/0", "proxies", "list"})
 	err = root.Execute()
 	if err == nil || !strings.Contains(err.Error(), "does not answer") || strings.Contains(err.Error(), "hunter2") ||
@@ -111,5 +111,56 @@ func TestProxiesImportRefusesSurprises(t *testing.T) {
 	}
 	if list, _ := run(t, "proxies", "list"); strings.Count(list, "ozon") != 2 {
 		t.Fatalf("after --update, want both proxies on ozon:\n%s", list)
+	}
+}
+
+// TestProxiesImportGateway: a gateway line imports as its sessions'
+// slots and `proxies stats` lists it, never its password; a rotating
+// gateway is refused for sites with a min_interval, the pool unchanged,
+// and imported with --allow-rotating.
+func TestProxiesImportGateway(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	dir := t.TempDir()
+	gw := filepath.Join(dir, "gw.txt")
+	rot := filepath.Join(dir, "rot.yaml")
+	if err := os.WriteFile(gw, []byte("http://brd-customer-c1-zone-res-session-{session}:gw-s3cret@127.0.0.9:22225 sessions=5 idle=30s exit=header:x-luminati-ip\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rot, []byte("proxies:\n  - url: http://rot:rot-s3cret@127.0.0.8:7000\n    rotating: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "proxies", "import", gw); err != nil || !strings.Contains(out, "5 new") {
+		t.Fatalf("import gateway: %q, %v", out, err)
+	}
+	out, err := run(t, "proxies", "stats")
+	if err != nil || !strings.Contains(out, "GATEWAY") || !strings.Contains(out, "header:x-luminati-ip") ||
+		strings.Contains(out, "gw-s3cret") {
+		t.Fatalf("stats:\n%s\n%v", out, err)
+	}
+	before, _ := run(t, "proxies", "list", "--json")
+	_, err = run(t, "proxies", "import", rot)
+	if err == nil || !strings.Contains(err.Error(), "import refused, pool unchanged") || !strings.Contains(err.Error(), "rotating gateway") ||
+		strings.Contains(err.Error(), "rot-s3cret") {
+		t.Fatalf("rotating gateway: %v", err)
+	}
+	if after, _ := run(t, "proxies", "list", "--json"); after != before {
+		t.Fatal("a refused import changed the pool")
+	}
+	if _, err := run(t, "proxies", "import", "--allow-rotating", rot); err != nil {
+		t.Fatalf("--allow-rotating: %v", err)
+	}
+}
+
+// TestWorkerRefusesBadExitFlags: the worker names a bad --exit-busy or
+// --exit-probe before it starts.
+func TestWorkerRefusesBadExitFlags(t *testing.T) {
+	for _, tc := range []struct{ args []string }{
+		{[]string{"worker", "--exit-busy", "sometimes"}},
+		{[]string{"worker", "--exit-probe", "ipify.org"}},
+	} {
+		_, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.args[1]) {
+			t.Errorf("%v: %v, want an error naming %s", tc.args, err, tc.args[1])
+		}
 	}
 }

@@ -17,8 +17,6 @@ import (
 	"crawlq/results/pgsink"
 )
 
-func init() { register(newResultsCmd) }
-
 func newResultsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "results", Short: "Export or follow crawled items"}
 	cmd.AddCommand(newResultsExportCmd(a), newResultsTailCmd(a), newResultsChangesCmd(a))

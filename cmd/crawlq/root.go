@@ -20,13 +20,9 @@ type app struct {
 	logJSON  bool
 }
 
-// commands are the subcommand builders; each command file registers its own
-// in an init function, so files stay independent.
-var commands []func(*app) *cobra.Command
-
-func register(f func(*app) *cobra.Command) { commands = append(commands, f) }
-
-func newRoot() *cobra.Command {
+// newRootCmd is the whole command tree: the global flags and every
+// command, each built by its constructor in its own file.
+func newRootCmd() *cobra.Command {
 	a := &app{}
 	root := &cobra.Command{
 		Use:           "crawlq",
@@ -51,9 +47,23 @@ func newRoot() *cobra.Command {
 			`redis-cluster://[:password@]host:7000,host2:7001 (rediss… for TLS) or "embedded"; env CRAWLQ_REDIS; default `+redisx.DefaultURL)
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().BoolVar(&a.logJSON, "log-json", false, "log as JSON lines instead of console text")
-	for _, f := range commands {
-		root.AddCommand(f(a))
-	}
+	root.AddCommand(
+		newBenchCmd(a),
+		newDemoCmd(a),
+		newDetectCmd(),
+		newEnqueueCmd(a),
+		newParseCmd(),
+		newPricesCmd(),
+		newProxiesCmd(a),
+		newResultsCmd(a),
+		newScheduleCmd(a),
+		newSchedulerCmd(a),
+		newSinkCmd(a),
+		newStatusCmd(a),
+		newTestbedCmd(a),
+		newWebCmd(a),
+		newWorkerCmd(a),
+	)
 	return root
 }
 

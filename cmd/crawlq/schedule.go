@@ -18,8 +18,6 @@ import (
 	"crawlq/web"
 )
 
-func init() { register(newScheduleCmd) }
-
 func newScheduleCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "schedule",

@@ -10,8 +10,6 @@ import (
 	"crawlq/tasks"
 )
 
-func init() { register(newSchedulerCmd) }
-
 func newSchedulerCmd(a *app) *cobra.Command {
 	var config string
 	var sync time.Duration

@@ -10,16 +10,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"crawlq/internal/lab/bench"
 	"crawlq/results"
 	"crawlq/results/pgsink"
 	"crawlq/web"
 )
-
-func init() {
-	register(newSinkCmd)
-	registerBench(benchSinkCmd)
-}
 
 // postgresEnv is where --postgres is read from when the flag is not given.
 const postgresEnv = "CRAWLQ_POSTGRES"
@@ -123,43 +117,4 @@ func sinkStopped(cmd *cobra.Command, s *pgsink.Sink, err error) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "sink stopped: %d observations written\n", s.Rows())
 	return nil
-}
-
-// benchSinkCmd is `crawlq bench sink`.
-func benchSinkCmd(a *app) *cobra.Command {
-	var o bench.SinkOptions
-	var pg string
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "sink --postgres URL",
-		Short: "Observations/s one sink process writes into PostgreSQL (a scratch database on that server)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			url, err := postgresURL(pg, true)
-			if err != nil {
-				return err
-			}
-			conn, err := a.redis(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer conn.Close()
-			res, err := bench.RunSink(cmd.Context(), conn.Client, url, o)
-			if err != nil {
-				return postgresErr(err)
-			}
-			if asJSON {
-				return writeJSONLine(cmd, res)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d observations of %d items, batches of %d: %.1fs, %.0f rows/s (load %s)\n",
-				res.Rows, res.Items, res.Batch, res.Seconds, res.RowsPerS, res.Load)
-			return nil
-		},
-	}
-	postgresFlag(cmd, &pg, "PostgreSQL server to bench on (a scratch database is created and dropped)")
-	cmd.Flags().IntVar(&o.Rows, "rows", 200000, "observations in the stream when the sink starts")
-	cmd.Flags().IntVar(&o.Batch, "batch", 5000, "the sink's batch size")
-	cmd.Flags().IntVar(&o.Items, "items", 0, "distinct items observed (default rows/4)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
-	return cmd
 }

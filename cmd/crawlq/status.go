@@ -15,8 +15,6 @@ import (
 	"crawlq/web"
 )
 
-func init() { register(newStatusCmd) }
-
 func newStatusCmd(a *app) *cobra.Command {
 	asJSON, config := false, ""
 	cmd := &cobra.Command{

@@ -12,29 +12,28 @@ import (
 	"crawlq/testbed"
 )
 
-func init() {
-	register(func(a *app) *cobra.Command {
-		var o testbedOpts
-		cmd := &cobra.Command{
-			Use:   "testbed",
-			Short: "Run the simulated Wildberries, Ozon and Avito and a loopback proxy farm until interrupted",
-			Long:  testbedLong,
-			Args:  cobra.NoArgs,
-			RunE:  func(cmd *cobra.Command, _ []string) error { return runTestbed(cmd, a, o) },
-		}
-		f := cmd.Flags()
-		f.IntVar(&o.proxies, "proxies", 20, "number of farm proxies (127.0.0.2 upwards)")
-		f.Int64Var(&o.seed, "seed", 1, "seed of the catalog, sessions and flaky proxies")
-		f.BoolVar(&o.strict, "strict", false, "ban an IP that is too fast for the rest of the run")
-		f.BoolVar(&o.json, "json", false, `print {"sites":…,"https_sites":…,"ca_file":…,"proxies_file":…,"config_file":…,"proxies":N} as the first stdout line`)
-		f.StringVar(&o.writeConfig, "write-config", "", "write the crawlq config that points crawlq at this testbed to FILE (default: crawlq.yaml next to proxies.txt)")
-		f.BoolVar(&o.fingerprint, "fingerprint", false, "HTTPS sites refuse a client whose TLS/HTTP2 fingerprint is not the browser its User-Agent claims")
-		f.BoolVar(&o.challenge, "challenge", false, "every site puts a JavaScript challenge in front of new visitors (Wildberries' __internal APIs answer 498 without the x_wbaas_token its home page mints)")
-		f.BoolVar(&o.auth, "auth", true, "farm proxies require a username and password")
-		f.IntVar(&o.socks5Every, "socks5-every", 0, "make every k-th proxy a SOCKS5 proxy (0: none)")
-		f.StringVar(&o.dir, "dir", "", "directory for proxies.txt (default: a temporary one)")
-		return cmd
-	})
+// newTestbedCmd is `crawlq testbed`: the simulated sites and proxy farm.
+func newTestbedCmd(a *app) *cobra.Command {
+	var o testbedOpts
+	cmd := &cobra.Command{
+		Use:   "testbed",
+		Short: "Run the simulated Wildberries, Ozon and Avito and a loopback proxy farm until interrupted",
+		Long:  testbedLong,
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runTestbed(cmd, a, o) },
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.proxies, "proxies", 20, "number of farm proxies (127.0.0.2 upwards)")
+	f.Int64Var(&o.seed, "seed", 1, "seed of the catalog, sessions and flaky proxies")
+	f.BoolVar(&o.strict, "strict", false, "ban an IP that is too fast for the rest of the run")
+	f.BoolVar(&o.json, "json", false, `print {"sites":…,"https_sites":…,"ca_file":…,"proxies_file":…,"config_file":…,"proxies":N} as the first stdout line`)
+	f.StringVar(&o.writeConfig, "write-config", "", "write the crawlq config that points crawlq at this testbed to FILE (default: crawlq.yaml next to proxies.txt)")
+	f.BoolVar(&o.fingerprint, "fingerprint", false, "HTTPS sites refuse a client whose TLS/HTTP2 fingerprint is not the browser its User-Agent claims")
+	f.BoolVar(&o.challenge, "challenge", false, "every site puts a JavaScript challenge in front of new visitors (Wildberries' __internal APIs answer 498 without the x_wbaas_token its home page mints)")
+	f.BoolVar(&o.auth, "auth", true, "farm proxies require a username and password")
+	f.IntVar(&o.socks5Every, "socks5-every", 0, "make every k-th proxy a SOCKS5 proxy (0: none)")
+	f.StringVar(&o.dir, "dir", "", "directory for proxies.txt (default: a temporary one)")
+	return cmd
 }
 
 type testbedOpts struct {

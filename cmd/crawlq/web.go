@@ -22,8 +22,6 @@ type webFlags struct {
 	refresh                          time.Duration
 }
 
-func init() { register(newWebCmd) }
-
 func newWebCmd(a *app) *cobra.Command {
 	f := webFlags{}
 	cmd := &cobra.Command{

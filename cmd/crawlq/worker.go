@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -19,11 +20,10 @@ import (
 	"crawlq/fetcher/browser"
 	"crawlq/metrics"
 	"crawlq/proxies"
+	"crawlq/sessions"
 	"crawlq/tasks"
 	"crawlq/web"
 )
-
-func init() { register(newWorkerCmd) }
 
 type workerFlags struct {
 	serverID    string
@@ -40,6 +40,8 @@ type workerFlags struct {
 	browserWait time.Duration
 	backlog     int64
 	poll        time.Duration
+	exitProbe   string
+	exitBusy    string
 }
 
 func newWorkerCmd(a *app) *cobra.Command {
@@ -69,7 +71,22 @@ func addWorkerFlags(fl *pflag.FlagSet, f *workerFlags) {
 	fl.StringVar(&f.chrome, "chrome", "", "the Chromium binary (default: chromium, chromium-browser or google-chrome on PATH)")
 	fl.DurationVar(&f.browserWait, "browser-timeout", 30*time.Second, "how long the browser may take to clear one challenge before its page is closed")
 	fl.Int64Var(&f.backlog, "results-backlog", tasks.DefaultResultsBacklog, "with a sink, pause taking jobs while this many results entries wait for it (-1: no bound)")
+	fl.StringVar(&f.exitProbe, "exit-probe", DefaultExitProbe, "IP-echo URL a gateway session's exit IP is learned from, through the proxy (answering the IP as text or {\"ip\": …}; a proxy line's exit=probe:URL overrides it)")
+	fl.StringVar(&f.exitBusy, "exit-busy", string(sessions.ExitReroll), "when a new gateway session lands on an exit IP another session holds: reroll (a new session id) or wait")
 	fl.DurationVar(&f.poll, "poll-interval", tasks.DefaultPollInterval, "how long a worker with empty queues waits before it looks again (3 Redis commands per queue each look); retries and scheduled jobs are moved to their queue every 5 of them")
+}
+
+// DefaultExitProbe is the IP echo gateway sessions ask unless told
+// otherwise: a public service answering {"ip": …}.
+const DefaultExitProbe = "https://api.ipify.org?format=json"
+
+// checkProbeURL refuses an --exit-probe that is not an http(s) URL.
+func checkProbeURL(raw string) error {
+	u, err := url.Parse(raw)
+	if raw == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--exit-probe %q: want an http(s) URL of an IP echo", raw)
+	}
+	return nil
 }
 
 // taskConfig is the part of the worker's config the flags set.
@@ -80,8 +97,16 @@ func (f workerFlags) taskConfig() (tasks.WorkerConfig, error) {
 	if f.serverID == "" {
 		f.serverID = tasks.DefaultServerID()
 	}
+	busy := sessions.ExitPolicy(f.exitBusy)
+	if busy != sessions.ExitReroll && busy != sessions.ExitWait {
+		return tasks.WorkerConfig{}, fmt.Errorf("--exit-busy %q: want reroll or wait", f.exitBusy)
+	}
+	if err := checkProbeURL(f.exitProbe); err != nil {
+		return tasks.WorkerConfig{}, err
+	}
 	return tasks.WorkerConfig{ServerID: f.serverID, Concurrency: f.concurrency, LeaseTTL: f.leaseTTL,
-		ShutdownTimeout: f.shutdown, ResultsBacklog: f.backlog, PollInterval: f.poll}, nil
+		ShutdownTimeout: f.shutdown, ResultsBacklog: f.backlog, PollInterval: f.poll,
+		ExitProbe: fetcher.ExitProbe{URL: f.exitProbe}, ExitBusy: busy}, nil
 }
 
 func runWorker(ctx context.Context, a *app, f workerFlags) error {
@@ -134,6 +159,10 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	w := tasks.NewWorker(wcfg)
 	metrics.RegisterBacklogGauges(reg, w.Gate())
 	metrics.RegisterSessionErrors(reg, w.Sessions())
+	metrics.RegisterExits(reg, func() (int64, int64, int64, int64) {
+		c := w.Sessions().ExitCounts()
+		return c.Probes, c.Rerolls, c.Waits, c.Changes
+	})
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
