@@ -138,17 +138,3 @@ func sitePages(entries []testbed.Entry, site string) int {
 	}
 	return n
 }
-
-// maxTransports is the workers' fetcher.Config.MaxTransports: with a
-// gateway four per job slot, at least 64; else the fetcher's default (0).
-// Every one-page job through the gateway dials a session id of its own,
-// never used again, and a cached transport keeps its idle connection 90s:
-// four sockets of this process each (the worker's, the gateway's two and
-// the site's), so with the default 1024 per worker the crawl ran out of
-// its 20,000 files within 15 s.
-func (r *crawlRun) maxTransports() int {
-	if r.o.Gateway <= 0 {
-		return 0
-	}
-	return max(64, 4*r.o.Concurrency)
-}

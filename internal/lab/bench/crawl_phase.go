@@ -242,7 +242,7 @@ func (r *crawlRun) worker(pol policy, env *phaseEnv, i int, m *meter) (w *tasks.
 		Redis: r.t.Asynq, RDB: rdb, Broker: pol.newBroker(brdb), BrokerOnRDB: !r.t.split(),
 		ServerID: fmt.Sprintf("bench-%s-%d", pol.name, i+1), Concurrency: r.o.Concurrency,
 		Queues: map[string]int{env.queue: 1}, Sites: env.reg, ShutdownTimeout: 2 * time.Second,
-		Observe: m.observe, Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: env.tb.CA.Pool()}, PlainTLS: r.o.PlainTLS, MaxTransports: r.maxTransports()},
+		Observe: m.observe, Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: env.tb.CA.Pool()}, PlainTLS: r.o.PlainTLS},
 		Browser: r.newBrowser(env), OnChallenge: env.observeChallenge, PollInterval: benchPollInterval,
 		ExitProbe: fetcher.ExitProbe{URL: env.tb.EchoURL()}, ExitBusy: r.o.ExitBusy,
 	})
