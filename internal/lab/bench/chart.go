@@ -147,7 +147,11 @@ func (c *canvas) legend(lines []chartLine) {
 }
 
 func chartTitle(res *CrawlResult) string {
-	t := fmt.Sprintf("crawlq vs naive policy: %d proxies, %d workers", res.Proxies, res.Workers)
+	ips := fmt.Sprintf("%d proxies", res.Proxies)
+	if res.GatewayExits > 0 {
+		ips = fmt.Sprintf("a gateway of %d exit IPs (%d session ids)", res.GatewayExits, res.GatewaySessions)
+	}
+	t := fmt.Sprintf("crawlq vs naive policy: %s, %d workers", ips, res.Workers)
 	if res.LimitRPS != nil {
 		return t + fmt.Sprintf(", min interval %gms, limit %.0f pages/s", res.MinIntervalMS, *res.LimitRPS)
 	}

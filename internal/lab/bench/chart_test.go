@@ -35,3 +35,12 @@ func TestWriteChartWithoutLimit(t *testing.T) {
 		t.Error("limit line drawn without a limit")
 	}
 }
+
+func TestChartTitleNamesTheGateway(t *testing.T) {
+	limit := 200.0
+	res := &CrawlResult{GatewayExits: 40, GatewaySessions: 200, Workers: 3, MinIntervalMS: 200, LimitRPS: &limit}
+	want := "crawlq vs naive policy: a gateway of 40 exit IPs (200 session ids), 3 workers, min interval 200ms, limit 200 pages/s"
+	if got := chartTitle(res); got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+}
