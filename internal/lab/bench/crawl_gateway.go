@@ -52,11 +52,11 @@ func (o CrawlOptions) ips() int {
 // 4. Every one-page job draws a random exit (a new session id); one drawn
 // while another session holds it is re-rolled, and after 8 re-rolls the
 // session sleeps until that hold expires (up to the lease TTL, 30 s), its
-// slot lost for that long. More slots hold more exits at once, so more
-// draws land on held ones: measured at 40 exits and D = 200 ms, 27 slots
-// in all crawled fastest (170 pages/s), 21 and 36 some 5 % slower, 48
-// 20 % slower, and the 21 slots of DefaultConcurrency's rule were short
-// of holders for the exits coming ready.
+// slot lost for that long. Fewer slots leave exits idle once ready (no
+// session draws them soon enough), more make more draws land on held
+// exits and end in such sleeps. Measured at 40 exits and D = 200 ms (20 s
+// windows, load 1-2): 15 slots in all 155 pages/s, 21 slots 156-169,
+// 24 to 33 slots 172-178, 48 slots 153-176 with 28 sleeps.
 func GatewayConcurrency(exits, workers int) int {
 	return max(4, int(math.Ceil(float64(exits)*2/3/float64(max(workers, 1)))))
 }
