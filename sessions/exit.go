@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -72,10 +73,14 @@ func (s *Session) claimExit(ctx context.Context) error {
 		return fmt.Errorf("proxy %s: %w", p.ID, ErrNoExitGate)
 	}
 	s.mu.Lock()
-	if s.rec.Exit == nil || p.Gateway == nil && s.rec.Exit.ID != "" {
-		s.rec.Exit = &exitRecord{ID: newGatewaySession(p)}
-	}
+	fresh := s.rec.Exit == nil || p.Gateway == nil && s.rec.Exit.ID != ""
 	s.mu.Unlock()
+	if fresh {
+		e := s.m.slotExit(ctx, p)
+		s.mu.Lock()
+		s.rec.Exit = e
+		s.mu.Unlock()
+	}
 	for try := 0; ; try++ {
 		err := s.learnAndHold(ctx)
 		var refused *proxies.ExitRefusedError
@@ -98,7 +103,7 @@ func (s *Session) onRefused(ctx context.Context, r *proxies.ExitRefusedError, tr
 		s.m.rerolls.Add(1)
 		s.forgetURL()
 		s.mu.Lock()
-		s.rec.Exit = &exitRecord{ID: newGatewaySession(p), IP: s.rec.Exit.IP}
+		s.rec.Exit = &exitRecord{ID: newGatewaySession(p)}
 		s.mu.Unlock()
 		return nil
 	}
@@ -106,14 +111,18 @@ func (s *Session) onRefused(ctx context.Context, r *proxies.ExitRefusedError, tr
 		return r
 	}
 	s.m.exitWaits.Add(1)
-	return backoff.Sleep(ctx, max(r.Wait, time.Millisecond))
+	// the holder may release long before its hold would expire: look again soon
+	return backoff.Sleep(ctx, min(max(r.Wait, time.Millisecond), exitPoll))
 }
+
+// exitPoll is how often a session waiting for a held exit IP asks again.
+const exitPoll = 50 * time.Millisecond
 
 // learnAndHold learns the exit IP through the session's gateway session
 // and holds it: a new IP drops the cookies, which the site bound to the
 // old one.
 func (s *Session) learnAndHold(ctx context.Context) error {
-	ip, err := s.learnExit(ctx)
+	ip, err := s.knownOrLearned(ctx)
 	if err != nil {
 		return err
 	}
@@ -123,6 +132,20 @@ func (s *Session) learnAndHold(ctx context.Context) error {
 	}
 	s.setExit(ip, h)
 	return nil
+}
+
+// knownOrLearned is the gateway session's exit IP while the provider
+// keeps it (learned within its idle time and TTL: no probe), else a
+// probe's answer. A plain proxy told to probe is probed at every open.
+func (s *Session) knownOrLearned(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	e := s.rec.Exit
+	known := e.IP != "" && s.lease.Proxy.Gateway != nil && !s.exitMayHaveMoved(time.Now())
+	s.mu.Unlock()
+	if known {
+		return e.IP, nil
+	}
+	return s.learnExit(ctx)
 }
 
 // learnExit probes the exit IP through the session's proxy URL.
@@ -147,10 +170,11 @@ func (s *Session) setExit(ip string, h *proxies.ExitHold) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.rec.Exit
-	if e.IP != "" && e.IP != ip {
+	if s.cookieIP != "" && s.cookieIP != ip {
 		s.jar = newJar(nil)
 		s.m.exitChanges.Add(1)
 	}
+	s.cookieIP = ip
 	now := time.Now()
 	if e.Start.IsZero() || e.IP != ip {
 		e.Start = now
@@ -199,6 +223,9 @@ func (s *Session) refreshExit(ctx context.Context) error {
 		return nil
 	}
 	s.releaseExit(ctx, old)
+	s.mu.Lock()
+	s.rec.Exit.IP, s.rec.Exit.Start, s.rec.Exit.Last = ip, time.Now(), time.Now() // just learned
+	s.mu.Unlock()
 	return s.claimExit(ctx)
 }
 
@@ -232,11 +259,15 @@ func (s *Session) endExit(ctx context.Context, o proxies.Outcome) proxies.Outcom
 	if h == nil {
 		return o
 	}
-	s.forgetURL()
 	if o.Kind != proxies.OutcomeBanned {
 		s.releaseExit(ctx, h)
+		if !s.m.keepSlotExit(ctx, s) {
+			s.forgetURL()
+		}
 		return o
 	}
+	s.forgetURL()
+	s.m.dropSlotExit(ctx, s.Lease().Proxy)
 	if _, err := s.m.cfg.Exits.BanExit(context.WithoutCancel(ctx), h.Site, h.IP, h); err != nil {
 		s.m.cfg.Logger.Warn("exit ban failed", zap.String("task", s.rec.Task), zap.String("exit", h.IP), zap.Error(err))
 	}
@@ -341,4 +372,47 @@ func (s *Session) ExitIP() string {
 		return s.hold.IP
 	}
 	return s.lease.Proxy.Host
+}
+
+// slotExit is the provider session a fresh session on gateway slot p
+// takes over: the slot's last one while the provider keeps it (its exit
+// IP known, no probe needed), else a new session id.
+func (m *Manager) slotExit(ctx context.Context, p proxies.Proxy) *exitRecord {
+	fresh := &exitRecord{ID: newGatewaySession(p)}
+	if p.Gateway == nil {
+		return fresh
+	}
+	raw, err := m.cfg.Redis.Get(ctx, slotKey(p.ID)).Bytes()
+	var e exitRecord
+	if err != nil || json.Unmarshal(raw, &e) != nil || e.ID == "" {
+		return fresh
+	}
+	return &e
+}
+
+// keepSlotExit keeps the ended session's provider session for the next
+// session of its gateway slot, until the provider may end it (its idle
+// time or TTL, less the margin); false when it is too near that.
+func (m *Manager) keepSlotExit(ctx context.Context, s *Session) bool {
+	p := s.Lease().Proxy
+	s.mu.Lock()
+	e := s.rec.Exit
+	s.mu.Unlock()
+	if p.Gateway == nil || e == nil || e.IP == "" {
+		return false
+	}
+	now, gw := time.Now(), p.Gateway
+	ttl := min(gw.Idle-margin(gw.Idle)-now.Sub(e.Last), gw.TTL-margin(gw.TTL)-now.Sub(e.Start))
+	raw, err := json.Marshal(e)
+	if ttl < time.Millisecond || err != nil {
+		return false
+	}
+	return m.cfg.Redis.Set(context.WithoutCancel(ctx), slotKey(p.ID), raw, ttl).Err() == nil
+}
+
+// dropSlotExit forgets slot p's provider session (its exit was banned).
+func (m *Manager) dropSlotExit(ctx context.Context, p proxies.Proxy) {
+	if p.Gateway != nil {
+		m.cfg.Redis.Del(context.WithoutCancel(ctx), slotKey(p.ID))
+	}
 }

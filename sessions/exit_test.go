@@ -132,3 +132,40 @@ func TestBanThroughOneSessionStopsTheNextOnTheSameExit(t *testing.T) {
 		t.Errorf("no new session id was tried: %+v", c)
 	}
 }
+
+// TestSlotKeepsItsProviderSessionBetweenJobs: the next session of a
+// gateway slot takes over the provider session its last one left (same
+// session id, same exit, no probe), with none of its cookies.
+func TestSlotKeepsItsProviderSessionBetweenJobs(t *testing.T) {
+	ctx := context.Background()
+	w, m := gatewayWorld(t, testbed.GatewayConfig{Exits: 6}, 1)
+	base := w.tb.SiteURL(wb)
+	a, err := m.Open(ctx, "job-1", wb, proxies.Datacenter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Get(ctx, w.fetcher, w.detect, "search", searchURL(base, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	first := a.ExitIP()
+	if err := a.Finish(ctx, proxies.OK(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Open(ctx, "job-2", wb, proxies.Datacenter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Finish(ctx, proxies.Neutral())
+	if _, err := b.Get(ctx, w.fetcher, w.detect, "search", searchURL(base, 2), 2); err != nil {
+		t.Fatal(err)
+	}
+	entries := siteEntries(w.tb, wb)
+	last := entries[len(entries)-1]
+	if b.ExitIP() != first || last.IP != first || w.tb.Gateway.Stats().Sessions != 1 || m.ExitCounts().Probes != 1 {
+		t.Errorf("second job on %s (site saw %s), first on %s; gateway sessions %d, probes %d: want one provider session, one probe",
+			b.ExitIP(), last.IP, first, w.tb.Gateway.Stats().Sessions, m.ExitCounts().Probes)
+	}
+	if !last.Issued {
+		t.Errorf("the second job presented the first job's session cookie %q", last.Session)
+	}
+}

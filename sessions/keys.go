@@ -17,6 +17,15 @@ const clearancePrefix = "crawlq:{jobs}:clearance:"
 // site through proxy (JSON: the profile and the cookies).
 func clearanceKey(site, proxyID string) string { return clearancePrefix + site + ":" + proxyID }
 
+// slotPrefix namespaces the provider sessions gateway slots keep between
+// their sessions.
+const slotPrefix = "crawlq:{jobs}:gwslot:"
+
+// slotKey is the Redis STRING holding the provider session (JSON: session
+// id, exit IP, start, last use) gateway slot proxyID's last session left,
+// expiring when the provider may end it.
+func slotKey(proxyID string) string { return slotPrefix + proxyID }
+
 // keptPrefix namespaces the Suspect answers confirmations deferred to a
 // task's next attempt, one per task.
 const keptPrefix = "crawlq:{jobs}:kept:"

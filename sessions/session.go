@@ -60,11 +60,14 @@ type Session struct {
 	earliest time.Time // local time of the lease's (and exit hold's) NotBefore
 	// hold is the session's hold of its exit IP (exit.go), nil for a
 	// proxy whose exit is its host.
-	hold    *proxies.ExitHold
-	lost    bool
-	closed  bool
-	stop    chan struct{}
-	stopped chan struct{}
+	hold *proxies.ExitHold
+	// cookieIP is the exit IP the jar's cookies were set from ("" for
+	// none yet): a session on another IP drops them.
+	cookieIP string
+	lost     bool
+	closed   bool
+	stop     chan struct{}
+	stopped  chan struct{}
 
 	// validUntil is the local time the lease expires unless extended: a
 	// session whose extends fail (Redis away, a failover's replica not
@@ -75,11 +78,15 @@ type Session struct {
 
 func newSession(m *Manager, rec *record, l *proxies.Lease, resumed bool) *Session {
 	issued := l.Expires.Add(-m.cfg.LeaseTTL)
-	return &Session{
+	s := &Session{
 		m: m, rec: rec, jar: newJar(rec.Cookies), profile: profileFor(rec), resumed: resumed,
 		lease: l, earliest: time.Now().Add(l.NotBefore.Sub(issued)), validUntil: time.Now().Add(l.Expires.Sub(issued)),
 		stop: make(chan struct{}), stopped: make(chan struct{}),
 	}
+	if rec.Exit != nil {
+		s.cookieIP = rec.Exit.IP // the stored cookies were set from it
+	}
+	return s
 }
 
 // Task is the task ID the session belongs to.

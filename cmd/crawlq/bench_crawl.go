@@ -15,6 +15,7 @@ import (
 
 	"crawlq/internal/lab/bench"
 	"crawlq/internal/redisx"
+	"crawlq/sessions"
 )
 
 type benchCrawlFlags struct {
@@ -66,6 +67,9 @@ func newBenchCrawlCmd(a *app) *cobra.Command {
 		Long:  benchCrawlLong,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if b := f.o.ExitBusy; b != sessions.ExitReroll && b != sessions.ExitWait {
+				return fmt.Errorf("--exit-busy %q: want reroll or wait", b)
+			}
 			return withTopology(a, f.topology, func() error { return runBenchCrawl(cmd, a, f) })
 		},
 	}
@@ -85,6 +89,9 @@ func newBenchCrawlCmd(a *app) *cobra.Command {
 	fl.DurationVar(&f.o.ChallengeTTL, "challenge-ttl", 10*time.Second, "challenge mode: the clearance cookie's lifetime (short, so the browsers keep solving)")
 	fl.IntVar(&f.o.Browsers, "browsers", 1, "challenge mode: challenges each worker's browser clears at once")
 	fl.StringVar(&f.o.Chrome, "chrome", "", "challenge mode: the Chromium binary (default: on PATH)")
+	fl.IntVar(&f.o.Gateway, "gateway", 0, "crawl through a gateway proxy of N exit IPs instead of the farm (the limit is then N/D); the naive phase imports its session ids as plain lines")
+	fl.IntVar(&f.o.GatewaySessions, "gateway-sessions", 0, "with --gateway: the session ids its line allows (default 5 x exits)")
+	fl.StringVar((*string)(&f.o.ExitBusy), "exit-busy", "reroll", "with --gateway: a session landing on a held exit IP rerolls its session id or waits: reroll or wait")
 	fl.BoolVar(&f.o.PlainHTTP, "plain-http", false, "crawl the site's plain http:// listener (no TLS, no fingerprint check)")
 	fl.StringVar(&f.broker, "broker-redis", "", "run the proxy broker on a Redis of its own, as a worker's --broker-redis (an empty DB); the Redis CPU is then reported for each")
 	fl.StringVar(&f.topology, "topology", "", "run on a Sentinel group or Redis Cluster started for the run: sentinel or cluster (default: --redis); a Cluster's CPU is reported per master")
