@@ -49,14 +49,12 @@ func (o CrawlOptions) ips() int {
 
 // GatewayConcurrency is the job slots per worker through a gateway of
 // exits exit IPs: the workers' share of two thirds of the exits, at least
-// 4. Every one-page job draws a random exit (a new session id); one drawn
-// while another session holds it is re-rolled, and after 8 re-rolls the
-// session sleeps until that hold expires (up to the lease TTL, 30 s), its
-// slot lost for that long. Fewer slots leave exits idle once ready (no
-// session draws them soon enough), more make more draws land on held
-// exits and end in such sleeps. Measured at 40 exits and D = 200 ms (20 s
-// windows, load 1-2): 15 slots in all 155 pages/s, 21 slots 156-169,
-// 24 to 33 slots 172-178, 48 slots 153-176 with 28 sleeps.
+// 4. A slot's session keeps its exit from job to job, so sessions about
+// as many as the exits keep them busy; more land on exits others hold and
+// re-roll (probe) again and again. Measured at 40 exits, 200 session ids
+// and D = 200 ms (20 s windows, load about 1): 21 to 36 slots in all
+// 191.8-194.6 pages/s, 48 slots 176.8 and 60 slots 156.2, with over 4
+// probes a page.
 func GatewayConcurrency(exits, workers int) int {
 	return max(4, int(math.Ceil(float64(exits)*2/3/float64(max(workers, 1)))))
 }
