@@ -103,12 +103,12 @@ const (
 	DefaultProxies  = 24
 	// DefaultGatewayExits and DefaultGatewaySessions: a small gateway,
 	// one session id per exit IP. Its sessions still land on held exits
-	// (every job draws a new session id, and so a random exit), but
-	// never more of them at once than there are exits: with 24 session
-	// ids on the 8 exits the demo without challenges took 65 s to over
-	// 2 minutes instead of 15-17 s, as sessions that re-rolled 8 times
-	// slept until the holder's hold expired (the lease TTL), some of
-	// them again and again.
+	// (a re-rolled or expired session id draws a random exit), but never
+	// more of them at once than there are exits: with 24 session ids on
+	// the 8 exits the demo without challenges left 4 and 66 jobs
+	// unfinished after 2 minutes, its sessions waiting for held exits
+	// (10,000-25,000 waits and as many probes a run) where the sites'
+	// min_intervals of 1-3 s keep each exit held long.
 	DefaultGatewayExits    = 8
 	DefaultGatewaySessions = 8
 	DefaultWorkers         = 3
