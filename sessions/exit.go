@@ -81,6 +81,10 @@ func (s *Session) claimExit(ctx context.Context) error {
 		s.rec.Exit = e
 		s.mu.Unlock()
 	}
+	// the slot's lease is not kept alive before the exit is held: wait
+	// at most half its TTL
+	ctx, cancel := context.WithTimeout(ctx, s.m.cfg.LeaseTTL/2)
+	defer cancel()
 	for try := 0; ; try++ {
 		err := s.learnAndHold(ctx)
 		var refused *proxies.ExitRefusedError
@@ -88,7 +92,10 @@ func (s *Session) claimExit(ctx context.Context) error {
 			return err
 		}
 		if err := s.onRefused(ctx, refused, try); err != nil {
-			return err
+			if errors.Is(err, proxies.ErrExitBusy) || errors.Is(err, proxies.ErrExitQuarantined) {
+				return err
+			}
+			return fmt.Errorf("%w while waiting: %w", refused, err)
 		}
 	}
 }
@@ -126,6 +133,7 @@ func (s *Session) learnAndHold(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.noteLearned(ip)
 	h, err := s.m.cfg.Exits.HoldExit(ctx, proxies.ExitRequest{Site: s.rec.Site, IP: ip, Holder: s.rec.Task, TTL: s.m.cfg.LeaseTTL})
 	if err != nil {
 		return err
@@ -146,6 +154,16 @@ func (s *Session) knownOrLearned(ctx context.Context) (string, error) {
 		return e.IP, nil
 	}
 	return s.learnExit(ctx)
+}
+
+// noteLearned keeps a gateway session's exit IP as soon as it is known,
+// so a wait for it to come free does not probe again.
+func (s *Session) noteLearned(ip string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.rec.Exit; e.IP != ip {
+		e.IP, e.Start, e.Last = ip, time.Now(), time.Now()
+	}
 }
 
 // learnExit probes the exit IP through the session's proxy URL.
@@ -176,7 +194,7 @@ func (s *Session) setExit(ip string, h *proxies.ExitHold) {
 	}
 	s.cookieIP = ip
 	now := time.Now()
-	if e.Start.IsZero() || e.IP != ip {
+	if e.Start.IsZero() {
 		e.Start = now
 	}
 	e.IP, e.Last = ip, now
