@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
-	"gopkg.in/yaml.v3"
 
 	"crawlq/internal/redisx"
 	"crawlq/proxies"
@@ -52,21 +50,6 @@ type cluster struct {
 	pgAdmin *pgx.Conn
 	pgName  string
 	pgURL   string
-}
-
-// intervalMargin is how much slower than the testbed's rule the workers
-// must at least be, so request jitter is no violation while a real overlap
-// still is.
-const intervalMargin = 1.2
-
-// minInterval is the site's own default min_interval (what users run),
-// raised to intervalMargin times the testbed's rule if that is more.
-func minInterval(reg *site.Registry, name string, rule time.Duration) time.Duration {
-	floor := time.Duration(float64(rule) * intervalMargin).Round(time.Millisecond)
-	if s, err := reg.Get(name); err == nil && s.MinInterval > floor {
-		return s.MinInterval
-	}
-	return floor
 }
 
 // startCluster starts the two Redis servers and the testbed, writes the
@@ -125,23 +108,12 @@ func (c *cluster) startRedis(ctx context.Context) error {
 	return c.broker.start(ctx)
 }
 
-// workerConfig is the YAML the workers read with --config.
-type workerConfig struct {
-	Sites map[string]site.SiteConfig `yaml:"sites"`
-}
-
-// writeConfig points every site at the testbed, datacenter proxies, with
-// a min_interval above the testbed's rule.
+// writeConfig writes the testbed's own crawlq configuration (every site
+// at its HTTPS listener with the CA trusted, Wildberries' basket hosts,
+// the challenge cookies) with each site's min_interval above the
+// testbed's rule as the built-in sites pace it.
 func (c *cluster) writeConfig() (string, error) {
-	wc := workerConfig{Sites: map[string]site.SiteConfig{}}
-	for name, r := range c.tb.Rules() {
-		gap := minInterval(site.Default(), name, r.MinInterval)
-		wc.Sites[name] = site.SiteConfig{BaseURL: c.tb.SiteURL(name), MinInterval: gap.String(), Class: string(proxies.Datacenter)}
-	}
-	raw, err := yaml.Marshal(wc)
-	if err != nil {
-		return "", err
-	}
+	raw := c.tb.CrawlqConfig()
 	path := filepath.Join(c.dir, "crawlq.yaml")
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		return "", fmt.Errorf("write worker config: %w", err)
