@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"context"
+	"crawlq/internal/backoff"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -177,17 +178,7 @@ func (n *farmNode) delay() bool {
 	n.mu.Lock()
 	d := n.fault.Slow
 	n.mu.Unlock()
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-n.ctx.Done():
-		return false
-	}
+	return d <= 0 || backoff.Sleep(n.ctx, d) == nil
 }
 
 // errNotLoopback refuses destinations outside 127.0.0.0/8: the farm never

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -85,23 +84,15 @@ func NewClient(t testing.TB, db int) *redis.Client {
 
 func find() (string, error) {
 	if a := os.Getenv("CRAWLQ_TEST_REDIS"); a != "" {
-		if err := ping(a); err != nil {
+		if err := redisproc.Ping(a); err != nil {
 			return "", fmt.Errorf("CRAWLQ_TEST_REDIS=%s does not answer: %w", a, err)
 		}
 		return a, nil
 	}
-	if ping("127.0.0.1:6379") == nil {
+	if redisproc.Ping("127.0.0.1:6379") == nil {
 		return "127.0.0.1:6379", nil
 	}
 	return start()
-}
-
-func ping(a string) error {
-	c := redis.NewClient(&redis.Options{Addr: a, DialTimeout: time.Second})
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	return c.Ping(ctx).Err()
 }
 
 // start runs redis-server on a free loopback port (redisproc.StartServer:

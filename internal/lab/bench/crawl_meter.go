@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crawlq/internal/backoff"
 	"sync/atomic"
 	"time"
 )
@@ -38,14 +39,7 @@ func (m *meter) observe(_, verdict string, _ time.Duration) {
 
 // wait returns when the window closes or ctx ends.
 func (m *meter) wait(ctx context.Context) error {
-	t := time.NewTimer(time.Until(m.t0.Add(m.window)))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return backoff.Sleep(ctx, time.Until(m.t0.Add(m.window)))
 }
 
 // pages is the OK pages of the window.

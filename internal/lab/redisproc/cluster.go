@@ -177,7 +177,7 @@ func (rc *RedisCluster) byPort(port int64) *Server {
 // until the cluster has three masters with a replica each.
 func (rc *RedisCluster) Heal(ctx context.Context) error {
 	for _, n := range rc.Nodes {
-		if ping(n.Addr) != nil {
+		if Ping(n.Addr) != nil {
 			if err := n.Start(); err != nil {
 				return err
 			}

@@ -197,7 +197,7 @@ func (g *SentinelGroup) ready(ctx context.Context) error {
 // the current master) and waits until the group is ready.
 func (g *SentinelGroup) Heal(ctx context.Context) error {
 	for _, s := range g.Data {
-		if ping(s.Addr) != nil {
+		if Ping(s.Addr) != nil {
 			m, err := g.MasterAddr(ctx)
 			if err != nil {
 				return err

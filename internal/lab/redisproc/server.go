@@ -78,7 +78,7 @@ func (s *Server) Start() error {
 	s.cmd = cmd
 	s.mu.Unlock()
 	for i := 0; i < 200; i++ {
-		if ping(s.Addr) == nil {
+		if Ping(s.Addr) == nil {
 			return nil
 		}
 		select {
@@ -108,7 +108,7 @@ func (s *Server) Kill() {
 		_ = s.cmd.Process.Kill()
 	}
 	s.cmd = nil
-	for i := 0; i < 200 && ping(s.Addr) == nil; i++ {
+	for i := 0; i < 200 && Ping(s.Addr) == nil; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
@@ -126,8 +126,8 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// ping checks that a Redis answers at a within two seconds.
-func ping(a string) error {
+// Ping checks that a Redis answers at a within two seconds.
+func Ping(a string) error {
 	c := redis.NewClient(&redis.Options{Addr: a, DialTimeout: time.Second})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -136,4 +136,4 @@ func ping(a string) error {
 }
 
 // Alive says whether the server answers PING.
-func (s *Server) Alive() bool { return ping(s.Addr) == nil }
+func (s *Server) Alive() bool { return Ping(s.Addr) == nil }

@@ -34,7 +34,7 @@ func TestStartOnATakenPortSaysSo(t *testing.T) {
 		t.Fatalf("StartServer: %v", err)
 	}
 	defer started.Kill()
-	if err := ping(started.Addr); err != nil {
+	if err := Ping(started.Addr); err != nil {
 		t.Fatalf("the started server does not answer: %v", err)
 	}
 }
