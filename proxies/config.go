@@ -78,6 +78,11 @@ type SiteConfig struct {
 	// lease: waiting saves visits but caps a politeness-bound crawl at
 	// the cleared proxies' pace; it pays where browsers are scarce.
 	ClearanceWait time.Duration
+	// RotateAfter and RotateEvery make a modem change its IP before the
+	// site bans it by volume: after that many requests from one IP to
+	// the site, or that long since the IP's first. 0: only on a ban.
+	RotateAfter int
+	RotateEvery time.Duration
 }
 
 // Config configures a RedisBroker.

@@ -75,27 +75,37 @@ func parseEntry(line string) ([]Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	gw, exit, err := parseOptions(fields[1:], strings.Contains(p.User, SessionPlaceholder))
+	gw, exit, modem, err := parseOptions(fields[1:], strings.Contains(p.User, SessionPlaceholder))
 	if err != nil {
 		return nil, err
 	}
-	p.Exit = exit
+	p.Exit, p.Modem = exit, modem
 	if gw == nil {
 		return []Proxy{p}, nil
 	}
 	return gatewaySlots(p, *gw), nil
 }
 
-// parseOptions reads the options after a proxy: sessions=N, ttl=D,
-// idle=D, exit=header:NAME, exit=probe[:URL], rotating. sticky says the
-// username has a {session}.
-func parseOptions(opts []string, sticky bool) (*Gateway, *ExitSource, error) {
+// optionNames lists the options a proxy line may carry, for errors.
+const optionNames = "sessions=N, ttl=D, idle=D, exit=header:NAME, exit=probe[:URL], rotating, change=URL, change_method=GET|POST, change_every=D, change_settle=D or change_timeout=D"
+
+// parseOptions reads the options after a proxy: a gateway's sessions=N,
+// ttl=D, idle=D, rotating; exit=header:NAME, exit=probe[:URL]; a modem's
+// change=URL and change_*. sticky says the username has a {session}.
+func parseOptions(opts []string, sticky bool) (*Gateway, *ExitSource, *Modem, error) {
 	gw := &Gateway{Sessions: 1, TTL: DefaultGatewayTTL, Idle: DefaultGatewayIdle}
 	var exit *ExitSource
+	var modem *Modem
 	isGateway := sticky
 	for _, o := range opts {
 		k, v, _ := strings.Cut(o, "=")
-		var err error
+		isModem, err := modemOption(&modem, k, v)
+		if isModem {
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("option %s: %v", k, err)
+			}
+			continue
+		}
 		switch k {
 		case "sessions":
 			gw.Sessions, err = strconv.Atoi(v)
@@ -111,14 +121,21 @@ func parseOptions(opts []string, sticky bool) (*Gateway, *ExitSource, error) {
 		case "rotating":
 			gw.Rotating = true
 		default:
-			return nil, nil, fmt.Errorf("unknown option %q (want sessions=N, ttl=D, idle=D, exit=header:NAME, exit=probe[:URL] or rotating)", k)
+			return nil, nil, nil, fmt.Errorf("unknown option %q (want %s)", k, optionNames)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("option %s: %v", k, err)
+			return nil, nil, nil, fmt.Errorf("option %s: %v", k, err)
 		}
 		isGateway = isGateway || k != "exit"
 	}
-	return gatewayOf(gw, exit, isGateway, sticky)
+	g, exit, err := gatewayOf(gw, exit, isGateway, sticky)
+	if err == nil {
+		err = checkModem(modem, g, &exit)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return g, exit, modem, nil
 }
 
 // gatewayOf checks what the options made: a sticky gateway needs its

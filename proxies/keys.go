@@ -1,5 +1,7 @@
 package proxies
 
+import "strconv"
+
 // keys builds every Redis key of one broker pool. All keys share the hash
 // tag {pool}, so every script also runs on Redis Cluster.
 type keys struct{ prefix string }
@@ -84,6 +86,32 @@ func (k keys) exitKeys(site string, hold bool) []any {
 	return out
 }
 
+// rotating is a HASH id -> "token|deadline-ms|holder|start-ms|site": the
+// modems changing their exit IP (modem_rotate.go); no set leases them
+// before the deadline.
+func (k keys) rotating() string { return k.prefix + "rotating" }
+
+// modemChanges is a HASH id -> ms of the modem's last accepted IP change,
+// for the provider's least interval between two.
+func (k keys) modemChanges() string { return k.prefix + "modemchg" }
+
+// modemLog is a LIST of the last 1000 rotations, newest first:
+// "end-ms|took-ms|ok 1/0|id".
+func (k keys) modemLog() string { return k.prefix + "modemlog" }
+
+// modemExits is a HASH id -> the modem's exit IP last learned.
+func (k keys) modemExits() string { return k.prefix + "modemexit" }
+
+// modemUse is a HASH "id|site" -> "ip|requests|first-ms": what the
+// modem's current IP has sent the site (rotate_after, rotate_every).
+func (k keys) modemUse() string { return k.prefix + "modemuse" }
+
+// modemSent is the count of requests sent through modems in one minute
+// (Unix minute), kept 2 h.
+func (k keys) modemSent(minute int64) string {
+	return k.prefix + "modemsent:" + strconv.FormatInt(minute, 10)
+}
+
 // knownField is the field of known for one site and class.
 func knownField(site string, c Class) string { return site + "\t" + string(c) }
 
@@ -123,7 +151,7 @@ func (b *RedisBroker) newArgs(site string, class Class) *scArgs {
 	k, sc := b.k, b.cfg.site(site)
 	ready, leases, quar := k.ready(site, class), k.leases(site), k.quarantine(site, class)
 	a := &scArgs{
-		lease:         []any{ready, leases, k.token(), k.proxies(), k.known(), quar, k.busy(), k.epoch(), k.cleared(site)},
+		lease:         []any{ready, leases, k.token(), k.proxies(), k.known(), quar, k.busy(), k.epoch(), k.cleared(site), k.rotating()},
 		release:       []any{ready, leases, k.stats(site), quar},
 		extend:        []any{ready, leases, k.busy()},
 		field:         knownField(site, class),

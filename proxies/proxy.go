@@ -39,6 +39,8 @@ type Proxy struct {
 	Gateway *Gateway `json:"gateway,omitempty"`
 	// Exit says how the exit IP is learned; nil: the host is the exit.
 	Exit *ExitSource `json:"exit,omitempty"`
+	// Modem is set on a mobile proxy that can change its exit IP.
+	Modem *Modem `json:"modem,omitempty"`
 }
 
 // Valid reports whether c is one of the known classes.

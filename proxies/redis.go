@@ -315,7 +315,9 @@ var shas = map[*redis.Script]any{
 	leaseScript: leaseScript.Hash(), leaseProxyScript: leaseProxyScript.Hash(),
 	releaseScript: releaseScript.Hash(), extendScript: extendScript.Hash(),
 	exitHoldScript: exitHoldScript.Hash(), exitReleaseScript: exitReleaseScript.Hash(),
-	exitBanScript: exitBanScript.Hash(),
+	exitBanScript: exitBanScript.Hash(), rotateBeginScript: rotateBeginScript.Hash(),
+	rotateExtendScript: rotateExtendScript.Hash(), rotateChangeScript: rotateChangeScript.Hash(),
+	rotateEndScript: rotateEndScript.Hash(), modemSendScript: modemSendScript.Hash(),
 }
 
 // eval runs s by EVALSHA with keys and args already boxed, so a call costs

@@ -47,6 +47,16 @@ var (
 	exitReleaseScript = newScript("exit_release")
 	// exitBanScript: BanExit (lua/exit_ban.lua).
 	exitBanScript = newScript("exit_ban")
+	// rotateBeginScript: BeginRotation (lua/rotate_begin.lua).
+	rotateBeginScript = newScript("rotate_begin")
+	// rotateExtendScript: ExtendRotation (lua/rotate_extend.lua).
+	rotateExtendScript = newScript("rotate_extend")
+	// rotateChangeScript: MayChange (lua/rotate_change.lua).
+	rotateChangeScript = newScript("rotate_change")
+	// rotateEndScript: EndRotation (lua/rotate_end.lua).
+	rotateEndScript = newScript("rotate_end")
+	// modemSendScript: ModemSend (lua/modem_send.lua).
+	modemSendScript = newScript("modem_send")
 )
 
 // newScript is lua/<name>.lua preceded by the lib files it names.

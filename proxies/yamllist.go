@@ -14,7 +14,8 @@ import (
 
 // gatewayKeys are the keys of a proxy given as a mapping in a YAML list;
 // every one but url is the line option of the same name.
-var gatewayKeys = []string{"url", "sessions", "ttl", "idle", "exit", "rotating"}
+var gatewayKeys = []string{"url", "sessions", "ttl", "idle", "exit", "rotating",
+	"change", "change_method", "change_every", "change_settle", "change_timeout"}
 
 // ParseYAML reads a proxy list written as YAML: a document with one key,
 // proxies, a list whose items are lines of a proxy list (a string) or a

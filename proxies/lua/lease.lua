@@ -11,6 +11,7 @@
 -- KEYS[7]  busy HASH
 -- KEYS[8]  epoch HASH
 -- KEYS[9]  cleared ZSET (site)
+-- KEYS[10] rotating HASH: modems changing their IP (rotate_begin.lua)
 -- ARGV[1]  skew ms
 -- ARGV[2]  ttl ms
 -- ARGV[3]  min_interval ms
@@ -41,11 +42,18 @@ for i = 1, 32 do
   local c = redis.call('ZRANGEBYSCORE', L.ready, '-inf', L.now, 'LIMIT', 0, 2)
   if string.byte(c[1] or '') ~= 35 then return {-2} end -- no '#' marker
   if not c[2] then break end
+  local rot = rotating_until(L, c[2])
   local b = busy_until(L, c[2])
-  if not b then return take(L, c[2], c[1]) end
-  -- held on another site: look again when it expires, or after the
-  -- poll cap, since it may be released earlier
-  redis.call('ZADD', L.ready, math.min(b, L.now + L.exclusive), c[2])
+  if not b and not rot then return take(L, c[2], c[1]) end
+  if rot then
+    -- a modem changing its IP: ready when its rotation ends or is
+    -- pushed (rotate_end.lua and rotate_extend.lua move it)
+    redis.call('ZADD', L.ready, rot, c[2])
+  else
+    -- held on another site: look again when it expires, or after the
+    -- poll cap, since it may be released earlier
+    redis.call('ZADD', L.ready, math.min(b, L.now + L.exclusive), c[2])
+  end
 end
 local first = redis.call('ZRANGE', L.ready, 1, 1, 'WITHSCORES')
 if #first == 0 then return {-1} end

@@ -11,6 +11,7 @@
 -- KEYS[7]  busy HASH
 -- KEYS[8]  epoch HASH
 -- KEYS[9]  cleared ZSET (site), not read
+-- KEYS[10] rotating HASH: modems changing their IP (rotate_begin.lua)
 -- ARGV[1]  skew ms
 -- ARGV[2]  ttl ms
 -- ARGV[3]  min_interval ms
@@ -55,6 +56,8 @@ if busy_until(L, id) then -- exclusive mode: held on a site, maybe this one
 end
 local q = tonumber(redis.call('ZSCORE', L.quarantine, id) or '0')
 if q > L.now then return {-5, q} end
+local rot = rotating_until(L, id)
+if rot then return {0, rot, L.now, 0, 0} end
 if tonumber(score) > L.now and not takeover then return {0, score, L.now, 0, 0} end
 local r = take(L, id, '#' .. kv)
 -- the old holder may have sent just now: space the first request (I2)

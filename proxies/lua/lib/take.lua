@@ -29,3 +29,16 @@ local function busy_until(L, id)
   if exp > L.now then return exp end
   return nil
 end
+
+-- rotating_until(L, id) is the deadline of a live rotation of modem id
+-- (rotate_begin.lua): it is not leased before, on any site. A pool with
+-- no rotation going costs one EXISTS per call.
+local function rotating_until(L, id)
+  if L.any_rotating == nil then L.any_rotating = redis.call('EXISTS', L.rotating) == 1 end
+  if not L.any_rotating then return nil end
+  local r = redis.call('HGET', L.rotating, id)
+  if not r then return nil end
+  local dl = tonumber(string.match(r, '^%d+|(%d+)|'))
+  if dl > L.now then return dl end
+  return nil
+end

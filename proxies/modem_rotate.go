@@ -1,0 +1,237 @@
+package proxies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Rotator changes modems' exit IPs across the cluster. A rotation starts
+// from a live lease of the modem (so exactly one worker runs it), keeps
+// every site from leasing the modem until it ends, lets the change link
+// be called only when the provider allows it and no session holds the
+// modem, and ends with the new IP or, failed, with today's quarantine.
+type Rotator interface {
+	// BeginRotation ends lease l of a modem and marks the modem rotating
+	// for ttl (pushed by ExtendRotation). ErrRotationBusy: another
+	// rotation of it is live (l ended all the same); ErrStaleLease: l
+	// was not live.
+	BeginRotation(ctx context.Context, l *Lease, ttl time.Duration) (*Rotation, error)
+	// ExtendRotation pushes r's deadline to now+ttl; ErrStaleLease when
+	// it is no longer live.
+	ExtendRotation(ctx context.Context, r *Rotation, ttl time.Duration) error
+	// MayChange records the change as made now and returns 0 when the
+	// provider's least interval has passed and no session holds the
+	// modem; else how long to wait before asking again.
+	MayChange(ctx context.Context, r *Rotation) (time.Duration, error)
+	// EndRotation ends r with its result.
+	EndRotation(ctx context.Context, r *Rotation, res RotationResult) error
+	// ModemSend asks whether a session holding exit ip may send a request
+	// to site through modem p now, and counts it.
+	ModemSend(ctx context.Context, p Proxy, site, ip string) (ModemAnswer, error)
+	// ModemStats reads the pool's rotation figures.
+	ModemStats(ctx context.Context) (ModemStats, error)
+}
+
+// ErrRotationBusy means the modem is already being rotated.
+var ErrRotationBusy = errors.New("the modem is already changing its IP")
+
+// Rotation is one modem's change of IP.
+type Rotation struct {
+	Proxy Proxy
+	// Site and Class are the lease's the rotation began from: a failed
+	// rotation quarantines the modem there.
+	Site  string
+	Class Class
+	// Token fences the rotation like a lease's.
+	Token int64
+	// Began is when it began (Redis clock); NotBefore the first moment
+	// the provider allows the change.
+	Began, NotBefore time.Time
+}
+
+// RotationResult is how a rotation ended.
+type RotationResult struct {
+	// IP is the new exit IP; "" when the rotation failed.
+	IP string
+	// Took is the time from the ban (BeginRotation) to the new IP.
+	Took time.Duration
+}
+
+// ModemAnswer is ModemSend's verdict.
+type ModemAnswer int
+
+// Modem answers.
+const (
+	// ModemSendOK: send; the request is counted.
+	ModemSendOK ModemAnswer = iota
+	// ModemRotating: the modem is changing its IP: send nothing.
+	ModemRotating
+	// ModemRotateFirst: the site's rotate_after or rotate_every is
+	// reached on this IP: rotate before the next request.
+	ModemRotateFirst
+)
+
+var (
+	_ Rotator = (*RedisBroker)(nil)
+	_ Rotator = (*FallbackBroker)(nil)
+)
+
+// BeginRotation starts r from lease l (lua/rotate_begin.lua).
+func (b *RedisBroker) BeginRotation(ctx context.Context, l *Lease, ttl time.Duration) (*Rotation, error) {
+	p := l.Proxy
+	if p.Modem == nil {
+		return nil, fmt.Errorf("rotate %s: not a modem (no change=URL)", p.ID)
+	}
+	sets, err := b.knownSets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys := []any{b.k.leases(l.Site), b.k.busy(), b.k.rotating(), b.k.token(), b.k.modemChanges(), b.k.ready(l.Site, p.Class)}
+	for _, s := range sets {
+		if s.site != l.Site || s.class != p.Class {
+			keys = append(keys, b.k.ready(s.site, s.class))
+		}
+	}
+	res, err := b.eval(ctx, rotateBeginScript, keys,
+		[]any{b.cfg.skew(), p.ID, l.Token, holderArg(l.Holder), max(ttl.Milliseconds(), 1), p.Modem.Every.Milliseconds(), l.Site})
+	if err != nil {
+		return nil, fmt.Errorf("rotate %s: %w", p.ID, err)
+	}
+	switch num(res[0]) {
+	case 1:
+		return &Rotation{Proxy: p, Site: l.Site, Class: p.Class, Token: num(res[1]),
+			Began: ms(num(res[2])), NotBefore: ms(num(res[4]))}, nil
+	case 0:
+		return nil, fmt.Errorf("rotate %s: %w", p.ID, ErrRotationBusy)
+	}
+	return nil, fmt.Errorf("rotate %s (lease %d): %w", p.ID, l.Token, ErrStaleLease)
+}
+
+// ExtendRotation pushes r's deadline (lua/rotate_extend.lua).
+func (b *RedisBroker) ExtendRotation(ctx context.Context, r *Rotation, ttl time.Duration) error {
+	sets, err := b.knownSets(ctx)
+	if err != nil {
+		return err
+	}
+	keys := []any{b.k.rotating()}
+	for _, s := range sets {
+		keys = append(keys, b.k.ready(s.site, s.class))
+	}
+	res, err := b.eval(ctx, rotateExtendScript, keys, []any{b.cfg.skew(), r.Proxy.ID, r.Token, max(ttl.Milliseconds(), 1)})
+	if err != nil {
+		return fmt.Errorf("extend rotation of %s: %w", r.Proxy.ID, err)
+	}
+	if num(res[0]) != 1 {
+		return fmt.Errorf("extend rotation of %s (%d): %w", r.Proxy.ID, r.Token, ErrStaleLease)
+	}
+	return nil
+}
+
+// MayChange asks lua/rotate_change.lua whether the link may be called.
+func (b *RedisBroker) MayChange(ctx context.Context, r *Rotation) (time.Duration, error) {
+	sets, err := b.knownSets(ctx)
+	if err != nil {
+		return 0, err
+	}
+	keys := []any{b.k.rotating(), b.k.modemChanges()}
+	seen := map[string]bool{}
+	for _, s := range sets {
+		if !seen[s.site] {
+			seen[s.site] = true
+			keys = append(keys, b.k.leases(s.site))
+		}
+	}
+	res, err := b.eval(ctx, rotateChangeScript, keys, []any{b.cfg.skew(), r.Proxy.ID, r.Token, r.Proxy.Modem.Every.Milliseconds()})
+	if err != nil {
+		return 0, fmt.Errorf("change IP of %s: %w", r.Proxy.ID, err)
+	}
+	switch num(res[0]) {
+	case 1:
+		return 0, nil
+	case 0:
+		now, err := b.rdb.Time(ctx).Result()
+		if err != nil {
+			return 0, err
+		}
+		return max(time.Duration(num(res[2])-now.UnixMilli()-b.cfg.skew())*time.Millisecond, time.Millisecond), nil
+	}
+	return 0, fmt.Errorf("change IP of %s (%d): %w", r.Proxy.ID, r.Token, ErrStaleLease)
+}
+
+// EndRotation ends r (lua/rotate_end.lua): a failed one quarantines the
+// modem on its site for a first ban's time.
+func (b *RedisBroker) EndRotation(ctx context.Context, r *Rotation, res RotationResult) error {
+	sets, err := b.knownSets(ctx)
+	if err != nil {
+		return err
+	}
+	keys := []any{b.k.rotating(), b.k.modemLog(), b.k.modemExits(),
+		b.k.ready(r.Site, r.Class), b.k.quarantine(r.Site, r.Class), b.k.leases(r.Site)}
+	for _, s := range sets {
+		if s.site != r.Site || s.class != r.Class {
+			keys = append(keys, b.k.ready(s.site, s.class), b.k.quarantine(s.site, s.class), b.k.leases(s.site))
+		}
+	}
+	ok, q := 1, time.Duration(0)
+	if res.IP == "" {
+		sc := b.cfg.site(r.Site)
+		ok, q = 0, sc.QuarantineFloor+time.Duration(b.cfg.Rand()*float64(sc.QuarantineBase-sc.QuarantineFloor))
+	}
+	out, err := b.eval(ctx, rotateEndScript, keys,
+		[]any{b.cfg.skew(), r.Proxy.ID, r.Token, ok, res.IP, max(q.Milliseconds(), 1), res.Took.Milliseconds()})
+	if err != nil {
+		return fmt.Errorf("end rotation of %s: %w", r.Proxy.ID, err)
+	}
+	if num(out[0]) != 1 {
+		return fmt.Errorf("end rotation of %s (%d): %w", r.Proxy.ID, r.Token, ErrStaleLease)
+	}
+	return nil
+}
+
+// ModemSend asks lua/modem_send.lua, with site's rotate_after and
+// rotate_every.
+func (b *RedisBroker) ModemSend(ctx context.Context, p Proxy, site, ip string) (ModemAnswer, error) {
+	sc := b.cfg.site(site)
+	minute := time.Now().Unix() / 60
+	res, err := b.eval(ctx, modemSendScript, []any{b.k.rotating(), b.k.modemUse(), b.k.modemSent(minute)},
+		[]any{b.cfg.skew(), p.ID, site, ip, sc.RotateAfter, sc.RotateEvery.Milliseconds()})
+	if err != nil {
+		return ModemSendOK, fmt.Errorf("modem %s on %s: %w", p.ID, site, err)
+	}
+	switch num(res[0]) {
+	case 0:
+		return ModemRotating, nil
+	case 2:
+		return ModemRotateFirst, nil
+	}
+	return ModemSendOK, nil
+}
+
+// The fallback broker's rotations are its Redis broker's: a rotation is
+// cluster-wide or it is nothing.
+
+func (f *FallbackBroker) BeginRotation(ctx context.Context, l *Lease, ttl time.Duration) (*Rotation, error) {
+	return f.primary.BeginRotation(ctx, l, ttl)
+}
+
+func (f *FallbackBroker) ExtendRotation(ctx context.Context, r *Rotation, ttl time.Duration) error {
+	return f.primary.ExtendRotation(ctx, r, ttl)
+}
+
+func (f *FallbackBroker) MayChange(ctx context.Context, r *Rotation) (time.Duration, error) {
+	return f.primary.MayChange(ctx, r)
+}
+
+func (f *FallbackBroker) EndRotation(ctx context.Context, r *Rotation, res RotationResult) error {
+	return f.primary.EndRotation(ctx, r, res)
+}
+
+func (f *FallbackBroker) ModemSend(ctx context.Context, p Proxy, site, ip string) (ModemAnswer, error) {
+	return f.primary.ModemSend(ctx, p, site, ip)
+}
+
+func (f *FallbackBroker) ModemStats(ctx context.Context) (ModemStats, error) {
+	return f.primary.ModemStats(ctx)
+}

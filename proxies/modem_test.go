@@ -1,0 +1,303 @@
+package proxies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"crawlq/internal/testredis"
+)
+
+const modemLine = "http://u:secretpw@127.0.0.9:3128 change=http://127.0.0.1:9999/changeip/KEY123/m1 change_every=60s change_settle=10s"
+
+// TestModemLineParsesAndMasksItsKey: a modem line carries its change
+// link; the link's key never shows in what is printed, nor in an error.
+func TestModemLineParsesAndMasksItsKey(t *testing.T) {
+	ps, err := ParseReader(strings.NewReader(modemLine+" change_method=post\n"), "modems.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ps[0]
+	if p.Modem == nil || p.Modem.Every != time.Minute || p.Modem.Settle != 10*time.Second || p.Modem.Method != "POST" {
+		t.Fatalf("modem = %#v", p.Modem)
+	}
+	if !p.LearnsExit() || !p.Rotates() {
+		t.Fatal("a modem learns its exit IP and rotates")
+	}
+	for _, s := range []string{p.Modem.Masked(), fmt.Sprint(p.Modem), fmt.Sprintf("%#v", p), fmt.Sprintf("%+v", *p.Modem)} {
+		if strings.Contains(s, "KEY123") || strings.Contains(s, "secretpw") {
+			t.Fatalf("printed %q leaks a secret", s)
+		}
+	}
+	if got := p.Modem.Masked(); got != "http://127.0.0.1:9999/changeip/***/***" {
+		t.Fatalf("masked = %q", got)
+	}
+	bad := []struct{ line, want string }{
+		{"http://h:1 change_every=60s", "need change=URL"},
+		{"http://h:1 change=ftp://x/changeip/KEY123/a", "want an http(s)"},
+		{"http://h:1 change=http://x/c/KEY123 change_every=0s", "change_every"},
+		{"http://u-session-{session}:p@h:1 change=http://x/c/KEY123", "not a gateway"},
+		{"http://h:1 change=http://x/c/KEY123 change_method=PUT", "GET or POST"},
+		{"http://h:1 change_colour=red", "unknown option"},
+	}
+	for _, c := range bad {
+		_, err := ParseReader(strings.NewReader("\n"+c.line+"\n"), "modems.txt")
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "modems.txt:2") {
+			t.Errorf("%s: %v, want modems.txt:2 and %q", c.line, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "KEY123") {
+			t.Errorf("%s: the error leaks the key: %v", c.line, err)
+		}
+	}
+}
+
+// TestYAMLModem: a modem as a YAML mapping is the same modem.
+func TestYAMLModem(t *testing.T) {
+	doc := "proxies:\n  - url: http://u:secretpw@127.0.0.9:3128\n    change: http://127.0.0.1:9999/changeip/KEY123/m1\n    change_every: 60s\n    change_settle: 10s\n"
+	ys, err := ParseYAML(strings.NewReader(doc), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := ParseReader(strings.NewReader(modemLine), "p.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ys[0].ID != ls[0].ID || *ys[0].Modem != *ls[0].Modem {
+		t.Fatalf("yaml %#v != line %#v", ys[0].Modem, ls[0].Modem)
+	}
+}
+
+// modemPool is a broker with one modem and one plain proxy, serving "av"
+// and "oz".
+func modemPool(t *testing.T, ck *clock, siteCfg SiteConfig) (*RedisBroker, Proxy) {
+	t.Helper()
+	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), ck.config(Config{
+		Pool:  fmt.Sprintf("modem-%s-%d", t.Name(), time.Now().UnixNano()),
+		Sites: map[string]SiteConfig{"av": siteCfg, "oz": {MinInterval: NoMinInterval}},
+	}))
+	ps, err := ParseReader(strings.NewReader(modemLine+"\nhttp://127.0.0.2:3128\n"), "p.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Import(context.Background(), ps, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return b, ps[0]
+}
+
+// leaseModem leases proxies on site until it gets the modem.
+func leaseModem(t *testing.T, b *RedisBroker, site string, m Proxy) *Lease {
+	t.Helper()
+	for i := 0; i < 3; i++ {
+		l, err := b.LeaseProxy(context.Background(), LeaseRequest{Site: site, Class: Datacenter, Holder: "w", Task: "t-" + site, TTL: time.Minute}, m.ID)
+		if err == nil {
+			return l
+		}
+	}
+	t.Fatalf("cannot lease the modem on %s", site)
+	return nil
+}
+
+// leasable says whether a lease on site can get the modem now.
+func leasable(t *testing.T, b *RedisBroker, site string, m Proxy) bool {
+	t.Helper()
+	ctx := context.Background()
+	var got []*Lease
+	defer func() {
+		for _, l := range got {
+			_ = b.Release(ctx, l, Neutral())
+		}
+	}()
+	for {
+		l, err := b.Lease(ctx, LeaseRequest{Site: site, Class: Datacenter, Holder: "x", Task: "probe", TTL: time.Minute})
+		if err != nil {
+			return false
+		}
+		got = append(got, l)
+		if l.Proxy.ID == m.ID {
+			return true
+		}
+	}
+}
+
+// TestRotationKeepsTheModemFromEveryLease: from BeginRotation to its end
+// no site leases the modem, by choice or by name; the plain proxy is
+// unaffected; after a done rotation the modem is leased at once.
+func TestRotationKeepsTheModemFromEveryLease(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b, m := modemPool(t, ck, SiteConfig{MinInterval: time.Second})
+	_ = leaseModem(t, b, "oz", m) // both sites' sets exist
+	if err := b.Release(ctx, leaseModem(t, b, "oz", m), Neutral()); err != nil && !errors.Is(err, ErrStaleLease) {
+		t.Fatal(err)
+	}
+	l := leaseModem(t, b, "av", m)
+	r, err := b.BeginRotation(ctx, l, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, site := range []string{"av", "oz"} {
+		if leasable(t, b, site, m) {
+			t.Fatalf("%s leased the modem while it rotates", site)
+		}
+		_, err := b.LeaseProxy(ctx, LeaseRequest{Site: site, Class: Datacenter, Holder: "w", Task: "other", TTL: time.Minute}, m.ID)
+		var nr *NotReadyError
+		if !errors.As(err, &nr) {
+			t.Fatalf("%s: leasing the rotating modem by name: %v, want not ready", site, err)
+		}
+	}
+	if err := b.EndRotation(ctx, r, RotationResult{IP: "10.1.1.1", Took: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	for _, site := range []string{"av", "oz"} {
+		if !leasable(t, b, site, m) {
+			t.Fatalf("%s cannot lease the modem after its rotation", site)
+		}
+	}
+	if _, err := b.BeginRotation(ctx, l, time.Minute); !errors.Is(err, ErrStaleLease) {
+		t.Fatalf("a second rotation from the same lease: %v, want ErrStaleLease", err)
+	}
+}
+
+// TestOneRotationAtATime: a second lease's rotation while one is live is
+// refused (ErrRotationBusy); a dead rotator's mark frees the modem after
+// its TTL, and a new rotation can begin.
+func TestOneRotationAtATime(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b, m := modemPool(t, ck, SiteConfig{MinInterval: NoMinInterval})
+	_ = leaseModem(t, b, "oz", m)
+	l := leaseModem(t, b, "av", m)
+	ck.advance(2 * time.Minute) // the oz lease expires
+	if _, err := b.BeginRotation(ctx, l, time.Minute); !errors.Is(err, ErrStaleLease) {
+		t.Fatalf("rotation from an expired lease: %v", err)
+	}
+	l = leaseModem(t, b, "av", m)
+	other := leaseModem(t, b, "oz", m)
+	if _, err := b.BeginRotation(ctx, l, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.BeginRotation(ctx, other, 30*time.Second); !errors.Is(err, ErrRotationBusy) {
+		t.Fatalf("second rotation: %v, want ErrRotationBusy", err)
+	}
+	ck.advance(31 * time.Second) // the rotator died: nobody pushed its mark
+	if !leasable(t, b, "av", m) {
+		t.Fatal("a dead rotator's modem is not leased after its TTL")
+	}
+}
+
+// TestChangeWaitsForTheProviderAndTheModemsSessions: the change link may
+// be called only the provider's interval after the last accepted change,
+// cluster-wide, and only once no session holds the modem on any site.
+func TestChangeWaitsForTheProviderAndTheModemsSessions(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b, m := modemPool(t, ck, SiteConfig{MinInterval: NoMinInterval})
+	oz := leaseModem(t, b, "oz", m)
+	r, err := b.BeginRotation(ctx, leaseModem(t, b, "av", m), 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wait, err := b.MayChange(ctx, r); err != nil || wait <= 0 || wait > time.Minute+time.Second {
+		t.Fatalf("change while oz holds the modem: wait %s, %v", wait, err)
+	}
+	if err := b.Release(ctx, oz, Neutral()); err != nil {
+		t.Fatal(err)
+	}
+	if wait, err := b.MayChange(ctx, r); err != nil || wait != 0 {
+		t.Fatalf("first change: wait %s, %v", wait, err)
+	}
+	if err := b.EndRotation(ctx, r, RotationResult{IP: "10.1.1.2", Took: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	ck.advance(20 * time.Second)
+	r, err = b.BeginRotation(ctx, leaseModem(t, b, "av", m), 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait, err := b.MayChange(ctx, r)
+	if err != nil || wait < 39*time.Second || wait > 40*time.Second {
+		t.Fatalf("change 20 s after the last (provider: 60 s): wait %s, %v", wait, err)
+	}
+	ck.advance(wait)
+	if wait, err := b.MayChange(ctx, r); err != nil || wait != 0 {
+		t.Fatalf("change 60 s after the last: wait %s, %v", wait, err)
+	}
+}
+
+// TestFailedRotationQuarantinesOnItsSite: a rotation with no new IP
+// quarantines the modem on the site that banned it, as a ban would; the
+// other site leases it.
+func TestFailedRotationQuarantinesOnItsSite(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b, m := modemPool(t, ck, SiteConfig{MinInterval: NoMinInterval, QuarantineBase: 300 * time.Second, QuarantineFloor: 300 * time.Second})
+	_ = b.Release(ctx, leaseModem(t, b, "oz", m), Neutral())
+	r, err := b.BeginRotation(ctx, leaseModem(t, b, "av", m), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.EndRotation(ctx, r, RotationResult{Took: 40 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if leasable(t, b, "av", m) || !leasable(t, b, "oz", m) {
+		t.Fatal("failed rotation: want quarantined on av only")
+	}
+	ck.advance(301 * time.Second)
+	if !leasable(t, b, "av", m) {
+		t.Fatal("the quarantine did not end")
+	}
+	st, err := b.ModemStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Modems != 1 || st.Failed != 1 || st.P50 != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestRotateAfterCountsPerIPAndSite: with rotate_after 3 the fourth
+// request from one IP to the site asks for a rotation; a new IP starts
+// again; another site is not counted; a rotating modem sends nothing.
+func TestRotateAfterCountsPerIPAndSite(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b, m := modemPool(t, ck, SiteConfig{MinInterval: NoMinInterval, RotateAfter: 3})
+	send := func(site, ip string) ModemAnswer {
+		a, err := b.ModemSend(ctx, m, site, ip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	for i := 0; i < 3; i++ {
+		if a := send("av", "10.0.0.1"); a != ModemSendOK {
+			t.Fatalf("request %d: %v", i+1, a)
+		}
+	}
+	if a := send("av", "10.0.0.1"); a != ModemRotateFirst {
+		t.Fatalf("fourth request: %v, want rotate first", a)
+	}
+	if a := send("oz", "10.0.0.1"); a != ModemSendOK {
+		t.Fatalf("oz has no rotate_after: %v", a)
+	}
+	if a := send("av", "10.0.0.2"); a != ModemSendOK {
+		t.Fatalf("a new IP: %v", a)
+	}
+	if _, err := b.BeginRotation(ctx, leaseModem(t, b, "av", m), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if a := send("oz", "10.0.0.2"); a != ModemRotating {
+		t.Fatalf("while rotating: %v", a)
+	}
+	st, err := b.ModemStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Rotating != 1 || st.Requests != 5 {
+		t.Fatalf("stats %+v, want 1 rotating and 5 requests", st)
+	}
+}
