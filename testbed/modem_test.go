@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -303,5 +304,38 @@ func TestTestbedModemLines(t *testing.T) {
 	clock.Advance(1500 * time.Millisecond)
 	if _, settling := m.Exit(1); settling {
 		t.Error("modem1 still settling after its settle time on the testbed's clock")
+	}
+}
+
+// TestModemAcceptsOneOfConcurrentChanges: of eight change calls for one
+// modem at the same moment exactly one is accepted; the rest are 429.
+func TestModemAcceptsOneOfConcurrentChanges(t *testing.T) {
+	clock := newFakeClock()
+	m := startModemNode(t, clock, ModemConfig{N: 1})
+	const calls = 8
+	codes := make(chan int, calls)
+	var wg sync.WaitGroup
+	for range calls {
+		wg.Go(func() {
+			resp, err := http.Get(m.ChangeURL(0))
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(codes)
+	got := map[int]int{}
+	for c := range codes {
+		got[c]++
+	}
+	if got[http.StatusOK] != 1 || got[http.StatusTooManyRequests] != calls-1 {
+		t.Errorf("answers = %v, want one 200 and %d 429", got, calls-1)
+	}
+	if st := m.Stats(); len(st.Rotations) != 1 || len(st.Refusals) != calls-1 || st.TooSoon != 0 {
+		t.Errorf("rotations %d, refusals %d, too soon %d", len(st.Rotations), len(st.Refusals), st.TooSoon)
 	}
 }
