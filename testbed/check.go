@@ -16,8 +16,8 @@ type Report struct {
 	I2Violations int `json:"i2_violations"`
 	// Details describes each violation.
 	Details []string `json:"details,omitempty"`
-	// BansPerIP counts the bans each IP got (too fast or cross-site),
-	// over all sites.
+	// BansPerIP counts the bans each IP got (too fast, cross-site or
+	// volume), over all sites.
 	BansPerIP map[string]int `json:"bans_per_ip"`
 	// BlockedPerIP counts each IP's refused requests.
 	BlockedPerIP map[string]int `json:"blocked_per_ip"`

@@ -12,6 +12,12 @@
 // User-Agent claims (fingerprint.go). HelloCapture reads the ClientHello of
 // any client, a real browser included, through a CONNECT proxy.
 //
+// Beside the farm it can run a gateway (gateway.go: one port, an exit per
+// session id) and mobile modems (modem.go: a port per modem, one exit at a
+// time, changed through a change-IP link, modemchange.go). A site's rules
+// can ban by rate, by volume (volume.go), across sites, softly or with a
+// challenge.
+//
 // Everything listens on 127.0.0.0/8 only, and the farm refuses to dial
 // anything that is not a loopback address.
 package testbed

@@ -25,6 +25,8 @@ type ipState struct {
 	last        time.Time
 	bannedUntil time.Time
 	forever     bool
+	// recent are the request starts the volume rule counts.
+	recent volumeWindow
 }
 
 // banned reports whether the state bans at now.
@@ -60,6 +62,9 @@ func (g *guard) decide(site, ip, session string, now time.Time, r SiteRules, st 
 	case r.MinInterval > 0 && !st.last.IsZero() && now.Sub(st.last) < r.MinInterval:
 		g.ban(st, r, now)
 		return VerdictTooFast
+	case r.Volume != nil && st.recent.add(now, *r.Volume):
+		g.ban(st, r, now)
+		return VerdictVolume
 	case r.CrossSite > 0 && g.crossSite(site, ip, now, r.CrossSite):
 		return VerdictCrossSite
 	case r.SessionCheck && session != "" && g.sessions[session] != "" && g.sessions[session] != ip:

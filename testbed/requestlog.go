@@ -29,11 +29,13 @@ const (
 // Blocked reports whether v refused the request.
 func (v Verdict) Blocked() bool {
 	return v == VerdictTooFast || v == VerdictBanned || v == VerdictSessionMismatch || v == VerdictCrossSite ||
-		v == VerdictSoftBanned
+		v == VerdictSoftBanned || v == VerdictVolume
 }
 
 // StartsBan reports whether v began a ban.
-func (v Verdict) StartsBan() bool { return v == VerdictTooFast || v == VerdictCrossSite }
+func (v Verdict) StartsBan() bool {
+	return v == VerdictTooFast || v == VerdictCrossSite || v == VerdictVolume
+}
 
 // Entry is one request as a site saw it.
 type Entry struct {

@@ -60,6 +60,10 @@ type SiteRules struct {
 	// Challenge, when set, puts a JavaScript challenge in front of the
 	// site (see ChallengeRule).
 	Challenge *ChallengeRule `json:"challenge,omitempty"`
+	// Volume, when set, bans an IP that sends more than a volume of
+	// requests within a window, however spaced (see VolumeRule). Off by
+	// default.
+	Volume *VolumeRule `json:"volume,omitempty"`
 }
 
 // DefaultBanFor is the ban length when SiteRules.BanFor is 0.

@@ -40,6 +40,10 @@ type Config struct {
 	// Gateway, when set, starts a gateway proxy beside the farm
 	// (Testbed.Gateway; GatewayLine is its line of a proxy list).
 	Gateway *GatewayConfig
+	// Modems, when set, starts a node of mobile modems beside the farm
+	// (Testbed.Modems; ModemLine is a modem's line of a proxy list). Its
+	// clock and seed default to the testbed's.
+	Modems *ModemConfig
 	// Dir receives proxies.txt. Default: a new temporary directory,
 	// removed by Close.
 	Dir string
@@ -56,6 +60,8 @@ type Testbed struct {
 	Farm *Farm
 	// Gateway is the gateway proxy (Config.Gateway), else nil.
 	Gateway *Gateway
+	// Modems is the modem node (Config.Modems), else nil.
+	Modems *Modems
 	// ProxiesFile is the path of the farm's proxy list.
 	ProxiesFile string
 	// Catalog is what the sites serve.
@@ -188,6 +194,9 @@ func (tb *Testbed) startFarm(ctx context.Context, cfg Config) error {
 			return err
 		}
 	}
+	if err := tb.startModems(ctx, cfg); err != nil {
+		return err
+	}
 	return f.WriteProxyFile(tb.ProxiesFile)
 }
 
@@ -258,6 +267,9 @@ func (tb *Testbed) Close() {
 	}
 	if tb.Gateway != nil {
 		tb.Gateway.Close()
+	}
+	if tb.Modems != nil {
+		tb.Modems.Close()
 	}
 	for _, s := range tb.sites {
 		s.close(ctx)
