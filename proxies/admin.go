@@ -62,6 +62,9 @@ func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("remove proxies: %w", err)
 	}
+	if err := b.rdb.SRem(ctx, b.k.modems(), toAny(ids)...).Err(); err != nil {
+		return n, fmt.Errorf("remove proxies: %w", err)
+	}
 	return n, nil
 }
 

@@ -150,6 +150,8 @@ type PoolStats struct {
 	Proxies []ProxyStats `json:"proxies"`
 	// Gateways are the pool's gateways (their slots are among Proxies).
 	Gateways []GatewayStats `json:"gateways,omitempty"`
+	// Modems are the pool's modem figures, when it has modems.
+	Modems *ModemStats `json:"modems,omitempty"`
 }
 
 // SiteStats counts the pool's proxies by state for one site, per class too.

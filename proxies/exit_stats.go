@@ -70,6 +70,10 @@ func exitName(e *ExitSource) string {
 // proxy that learns its exit.
 func (b *RedisBroker) addExitStats(ctx context.Context, ps *PoolStats, specs []Proxy) error {
 	ps.Gateways = gatewaysOf(ps, specs)
+	var err error
+	if ps.Modems, err = b.modemsIfAny(ctx); err != nil {
+		return err
+	}
 	learns := len(ps.Gateways) > 0
 	for _, p := range specs {
 		learns = learns || p.LearnsExit()

@@ -90,6 +90,9 @@ func (b *RedisBroker) ImportReport(ctx context.Context, ps []Proxy, opt ImportOp
 			return nil, fmt.Errorf("import: %w", err)
 		}
 		if written {
+			if err := b.noteModems(ctx, ready); err != nil {
+				return nil, fmt.Errorf("import: %w", err)
+			}
 			b.log.Info("proxies imported", zap.Int("count", plan.result.Imported), zap.Int("new", plan.result.New),
 				zap.Int("changed", len(plan.result.Changed)), zap.String("class", string(opt.Class)))
 			return &plan.result, nil

@@ -91,6 +91,9 @@ func (k keys) exitKeys(site string, hold bool) []any {
 // before the deadline.
 func (k keys) rotating() string { return k.prefix + "rotating" }
 
+// modems is a SET of the pool's modems' ids (kept by Import and Remove).
+func (k keys) modems() string { return k.prefix + "modems" }
+
 // modemChanges is a HASH id -> ms of the modem's last accepted IP change,
 // for the provider's least interval between two.
 func (k keys) modemChanges() string { return k.prefix + "modemchg" }

@@ -36,16 +36,11 @@ const StatsWindow = 10 * time.Minute
 // ModemStats reads the rotation log, the live rotations and the request
 // counters of the last StatsWindow.
 func (b *RedisBroker) ModemStats(ctx context.Context) (ModemStats, error) {
-	specs, err := b.List(ctx)
+	n, err := b.rdb.SCard(ctx, b.k.modems()).Result()
 	if err != nil {
 		return ModemStats{}, err
 	}
-	var st ModemStats
-	for _, p := range specs {
-		if p.Modem != nil {
-			st.Modems++
-		}
-	}
+	st := ModemStats{Modems: int(n)}
 	if st.Modems == 0 {
 		return st, nil
 	}
@@ -121,4 +116,34 @@ func (st *ModemStats) addLog(entries []string, now int64) {
 	slices.Sort(took)
 	st.P50 = took[(len(took)-1)*50/100]
 	st.P90 = took[(len(took)-1)*90/100]
+}
+
+// noteModems keeps the set of the pool's modems after an import of ps:
+// the modems in, the others out (a line that lost its change link).
+func (b *RedisBroker) noteModems(ctx context.Context, ps []Proxy) error {
+	var in, out []any
+	for _, p := range ps {
+		if p.Modem != nil {
+			in = append(in, p.ID)
+		} else {
+			out = append(out, p.ID)
+		}
+	}
+	pipe := b.rdb.Pipeline()
+	if len(in) > 0 {
+		pipe.SAdd(ctx, b.k.modems(), in...)
+	}
+	if len(out) > 0 {
+		pipe.SRem(ctx, b.k.modems(), out...)
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
+
+func toAny(ids []string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }

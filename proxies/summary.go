@@ -19,6 +19,8 @@ type PoolSummary struct {
 	At    time.Time            `json:"at"`
 	Total int                  `json:"total"`
 	Sites map[string]SiteStats `json:"sites"`
+	// Modems are the pool's modem figures, when it has modems.
+	Modems *ModemStats `json:"modems,omitempty"`
 }
 
 // Summary counts the pool's proxies by site, class and state, and the
@@ -54,7 +56,20 @@ func (b *RedisBroker) Summary(ctx context.Context) (*PoolSummary, error) {
 		return nil, err
 	}
 	sum := summarize(ms(now), int(totalCmd.Val()), sets, counts, cleared)
-	return sum, b.addSiteExits(ctx, sum.Sites)
+	if err := b.addSiteExits(ctx, sum.Sites); err != nil {
+		return nil, err
+	}
+	sum.Modems, err = b.modemsIfAny(ctx)
+	return sum, err
+}
+
+// modemsIfAny is ModemStats for a pool with modems, else nil.
+func (b *RedisBroker) modemsIfAny(ctx context.Context) (*ModemStats, error) {
+	st, err := b.ModemStats(ctx)
+	if err != nil || st.Modems == 0 {
+		return nil, err
+	}
+	return &st, nil
 }
 
 // addSiteExits gives each site that has ever held an exit IP its exit

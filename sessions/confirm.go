@@ -184,7 +184,7 @@ func (m *Manager) second(ctx context.Context, rec *record, wait time.Duration) (
 	s := newSession(m, m.newRecord(task, rec.Site, rec.Class, l), l, false)
 	s.callerStores = true // never written: it lives for one request
 	if err := s.claimExit(ctx); err != nil {
-		return nil, time.Since(start), errors.Join(err, m.release(ctx, task, l, exitFailure(err)))
+		return nil, time.Since(start), errors.Join(err, m.startFailed(ctx, task, l, err))
 	}
 	s.keepAlive()
 	return s, waited, nil

@@ -168,8 +168,13 @@ func (s *Session) noteLearned(ip string) {
 
 // learnExit probes the exit IP through the session's proxy URL.
 func (s *Session) learnExit(ctx context.Context) (string, error) {
-	probe := s.m.cfg.ExitProbe
-	p := s.Lease().Proxy
+	return s.m.probe(ctx, s.Lease().Proxy, s.proxyURL())
+}
+
+// probe learns p's exit IP through proxy (p's URL, or a gateway
+// session's).
+func (m *Manager) probe(ctx context.Context, p proxies.Proxy, proxy *url.URL) (string, error) {
+	probe := m.cfg.ExitProbe
 	src := p.Exit
 	if src.ProbeURL != "" {
 		probe.URL = src.ProbeURL
@@ -178,8 +183,8 @@ func (s *Session) learnExit(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("proxy %s learns its exit IP: no probe URL (set the worker's exit probe URL or exit=probe:URL)", p.ID)
 	}
 	probe.Header = src.Header
-	s.m.exitProbes.Add(1)
-	return probe.Learn(ctx, s.proxyURL())
+	m.exitProbes.Add(1)
+	return probe.Learn(ctx, proxy)
 }
 
 // setExit makes ip, held by h, the session's exit: a moved exit drops

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,6 +80,13 @@ type Config struct {
 	// (fetcher.Fetcher.Forget), which would otherwise keep connections
 	// open for a session id nobody uses.
 	Forget func(*url.URL)
+	// Modems rotates modems (proxies with a change-IP link): on a ban,
+	// or the site's rotate_after, the modem changes its exit IP instead
+	// of sitting out a quarantine. Default: the Broker, when it can.
+	Modems proxies.Rotator
+	// ChangeClient calls modems' change links. Default: a client with a
+	// 15 s timeout that uses no proxy.
+	ChangeClient *http.Client
 	// Logger logs lease trouble, and each failed lease release or session
 	// store with its task. Default zap.NewNop().
 	Logger *zap.Logger
@@ -107,6 +116,12 @@ func (c *Config) withDefaults() {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
+	if r, ok := c.Broker.(proxies.Rotator); ok && c.Modems == nil {
+		c.Modems = r
+	}
+	if c.ChangeClient == nil {
+		c.ChangeClient = &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	}
 }
 
 func setDur(d *time.Duration, def time.Duration) {
@@ -123,12 +138,19 @@ type Manager struct {
 	releaseErrs, storeErrs atomic.Int64 // ReleaseErrors, StoreErrors
 	// ExitCounts
 	exitProbes, rerolls, exitWaits, exitChanges atomic.Int64
+	// ModemCounts
+	rotations, rotationFails, changeRefusals, modemEnded atomic.Int64
+	// rotating counts the rotations running; bg ends them (stopBG).
+	rotating sync.WaitGroup
+	bg       context.Context
+	stopBG   context.CancelFunc
 }
 
 // NewManager builds a Manager.
 func NewManager(cfg Config) *Manager {
 	cfg.withDefaults()
-	return &Manager{cfg: cfg, store: store{rdb: cfg.Redis, ttl: cfg.RecordTTL}}
+	bg, stop := context.WithCancel(context.Background())
+	return &Manager{cfg: cfg, store: store{rdb: cfg.Redis, ttl: cfg.RecordTTL}, bg: bg, stopBG: stop}
 }
 
 // Redis is the client session records are stored with.
@@ -225,7 +247,7 @@ func (m *Manager) start(ctx context.Context, old *record, l *proxies.Lease, task
 	s := newSession(m, rec, l, resumed)
 	s.callerStores, s.stored = m.cfg.SharesRedis, old != nil
 	if err := s.claimExit(ctx); err != nil {
-		return nil, errors.Join(err, m.release(ctx, rec.Task, l, exitFailure(err)))
+		return nil, errors.Join(err, m.startFailed(ctx, rec.Task, l, err))
 	}
 	if !s.callerStores {
 		if err := m.save(ctx, rec); err != nil {

@@ -50,11 +50,14 @@ type Session struct {
 	// is never written). stored: a record of this session is in Redis.
 	callerStores bool
 
-	mu       sync.Mutex
-	stored   bool
-	lease    *proxies.Lease
-	lastDone time.Time // local time the last response completed
-	lastPage string    // the final URL of the last navigation, the next request's Referer
+	mu sync.Mutex
+	// rotateWhy, when set, makes the session's end rotate its modem
+	// (its site's rotate_after was reached).
+	rotateWhy string
+	stored    bool
+	lease     *proxies.Lease
+	lastDone  time.Time // local time the last response completed
+	lastPage  string    // the final URL of the last navigation, the next request's Referer
 	// inflight counts browser requests past Gate without an answer yet.
 	inflight int
 	earliest time.Time // local time of the lease's (and exit hold's) NotBefore
@@ -133,6 +136,9 @@ func (s *Session) Score() float64 {
 // lease's NotBefore, and min_interval after the last response (I2).
 // An exit that may have moved is learned again first.
 func (s *Session) Pace(ctx context.Context) error {
+	if err := s.modemGate(ctx); err != nil {
+		return err
+	}
 	if err := s.refreshExit(ctx); err != nil {
 		return err
 	}
@@ -323,8 +329,12 @@ func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
 	} else {
 		err = s.save(ctx)
 	}
+	old := s.ExitIP()
 	o = s.endExit(ctx, o)
 	l := s.Lease()
+	if why, ok := s.rotates(o); ok {
+		return errors.Join(err, s.m.rotate(ctx, s.rec.Task, &l, o, old, why))
+	}
 	return errors.Join(err, s.m.release(ctx, s.rec.Task, &l, o))
 }
 

@@ -175,7 +175,8 @@ func BrokerConfig(reg *site.Registry, log *zap.Logger) proxies.Config {
 			if mi == 0 {
 				mi = proxies.NoMinInterval // a configured 0 means no gap, not the broker's default
 			}
-			sites[name] = proxies.SiteConfig{MinInterval: mi, ClearanceWait: s.Challenge.Wait}
+			sites[name] = proxies.SiteConfig{MinInterval: mi, ClearanceWait: s.Challenge.Wait,
+				RotateAfter: s.RotateAfter, RotateEvery: s.RotateEvery}
 		}
 	}
 	return proxies.Config{Sites: sites, Logger: log}
@@ -255,6 +256,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.cfg.Logger.Warn("jobs still running after shutdown; their leases free themselves at their TTL",
 			zap.String("server", w.cfg.ServerID))
 	}
+	w.handler.cfg.Sessions.StopRotations(w.cfg.ShutdownTimeout)
 	return nil
 }
 

@@ -22,14 +22,15 @@ import (
 var templates embed.FS
 
 var dashboardTmpl = template.Must(template.New("dashboard.html").Funcs(template.FuncMap{
-	"percent": percent,
-	"ms":      roundLatency,
-	"ago":     func(now, t time.Time) string { return now.Sub(t).Round(time.Second).String() },
-	"weights": queueWeights,
-	"clock":   clock,
-	"val":     func(v map[string]string, parts ...any) string { return v[joinKey(parts)] },
-	"key":     func(parts ...any) string { return joinKey(parts) },
-	"fields":  strings.Fields,
+	"percent":   percent,
+	"ms":        roundLatency,
+	"ago":       func(now, t time.Time) string { return now.Sub(t).Round(time.Second).String() },
+	"weights":   queueWeights,
+	"clock":     clock,
+	"val":       func(v map[string]string, parts ...any) string { return v[joinKey(parts)] },
+	"key":       func(parts ...any) string { return joinKey(parts) },
+	"fields":    strings.Fields,
+	"modemLine": ModemLine,
 }).ParseFS(templates, "templates/dashboard.html"))
 
 // joinKey joins the parts of a data-k key with "/".

@@ -53,6 +53,14 @@ var (
 		"Bans of a proxy by a site (--metrics-per-proxy).", []string{"proxy", "class", "site"}, nil)
 	proxyLatencyDesc = prometheus.NewDesc("crawlq_proxy_latency_ewma_seconds",
 		"Moving average of a proxy's response latency, per site (--metrics-per-proxy).", []string{"proxy", "class", "site"}, nil)
+	modemsDesc = prometheus.NewDesc("crawlq_pool_modems",
+		"Modems in the pool (proxies with a change-IP link), by state: rotating (changing IP now) or all.", []string{"state"}, nil)
+	modemRotationsDesc = prometheus.NewDesc("crawlq_pool_modem_rotations_per_minute",
+		"Modem IP rotations ended per minute over the last 10 minutes, by result (done, failed: quarantined instead).", []string{"result"}, nil)
+	modemRotationTimeDesc = prometheus.NewDesc("crawlq_pool_modem_rotation_seconds",
+		"Time from a modem's ban (or rotate_after) to its new IP, over the last 1000 rotations done, by quantile.", []string{"quantile"}, nil)
+	modemCostDesc = prometheus.NewDesc("crawlq_pool_modem_requests_per_modem_hour",
+		"Requests sent through modems per modem-hour over the last 10 minutes: what a mobile proxy buys.", nil, nil)
 	buildInfoDesc = prometheus.NewDesc("crawlq_build_info",
 		"Always 1; labels name the crawlq build.", []string{"version", "revision", "goversion"}, nil)
 )
@@ -67,7 +75,8 @@ type poolCollector struct {
 // Describe sends the pool descriptors.
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{poolUpDesc, poolTotalDesc, poolSiteDesc, poolClassDesc, poolClearedDesc,
-		poolOKDesc, poolFailedDesc, poolBannedDesc, poolLatencyDesc, poolReadDesc, poolReadAgeDesc} {
+		poolOKDesc, poolFailedDesc, poolBannedDesc, poolLatencyDesc, poolReadDesc, poolReadAgeDesc,
+		modemsDesc, modemRotationsDesc, modemRotationTimeDesc, modemCostDesc} {
 		ch <- d
 	}
 	if c.s.cfg.MetricsPerProxy {
@@ -91,6 +100,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- gauge(poolUpDesc, 1)
 	ch <- gauge(poolTotalDesc, float64(sum.Total))
 	collectSites(ch, sum.Sites)
+	collectModems(ch, sum.Modems)
 	v, _ := c.s.views.get(ctx, viewWait)
 	if v == nil {
 		return
@@ -111,6 +121,21 @@ func collectSites(ch chan<- prometheus.Metric, sites map[string]proxies.SiteStat
 			sendStates(ch, poolClassDesc, sc, site, string(class))
 		}
 	}
+}
+
+// collectModems sends the modem figures of a pool that has modems.
+func collectModems(ch chan<- prometheus.Metric, m *proxies.ModemStats) {
+	if m == nil {
+		return
+	}
+	ch <- gauge(modemsDesc, float64(m.Modems), "all")
+	ch <- gauge(modemsDesc, float64(m.Rotating), "rotating")
+	perMin := proxies.StatsWindow.Minutes()
+	ch <- gauge(modemRotationsDesc, float64(m.Rotations-m.Failed)/perMin, "done")
+	ch <- gauge(modemRotationsDesc, float64(m.Failed)/perMin, "failed")
+	ch <- gauge(modemRotationTimeDesc, m.P50.Seconds(), "0.5")
+	ch <- gauge(modemRotationTimeDesc, m.P90.Seconds(), "0.9")
+	ch <- gauge(modemCostDesc, m.PerModemHour)
 }
 
 func counts(st proxies.SiteStats) proxies.StateCounts {

@@ -50,6 +50,8 @@ type PoolStatus struct {
 	// Sites maps a site to its ready/leased/cooling/quarantined counts
 	// and its cleared proxies.
 	Sites map[string]proxies.SiteStats `json:"sites"`
+	// Modems are the pool's modem figures, when it has modems.
+	Modems *proxies.ModemStats `json:"modems,omitempty"`
 }
 
 // ServerStatus is one live `crawlq worker` as Asynq sees it, joined with
@@ -91,7 +93,7 @@ func Collect(ctx context.Context, insp *asynq.Inspector, b proxies.Broker) (*Sta
 		return nil, err
 	}
 	return &Status{At: time.Now(), Queues: qs, Servers: srv,
-		Pool: PoolStatus{Total: sum.Total, Sites: sum.Sites}}, nil
+		Pool: PoolStatus{Total: sum.Total, Sites: sum.Sites, Modems: sum.Modems}}, nil
 }
 
 // summarizer is a broker that counts its pool without reading it.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"crawlq/proxies"
 )
 
 // WriteTable prints the snapshot as three aligned tables: queues, pool per
@@ -74,6 +76,23 @@ func (s *Status) writePool(w io.Writer) {
 			fmt.Fprintf(w, "%s\texit IPs: %d held, %d quarantined, %d seen\t\t\t\t\t\t\n", site, x.Held, x.Quarantined, x.Seen)
 		}
 	}
+	if m := s.Pool.Modems; m != nil {
+		fmt.Fprintf(w, "modems\t%s\t\t\t\t\t\t\n", ModemLine(m))
+	}
+}
+
+// ModemLine says in one line what the pool's modems did over the last
+// 10 minutes: rotating now, rotations per minute, their time, and the
+// requests a modem-hour bought.
+func ModemLine(m *proxies.ModemStats) string {
+	line := fmt.Sprintf("%d, %d rotating; %.1f rotations/min", m.Modems, m.Rotating, m.PerMinute)
+	if m.Failed > 0 {
+		line += fmt.Sprintf(" (%d failed: quarantined)", m.Failed)
+	}
+	if m.P50 > 0 {
+		line += fmt.Sprintf(", rotation p50 %s p90 %s", m.P50.Round(100*time.Millisecond), m.P90.Round(100*time.Millisecond))
+	}
+	return line + fmt.Sprintf("; %.0f requests per modem-hour (10 min)", m.PerModemHour)
 }
 
 func (s *Status) writeServers(w io.Writer) {

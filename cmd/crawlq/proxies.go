@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"crawlq/proxies"
+	"crawlq/web"
 )
 
 // newProxiesCmd is `crawlq proxies`: import, list, stats, remove, unban.
@@ -228,8 +229,12 @@ func printStats(w io.Writer, st *proxies.PoolStats) error {
 	return printProxyStats(w, st.Proxies)
 }
 
-// printGateways lists the pool's gateways and each site's exit IPs.
+// printGateways lists the pool's gateways and each site's exit IPs, and
+// what its modems did.
 func printGateways(w io.Writer, st *proxies.PoolStats) error {
+	if st.Modems != nil {
+		fmt.Fprintf(w, "\nModems: %s\n", web.ModemLine(st.Modems))
+	}
 	if len(st.Gateways) == 0 {
 		return nil
 	}

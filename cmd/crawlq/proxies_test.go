@@ -151,6 +151,39 @@ func TestProxiesImportGateway(t *testing.T) {
 	}
 }
 
+// TestProxiesImportModem: a modem line imports with its change link;
+// `proxies stats` and `status` show the pool's modems; no output shows
+// the link's key or the password.
+func TestProxiesImportModem(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	file := filepath.Join(t.TempDir(), "modems.txt")
+	line := "http://mob:mob-s3cret@127.0.0.7:3128 change=http://127.0.0.1:9/changeip/KEY-s3cret/m0 change_every=60s change_settle=10s\n"
+	if err := os.WriteFile(file, []byte(line+"http://127.0.0.6:3128 change_settle=5s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run(t, "proxies", "import", file)
+	if err == nil || !strings.Contains(err.Error(), "modems.txt:2") || !strings.Contains(err.Error(), "change=URL") {
+		t.Fatalf("a change_ option without its link: %v", err)
+	}
+	if err := os.WriteFile(file, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "proxies", "import", file); err != nil || !strings.Contains(out, "1 new") {
+		t.Fatalf("import modem: %q, %v", out, err)
+	}
+	for _, args := range [][]string{{"proxies", "stats"}, {"status"}, {"proxies", "list", "--json"}} {
+		out, err := run(t, args...)
+		if err != nil || strings.Contains(out, "s3cret") {
+			t.Fatalf("%v:\n%s\n%v", args, out, err)
+		}
+		if args[0] != "proxies" || args[1] == "stats" {
+			if !strings.Contains(out, "1, 0 rotating") {
+				t.Fatalf("%v shows no modem line:\n%s", args, out)
+			}
+		}
+	}
+}
+
 // TestWorkerRefusesBadExitFlags: the worker names a bad --exit-busy or
 // --exit-probe before it starts.
 func TestWorkerRefusesBadExitFlags(t *testing.T) {

@@ -163,6 +163,10 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		c := w.Sessions().ExitCounts()
 		return c.Probes, c.Rerolls, c.Waits, c.Changes
 	})
+	metrics.RegisterModems(reg, func() (int64, int64, int64, int64) {
+		c := w.Sessions().ModemCounts()
+		return c.Rotations, c.Failed, c.Refused, c.Ended
+	})
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })

@@ -33,6 +33,11 @@ type SiteConfig struct {
 	MinInterval string `yaml:"min_interval"`
 	// Class is datacenter, residential or mobile.
 	Class string `yaml:"class"`
+	// RotateAfter is a number of requests, RotateEvery a Go duration: a
+	// modem changes its IP after that many requests from one IP to the
+	// site, or that long after its first (a site that bans by volume).
+	RotateAfter int    `yaml:"rotate_after"`
+	RotateEvery string `yaml:"rotate_every"`
 	// Queue is the Asynq queue name.
 	Queue string `yaml:"queue"`
 	// Endpoints overrides single endpoints by name (web, search, card,
@@ -135,6 +140,9 @@ func applySite(s *Site, c SiteConfig) (*Site, error) {
 		}
 		s.MinInterval = d
 	}
+	if err := applyRotate(s, c, field); err != nil {
+		return nil, err
+	}
 	if c.Class != "" {
 		cl, err := proxies.ParseClass(c.Class)
 		if err != nil {
@@ -150,6 +158,25 @@ func applySite(s *Site, c SiteConfig) (*Site, error) {
 		s.Queue = q
 	}
 	return s, nil
+}
+
+// applyRotate applies rotate_after and rotate_every.
+func applyRotate(s *Site, c SiteConfig, field func(string) string) error {
+	if c.RotateAfter < 0 {
+		return &ConfigError{Field: field("rotate_after"), Reason: fmt.Sprintf("%d: want a number of requests, 0 or more", c.RotateAfter)}
+	}
+	if c.RotateAfter > 0 {
+		s.RotateAfter = c.RotateAfter
+	}
+	if c.RotateEvery != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(c.RotateEvery))
+		if err != nil || d < 0 {
+			return &ConfigError{Field: field("rotate_every"),
+				Reason: fmt.Sprintf("%q is not a non-negative duration such as 10m", c.RotateEvery)}
+		}
+		s.RotateEvery = d
+	}
+	return nil
 }
 
 // applyFetch applies fetch, api and challenge.

@@ -34,6 +34,11 @@ type Site struct {
 	MinInterval time.Duration
 	// Class is the proxy class the site's jobs lease by default.
 	Class proxies.Class
+	// RotateAfter and RotateEvery make a modem change its IP before the
+	// site bans it by volume: after that many requests from one IP, or
+	// that long since its first (proxies.SiteConfig). 0: only on a ban.
+	RotateAfter int
+	RotateEvery time.Duration
 	// Endpoints maps an endpoint name (EndpointWeb, EndpointSearch, …) to
 	// its base URL, scheme and host without a trailing slash.
 	Endpoints map[string]string
