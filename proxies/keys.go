@@ -105,9 +105,9 @@ func (k keys) modemLog() string { return k.prefix + "modemlog" }
 // modemExits is a HASH id -> the modem's exit IP last learned.
 func (k keys) modemExits() string { return k.prefix + "modemexit" }
 
-// modemUse is a HASH "id|site" -> "ip|requests|first-ms": what the
-// modem's current IP has sent the site (rotate_after, rotate_every).
-func (k keys) modemUse() string { return k.prefix + "modemuse" }
+// modemUse is a STRING "requests|first-ms": what an exit IP sent a site
+// through modems (rotate_after, rotate_every), kept UseKept.
+func (k keys) modemUse(site, ip string) string { return k.prefix + "modemuse:" + site + ":" + ip }
 
 // modemSent is the count of requests sent through modems in one minute
 // (Unix minute), kept 2 h.

@@ -59,6 +59,11 @@ type RotationResult struct {
 	Took time.Duration
 }
 
+// UseKept is how long the requests an exit IP sent a site are counted
+// for rotate_after after the IP's first (rotate_every, when the site
+// sets it): an IP a modem gets again within it goes on from its count.
+const UseKept = time.Hour
+
 // ModemAnswer is ModemSend's verdict.
 type ModemAnswer int
 
@@ -195,8 +200,12 @@ func (b *RedisBroker) EndRotation(ctx context.Context, r *Rotation, res Rotation
 func (b *RedisBroker) ModemSend(ctx context.Context, p Proxy, site, ip string) (ModemAnswer, error) {
 	sc := b.cfg.site(site)
 	minute := time.Now().Unix() / 60
-	res, err := b.eval(ctx, modemSendScript, []any{b.k.rotating(), b.k.modemUse(), b.k.modemSent(minute)},
-		[]any{b.cfg.skew(), p.ID, site, ip, sc.RotateAfter, sc.RotateEvery.Milliseconds()})
+	keep := UseKept
+	if sc.RotateEvery > 0 {
+		keep = sc.RotateEvery
+	}
+	res, err := b.eval(ctx, modemSendScript, []any{b.k.rotating(), b.k.modemUse(site, ip), b.k.modemSent(minute)},
+		[]any{b.cfg.skew(), p.ID, sc.RotateAfter, sc.RotateEvery.Milliseconds(), keep.Milliseconds()})
 	if err != nil {
 		return ModemSendOK, fmt.Errorf("modem %s on %s: %w", p.ID, site, err)
 	}

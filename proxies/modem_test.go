@@ -260,8 +260,9 @@ func TestFailedRotationQuarantinesOnItsSite(t *testing.T) {
 }
 
 // TestRotateAfterCountsPerIPAndSite: with rotate_after 3 the fourth
-// request from one IP to the site asks for a rotation; a new IP starts
-// again; another site is not counted; a rotating modem sends nothing.
+// request from one IP to the site asks for a rotation, through whichever
+// modem the IP is on; a new IP starts again; another site is not
+// counted; a rotating modem sends nothing.
 func TestRotateAfterCountsPerIPAndSite(t *testing.T) {
 	ctx := context.Background()
 	ck := &clock{}
@@ -280,6 +281,11 @@ func TestRotateAfterCountsPerIPAndSite(t *testing.T) {
 	}
 	if a := send("av", "10.0.0.1"); a != ModemRotateFirst {
 		t.Fatalf("fourth request: %v, want rotate first", a)
+	}
+	other := m
+	other.ID = "another-modem"
+	if a, err := b.ModemSend(ctx, other, "av", "10.0.0.1"); err != nil || a != ModemRotateFirst {
+		t.Fatalf("another modem handed the same IP: %v, %v; want rotate first (the site counts by IP)", a, err)
 	}
 	if a := send("oz", "10.0.0.1"); a != ModemSendOK {
 		t.Fatalf("oz has no rotate_after: %v", a)

@@ -1,18 +1,20 @@
 -- modem_send: a session may send one request through a modem now. Not
 -- while the modem rotates; and a site that rotates by volume or age
--- (rotate_after, rotate_every) asks for a rotation when the modem's
--- current IP has sent it that many requests, or that long. The request
--- is counted against (modem, site, IP) and in the minute's total.
+-- (rotate_after, rotate_every) asks for a rotation when the exit IP has
+-- sent it that many requests, or that long since its first. The count
+-- is the IP's, whichever modem carried it (the site counts by IP, and a
+-- carrier hands an IP one modem left to another), and is forgotten
+-- ARGV[5] ms after the IP's first request. The request is counted
+-- there and in the minute's total.
 --
 -- KEYS[1]  rotating HASH
--- KEYS[2]  use HASH: "id|site" -> "ip|requests|first-ms"
+-- KEYS[2]  use STRING of (site, IP): "requests|first-ms"
 -- KEYS[3]  this minute's request counter (expires in 2 h)
 -- ARGV[1]  skew ms
 -- ARGV[2]  modem id
--- ARGV[3]  site
--- ARGV[4]  the exit IP the session holds
--- ARGV[5]  rotate_after (requests, 0 for none)
--- ARGV[6]  rotate_every ms (0 for none)
+-- ARGV[3]  rotate_after (requests, 0 for none)
+-- ARGV[4]  rotate_every ms (0 for none)
+-- ARGV[5]  how long the IP's count is kept, ms
 --
 -- Returns {1, requests so far} send | {0} rotating: do not send | {2,
 -- requests, age ms} rotate first.
@@ -20,21 +22,23 @@
 -- lib: now
 
 local now = redis_now(ARGV[1])
-local id = ARGV[2]
-local r = redis.call('HGET', KEYS[1], id)
+local r = redis.call('HGET', KEYS[1], ARGV[2])
 if r and tonumber(string.match(r, '^%d+|(%d+)|')) > now then return {0} end
-local f = id .. '|' .. ARGV[3]
 local n, first = 0, now
-local u = redis.call('HGET', KEYS[2], f)
+local u = redis.call('GET', KEYS[2])
 if u then
-  local ip, c, t = string.match(u, '^(.*)|(%d+)|(%d+)$')
-  if ip == ARGV[4] then n, first = tonumber(c), tonumber(t) end
+  local c, t = string.match(u, '^(%d+)|(%d+)$')
+  n, first = tonumber(c), tonumber(t)
 end
-local after, every = tonumber(ARGV[5]), tonumber(ARGV[6])
+local after, every = tonumber(ARGV[3]), tonumber(ARGV[4])
 if (after > 0 and n >= after) or (every > 0 and now - first >= every) then
   return {2, n, now - first}
 end
-redis.call('HSET', KEYS[2], f, ARGV[4] .. '|' .. (n + 1) .. '|' .. first)
+if u then
+  redis.call('SET', KEYS[2], (n + 1) .. '|' .. first, 'KEEPTTL')
+else
+  redis.call('SET', KEYS[2], '1|' .. now, 'PX', ARGV[5])
+end
 redis.call('INCR', KEYS[3])
 redis.call('EXPIRE', KEYS[3], 7200)
 return {1, n + 1}
