@@ -77,8 +77,8 @@ const MaxSearch = 200
 // SearchItems finds items of site (every site when empty) whose id is q
 // exactly, then items whose title holds every word of q (case-insensitive),
 // by site and id, at most limit (1 to MaxSearch) in all. The id match is a
-// primary-key probe per site; the title match walks the primary key in
-// order and stops at limit matches.
+// primary-key probe per site; no index serves the title words, so that
+// part reads the sites' items until it has limit matches.
 func SearchItems(ctx context.Context, conn Querier, site, q string, limit int) ([]StoredItem, error) {
 	q = strings.TrimSpace(q)
 	if q == "" {
