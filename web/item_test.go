@@ -218,11 +218,15 @@ func TestItemCSV(t *testing.T) {
 
 // TestItemPageEscapes: a hostile title, seller, id and URL are shown as
 // text: no markup of theirs reaches the page, and a javascript: link is
-// neutralized.
+// neutralized; an id with / ? # (a generic page job's URL) has a page.
 func TestItemPageEscapes(t *testing.T) {
 	evil := item.Item{Site: "ozon", ID: `x"><b>id`, Title: `<script>alert(1)</script>`, Seller: `"><img src=x onerror=alert(2)>`,
 		URL: "javascript:alert(3)", Price: 100, FetchedAt: historyStart}
-	base := itemServer(t, newItemStore(t, evil))
+	slashed := item.Item{Site: "page", ID: "https://shop.example/p/1?x=y#z", Title: "slashed", Price: 100, FetchedAt: historyStart}
+	base := itemServer(t, newItemStore(t, evil, slashed))
+	if code, body := get(t, "GET", base+ItemURL(slashed.Site, slashed.ID), ""); code != http.StatusOK || !strings.Contains(body, "slashed") {
+		t.Errorf("GET %s (an id with / ? #): %d", ItemURL(slashed.Site, slashed.ID), code)
+	}
 	code, body := get(t, "GET", base+ItemURL(evil.Site, evil.ID), "")
 	if code != http.StatusOK {
 		t.Fatalf("GET the hostile item's page: %d\n%s", code, body)
