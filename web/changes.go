@@ -36,9 +36,10 @@ func ChangesSection(list func(ctx context.Context) ([]PriceChange, error)) Secti
 }
 
 var changesTmpl = template.Must(template.New("changes").Funcs(template.FuncMap{
-	"rub": func(k int64) string { return fmt.Sprintf("%d.%02d", k/100, k%100) },
-	"ts":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") },
-	"neg": func(v float64) float64 { return -v },
+	"rub":     func(k int64) string { return fmt.Sprintf("%d.%02d", k/100, k%100) },
+	"ts":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") },
+	"neg":     func(v float64) float64 { return -v },
+	"itemURL": ItemURL,
 }).Parse(`{{if .}}<table class="changes"><thead><tr><th>at (UTC)</th><th>site</th><th>id</th><th>title</th><th>from</th><th>to</th><th>change</th></tr></thead><tbody>
-{{range .}}<tr><td>{{ts .At}}</td><td>{{.Site}}</td><td>{{.ID}}</td><td>{{.Title}}</td><td>{{rub .From}}</td><td>{{rub .To}}</td><td>{{if ge .Drop 0.0}}−{{printf "%.1f" .Drop}}%{{else}}+{{printf "%.1f" (neg .Drop)}}%{{end}}</td></tr>
+{{range .}}<tr><td>{{ts .At}}</td><td>{{.Site}}</td><td><a href="{{itemURL .Site .ID}}">{{.ID}}</a></td><td><a href="{{itemURL .Site .ID}}">{{.Title}}</a></td><td>{{rub .From}}</td><td>{{rub .To}}</td><td>{{if ge .Drop 0.0}}−{{printf "%.1f" .Drop}}%{{else}}+{{printf "%.1f" (neg .Drop)}}%{{end}}</td></tr>
 {{end}}</tbody></table>{{else}}<p>No price changes in the last 24 hours.</p>{{end}}`))

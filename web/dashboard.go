@@ -112,6 +112,8 @@ type pageData struct {
 	Monitoring string
 	ReadOnly   bool
 	Sections   []renderedSection
+	// ItemSearch shows the item search form (Config.Store is set).
+	ItemSearch bool
 }
 
 // siteView is one site's block: totals, per-class rows and small charts.
@@ -157,7 +159,7 @@ func (s *Server) serveDashboard(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) pageData(ctx context.Context, sum *Summary, v *poolView, q Query) pageData {
 	d := pageData{Summary: sum, Refresh: int(s.cfg.Refresh / time.Second), Chart: newChart(s.hist.rates("")),
-		Monitoring: MonitoringPath, ReadOnly: s.cfg.ReadOnly}
+		Monitoring: MonitoringPath, ReadOnly: s.cfg.ReadOnly, ItemSearch: s.cfg.Store != nil}
 	for _, name := range sortedKeys(sum.Status.Pool.Sites) {
 		d.Sites = append(d.Sites, s.siteView(name, sum))
 		d.SiteNames = append(d.SiteNames, name)

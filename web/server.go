@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/proxies"
+	"crawlq/results/pgsink"
 )
 
 // MonitoringPath is where Asynq's web UI is mounted.
@@ -78,6 +79,10 @@ type Config struct {
 	// Sections are extra parts of the pool page, shown after the built-in
 	// ones.
 	Sections []Section
+	// Store is the sink's PostgreSQL (a pool): with it the pool page has
+	// an item search, /items lists the matches and /item/{site}/{id} is an
+	// item's page (price chart, observations, CSV). Nil: none of these.
+	Store pgsink.Querier
 }
 
 // Server is the dashboard: an http.Handler plus the sampler loop that feeds
@@ -150,6 +155,7 @@ func (s *Server) routes() (http.Handler, error) {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError, ErrorLog: zap.NewStdLog(s.log)}))
 	mux.Handle(MonitoringPath+"/", s.readOnlyGuard(s.mon))
+	s.itemRoutes(mux)
 	if s.cfg.Auth == "" {
 		return mux, nil
 	}

@@ -16,44 +16,60 @@ import (
 )
 
 func newPricesCmd() *cobra.Command {
-	var pg string
+	var pg, format string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "prices SITE ID --postgres URL [--json]",
+		Use:   "prices SITE ID --postgres URL [--format table|csv|json]",
 		Short: "Print an item's price history from PostgreSQL, oldest first",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			url, err := postgresURL(pg, true)
-			if err != nil {
-				return err
-			}
-			conn, err := pgsink.Connect(cmd.Context(), url)
-			if err != nil {
-				return postgresErr(err)
-			}
-			defer conn.Close(context.WithoutCancel(cmd.Context()))
-			siteName := strings.ToLower(strings.TrimSpace(args[0]))
-			ps, err := pgsink.Prices(cmd.Context(), conn, siteName, args[1])
-			if err != nil {
-				return err
-			}
-			if len(ps) == 0 {
-				if err := knownSite(cmd.Context(), conn, siteName); err != nil {
-					return err
-				}
-			}
 			if asJSON {
-				return jsonLine(cmd.OutOrStdout(), ps)
+				format = "json"
 			}
-			if len(ps) == 0 {
-				return fmt.Errorf("no observations of %s %s", siteName, args[1])
+			if !slices.Contains(priceFormats, format) {
+				return fmt.Errorf("--format %q: want one of %s", format, strings.Join(priceFormats, ", "))
 			}
-			return writePrices(cmd.OutOrStdout(), ps)
+			return runPrices(cmd, pg, strings.ToLower(strings.TrimSpace(args[0])), args[1], format)
 		},
 	}
 	postgresFlag(cmd, &pg, "PostgreSQL URL of the sink's store")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.Flags().StringVar(&format, "format", "table", "table, csv (the dashboard's download: kopecks, empty cells for unknowns) or json")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "same as --format json")
 	return cmd
+}
+
+// priceFormats are the values of `prices --format`.
+var priceFormats = []string{"table", "csv", "json"}
+
+func runPrices(cmd *cobra.Command, pg, siteName, id, format string) error {
+	url, err := postgresURL(pg, true)
+	if err != nil {
+		return err
+	}
+	conn, err := pgsink.Connect(cmd.Context(), url)
+	if err != nil {
+		return postgresErr(err)
+	}
+	defer conn.Close(context.WithoutCancel(cmd.Context()))
+	ps, err := pgsink.Prices(cmd.Context(), conn, siteName, id)
+	if err != nil {
+		return pgsink.SchemaHint(err)
+	}
+	if len(ps) == 0 {
+		if err := knownSite(cmd.Context(), conn, siteName); err != nil {
+			return pgsink.SchemaHint(err)
+		}
+	}
+	w := cmd.OutOrStdout()
+	switch {
+	case format == "json":
+		return jsonLine(w, ps)
+	case len(ps) == 0:
+		return fmt.Errorf("no observations of %s %s", siteName, id)
+	case format == "csv":
+		return pgsink.WritePricesCSV(w, siteName, id, ps)
+	}
+	return writePrices(w, ps)
 }
 
 // knownSite refuses a site that is neither built in nor in the store.

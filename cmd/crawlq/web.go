@@ -42,7 +42,7 @@ func newWebCmd(a *app) *cobra.Command {
 	fl.DurationVar(&f.refresh, "refresh", 10*time.Second, "how often the page updates its numbers in place and the whole pool is read for the proxy table (less often when a read takes longer than a third of it)")
 	fl.BoolVar(&f.perProxy, "metrics-per-proxy", false, "also export four series per (proxy, site) on /metrics: heavy (400,000 series at 100,000 proxies on one site); default aggregates per site and class only")
 	configFlag(cmd, &f.config)
-	postgresFlag(cmd, &f.postgres, "the sink's PostgreSQL: adds a latest price changes table to the pool page")
+	postgresFlag(cmd, &f.postgres, "the sink's PostgreSQL: adds the latest price changes and an item search to the pool page, and item pages (/item/SITE/ID: price chart, observations, CSV)")
 	return cmd
 }
 
@@ -76,6 +76,7 @@ func runWeb(ctx context.Context, a *app, f webFlags) error {
 		}
 		defer pool.Close()
 		cfg.Sections = append(cfg.Sections, web.ChangesSection(latestChanges(pool)))
+		cfg.Store = pool
 	}
 	srv, err := web.NewServer(cfg)
 	if err != nil {

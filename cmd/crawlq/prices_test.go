@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"crawlq/internal/testpg"
+	"crawlq/results/item"
+	"crawlq/results/pgsink"
+)
+
+// TestPricesFormats: `prices --format csv` prints the dashboard's CSV of
+// the history (header, kopecks, oldest first), `--format json` the same
+// points as `--json`, the default a table; an unknown format is refused
+// naming the flag.
+func TestPricesFormats(t *testing.T) {
+	pg := testpg.DB(t)
+	ctx := context.Background()
+	st, err := pgsink.Open(ctx, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var obs []pgsink.Observation
+	for i, p := range []int64{100000, 90000, 95000} {
+		it := item.Item{Site: "ozon", ID: "7", Title: "kettle", Price: p, FetchedAt: at.Add(time.Duration(i) * time.Hour)}
+		obs = append(obs, pgsink.Observation{EntryMS: int64(i + 1), Item: it, Task: "t", Schedule: "hourly"})
+	}
+	if _, err := st.Write(ctx, obs, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	out, stderr, err := runMain(t, "prices", "ozon", "7", "--postgres", pg, "--format", "csv")
+	want := "site,id,observed_at,price,old_price,in_stock,seller,schedule,task\n" +
+		"ozon,7,2026-03-01T10:00:00Z,100000,,,,hourly,t\n" +
+		"ozon,7,2026-03-01T11:00:00Z,90000,,,,hourly,t\n" +
+		"ozon,7,2026-03-01T12:00:00Z,95000,,,,hourly,t\n"
+	if err != nil || out != want {
+		t.Errorf("prices --format csv: %v %s\ngot:\n%s\nwant:\n%s", err, stderr, out, want)
+	}
+	out, _, err = runMain(t, "prices", "ozon", "7", "--postgres", pg, "--format", "json")
+	var ps []pgsink.PricePoint
+	if err != nil || json.Unmarshal([]byte(out), &ps) != nil || len(ps) != 3 || ps[1].Price != 90000 {
+		t.Errorf("prices --format json: %v\n%s", err, out)
+	}
+	out, _, err = runMain(t, "prices", "ozon", "7", "--postgres", pg)
+	if err != nil || !strings.HasPrefix(out, "AT ") || !strings.Contains(out, "900.00") {
+		t.Errorf("prices (table): %v\n%s", err, out)
+	}
+	_, stderr, err = runMain(t, "prices", "ozon", "7", "--postgres", pg, "--format", "xml")
+	if err == nil || !strings.Contains(stderr, `--format "xml"`) {
+		t.Errorf("prices --format xml: %v %s", err, stderr)
+	}
+}
+
+// TestPricesWithoutTables: `prices` on a database the sink never
+// migrated says it has no crawlq tables and how to make them, not
+// PostgreSQL's "relation does not exist".
+func TestPricesWithoutTables(t *testing.T) {
+	pg := testpg.DB(t)
+	for _, args := range [][]string{{"ozon", "7"}, {"ozon", "7", "--format", "csv"}} {
+		_, stderr, err := runMain(t, append(append([]string{"prices"}, args...), "--postgres", pg)...)
+		if err == nil || !strings.Contains(stderr, "has no crawlq tables") || !strings.Contains(stderr, "crawlq sink") {
+			t.Errorf("prices %v on an empty database: %v, stderr %q", args, err, stderr)
+		}
+	}
+}
