@@ -86,6 +86,9 @@ func New(cfg Config) *Sink {
 	return &Sink{cfg: cfg}
 }
 
+// Metrics is the sink's metrics (Config.Metrics; nil records nothing).
+func (s *Sink) Metrics() *Metrics { return s.cfg.Metrics }
+
 // Rows is how many observations this sink added so far.
 func (s *Sink) Rows() int64 { return s.rows.Load() }
 
