@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -167,4 +168,51 @@ func Changes(ctx context.Context, conn Querier, since time.Time, minDrop float64
 		c.At = c.At.UTC()
 		return c, err
 	})
+}
+
+// ItemState is an item's latest state in the store (the items table).
+type ItemState struct {
+	item.Item
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+}
+
+// itemColumns are the columns scanItem reads.
+const itemColumns = `site, id, title, coalesce(price, 0), coalesce(old_price, 0), currency, coalesce(seller, ''),
+    coalesce(rating, 0), coalesce(reviews, 0), in_stock, url, first_seen, last_seen`
+
+func scanItem(r pgx.CollectableRow) (ItemState, error) {
+	var s ItemState
+	err := r.Scan(&s.Site, &s.ID, &s.Title, &s.Price, &s.OldPrice, &s.Currency, &s.Seller, &s.Rating, &s.Reviews,
+		&s.InStock, &s.URL, &s.FirstSeen, &s.LastSeen)
+	s.FetchedAt, s.FirstSeen, s.LastSeen = s.LastSeen.UTC(), s.FirstSeen.UTC(), s.LastSeen.UTC()
+	return s, err
+}
+
+// GetItem is site's item id as last seen (for an item page; its history
+// is Prices), or pgx.ErrNoRows.
+func GetItem(ctx context.Context, conn Querier, site, id string) (ItemState, error) {
+	rows, err := conn.Query(ctx, `SELECT `+itemColumns+` FROM items WHERE site = $1 AND id = $2`, site, id)
+	if err != nil {
+		return ItemState{}, fmt.Errorf("item %s %s: %w", site, id, err)
+	}
+	return pgx.CollectExactlyOneRow(rows, scanItem)
+}
+
+// FindItems lists up to limit items (default 50) of site ("" every site)
+// whose id is q or whose title holds every word of q (case-insensitive),
+// the most recently seen first.
+func FindItems(ctx context.Context, conn Querier, site, q string, limit int) ([]ItemState, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	words := strings.Fields(strings.ToLower(q))
+	rows, err := conn.Query(ctx, `SELECT `+itemColumns+` FROM items
+	    WHERE ($1 = '' OR site = $1)
+	      AND (id = $2 OR NOT EXISTS (SELECT 1 FROM unnest($3::text[]) w WHERE strpos(lower(title), w) = 0))
+	    ORDER BY last_seen DESC, site, id LIMIT $4`, site, strings.TrimSpace(q), words, limit)
+	if err != nil {
+		return nil, fmt.Errorf("find items %q: %w", q, err)
+	}
+	return pgx.CollectRows(rows, scanItem)
 }

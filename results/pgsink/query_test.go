@@ -3,11 +3,13 @@ package pgsink_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"crawlq/internal/testpg"
 	"crawlq/results"
@@ -92,5 +94,48 @@ func TestSitesListsStoredSites(t *testing.T) {
 	empty, _ := openStore(t)
 	if got, err := pgsink.Sites(context.Background(), empty.Conn()); err != nil || len(got) != 0 {
 		t.Errorf("Sites of an empty store: %v %v", got, err)
+	}
+}
+
+// TestGetAndFindItems: an item's latest state by (site, id), and items
+// found by id or by every word of their title, on one site or all.
+func TestGetAndFindItems(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	st, _ := openStore(t,
+		item.Item{Site: "ozon", ID: "1", Title: "Blue Kettle 2L", Price: 100, FetchedAt: at},
+		item.Item{Site: "ozon", ID: "1", Title: "Blue Kettle 2L", Price: 90, FetchedAt: at.Add(time.Minute)},
+		item.Item{Site: "avito", ID: "2", Title: "red kettle", Price: 50, FetchedAt: at},
+		item.Item{Site: "ozon", ID: "3", Title: "mug", Price: 10, FetchedAt: at})
+	ctx := context.Background()
+	it, err := pgsink.GetItem(ctx, st.Conn(), "ozon", "1")
+	if err != nil || it.Price != 90 || it.Title != "Blue Kettle 2L" || !it.FirstSeen.Equal(at) || !it.LastSeen.Equal(at.Add(time.Minute)) {
+		t.Fatalf("GetItem: %+v %v", it, err)
+	}
+	if _, err := pgsink.GetItem(ctx, st.Conn(), "ozon", "9"); !errors.Is(err, pgx.ErrNoRows) {
+		t.Errorf("GetItem of a missing item: %v, want pgx.ErrNoRows", err)
+	}
+	ids := func(site, q string) []string {
+		its, err := pgsink.FindItems(ctx, st.Conn(), site, q, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, it := range its {
+			out = append(out, it.Site+"/"+it.ID)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		site, q string
+		want    []string
+	}{
+		{"", "kettle", []string{"ozon/1", "avito/2"}},
+		{"ozon", "KETTLE blue", []string{"ozon/1"}},
+		{"ozon", "3", []string{"ozon/3"}},
+		{"avito", "mug", nil},
+	} {
+		if d := cmp.Diff(c.want, ids(c.site, c.q)); d != "" {
+			t.Errorf("FindItems(%q, %q) (-want +got):\n%s", c.site, c.q, d)
+		}
 	}
 }

@@ -24,15 +24,12 @@ type SenderConfig struct {
 	Postgres string
 	// Client posts the alerts. Default: a client with a 10s timeout.
 	Client *http.Client
-	// Batch is the most alerts taken at once. Default 20.
+	// Batch is the most alerts posted in one round, before the pending
+	// gauge is read again. Default 20.
 	Batch int
 	// Poll is how often the outbox is looked at when it had nothing due.
 	// Default 1s.
 	Poll time.Duration
-	// Lease is how long a taken alert is this sender's: another sender
-	// takes it after that (this one died). Default 5m; it must outlast
-	// Batch posts of Client's timeout.
-	Lease time.Duration
 	// RetryFirst and RetryMax are the waits between the tries of one
 	// alert: RetryFirst, doubled up to RetryMax. Default 1s and 5m.
 	RetryFirst, RetryMax time.Duration
@@ -55,9 +52,6 @@ func (c *SenderConfig) withDefaults() {
 	if c.Poll <= 0 {
 		c.Poll = time.Second
 	}
-	if c.Lease <= 0 {
-		c.Lease = 5 * time.Minute
-	}
 	if c.RetryFirst <= 0 {
 		c.RetryFirst = time.Second
 	}
@@ -74,10 +68,13 @@ func (c *SenderConfig) withDefaults() {
 
 // Sender delivers the outbox's alerts to their webhooks, on a connection
 // of its own, so a slow or dead webhook never holds the sink's writes.
-// Two senders (two sinks) never post one alert at once: each takes due
-// alerts with FOR UPDATE SKIP LOCKED and leases them (next_try) for
-// Lease. A sender killed after a post and before marking it delivered
-// posts it again after the lease, with the same Idempotency-Key.
+// Each alert is taken in a transaction of its own (FOR UPDATE SKIP
+// LOCKED), posted, and marked delivered or failed before that
+// transaction commits: two senders (two sinks) never post one alert at
+// once, and a sender that dies mid-post releases it at once (its
+// connection drops), to be posted again, with the same Idempotency-Key,
+// by the next sender. The only repeat left is an alert a webhook
+// accepted just before its sender died, before the mark committed.
 type Sender struct {
 	cfg  SenderConfig
 	conn *pgx.Conn
@@ -93,7 +90,7 @@ func NewSender(cfg SenderConfig) *Sender {
 // Sent is how many alerts this sender delivered.
 func (s *Sender) Sent() int64 { return s.sent.Load() }
 
-// outboxRow is one taken alert.
+// outboxRow is one alert taken to post.
 type outboxRow struct {
 	key, webhook string
 	payload      []byte
@@ -131,8 +128,8 @@ func (s *Sender) close() {
 	}
 }
 
-// round takes the due alerts, posts each and records how it went; it
-// returns how many it took.
+// round delivers up to Batch due alerts, one at a time, and reads the
+// pending gauge; it returns how many it posted.
 func (s *Sender) round(ctx context.Context) (int, error) {
 	if s.conn == nil {
 		conn, err := Connect(ctx, s.cfg.Postgres)
@@ -141,38 +138,53 @@ func (s *Sender) round(ctx context.Context) (int, error) {
 		}
 		s.conn = conn
 	}
-	rows, err := s.take(ctx)
-	if err != nil {
-		return 0, err
-	}
-	for _, r := range rows {
-		status, perr := s.post(ctx, r)
-		if ctx.Err() != nil {
-			return len(rows), nil // stopping: the lease runs out and the alert is posted again
-		}
-		if err := s.record(context.WithoutCancel(ctx), r, status, perr); err != nil {
-			return len(rows), err
+	n := 0
+	for ; n < s.cfg.Batch; n++ {
+		took, err := s.deliverOne(ctx)
+		if err != nil || !took {
+			if err == nil {
+				err = s.countPending(ctx)
+			}
+			return n, err
 		}
 	}
-	return len(rows), s.countPending(ctx)
+	return n, s.countPending(ctx)
 }
 
-// takeDue leases up to $1 due alerts for $2 seconds.
-const takeDue = `UPDATE alert_outbox o SET next_try = now() + make_interval(secs => $2)
-    FROM (SELECT key FROM alert_outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND next_try <= now()
-          ORDER BY next_try LIMIT $1 FOR UPDATE SKIP LOCKED) due
-    WHERE o.key = due.key
-    RETURNING o.key, o.webhook, o.payload, o.attempts`
+// takeDue locks the alert due first that no other sender holds.
+const takeDue = `SELECT key, webhook, payload, attempts FROM alert_outbox
+    WHERE delivered_at IS NULL AND failed_at IS NULL AND next_try <= now()
+    ORDER BY next_try LIMIT 1 FOR UPDATE SKIP LOCKED`
 
-func (s *Sender) take(ctx context.Context) ([]outboxRow, error) {
-	rows, err := s.conn.Query(ctx, takeDue, s.cfg.Batch, s.cfg.Lease.Seconds())
+// deliverOne takes one due alert, posts it and records how it went, in
+// one transaction; false when none is due. Stopped mid-post, it rolls
+// back: the alert stays due.
+func (s *Sender) deliverOne(ctx context.Context) (bool, error) {
+	tx, err := s.conn.Begin(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("take due alerts: %w", err)
+		return false, fmt.Errorf("take a due alert: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (outboxRow, error) {
-		var o outboxRow
-		return o, r.Scan(&o.key, &o.webhook, &o.payload, &o.attempts)
-	})
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var r outboxRow
+	err = tx.QueryRow(ctx, takeDue).Scan(&r.key, &r.webhook, &r.payload, &r.attempts)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("take a due alert: %w", err)
+	}
+	status, perr := s.post(ctx, r)
+	if ctx.Err() != nil {
+		return false, nil
+	}
+	if err := s.record(ctx, tx, r, status, perr); err != nil {
+		return false, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, fmt.Errorf("mark alert %s: %w", r.key, err)
+	}
+	s.counted(r, status, perr)
+	return true, nil
 }
 
 // post sends one alert; a 2xx answer is a delivery. The error it returns
@@ -211,28 +223,35 @@ func Post(ctx context.Context, c *http.Client, webhook string, a Alert) (int, er
 
 // record marks r delivered, or failed once more (the next try after the
 // backoff, or given up after MaxAttempts).
-func (s *Sender) record(ctx context.Context, r outboxRow, status int, perr error) error {
+func (s *Sender) record(ctx context.Context, tx pgx.Tx, r outboxRow, status int, perr error) error {
 	if perr == nil {
-		_, err := s.conn.Exec(ctx, `UPDATE alert_outbox SET delivered_at = now(), attempts = attempts + 1,
+		_, err := tx.Exec(ctx, `UPDATE alert_outbox SET delivered_at = now(), attempts = attempts + 1,
 		    last_status = $2, last_try = now() WHERE key = $1`, r.key, status)
-		if err == nil {
-			s.sent.Add(1)
-			s.cfg.Metrics.alertSent()
-		}
 		return err
 	}
 	n := r.attempts + 1
-	wait := backoff.Delay(s.cfg.RetryFirst, s.cfg.RetryMax, n)
-	_, err := s.conn.Exec(ctx, `UPDATE alert_outbox SET attempts = $2::int, last_status = $3, last_error = $4, last_try = now(),
+	_, err := tx.Exec(ctx, `UPDATE alert_outbox SET attempts = $2::int, last_status = $3, last_error = $4, last_try = now(),
 	    next_try = now() + make_interval(secs => $5), failed_at = CASE WHEN $2::int >= $6::int THEN now() END WHERE key = $1`,
-		r.key, n, status, oneLine(perr), wait.Seconds(), s.cfg.MaxAttempts)
-	if err != nil {
-		return err
+		r.key, n, status, oneLine(perr), s.retryWait(n).Seconds(), s.cfg.MaxAttempts)
+	return err
+}
+
+// retryWait is the wait after the n-th failed post of an alert.
+func (s *Sender) retryWait(n int) time.Duration {
+	return backoff.Delay(s.cfg.RetryFirst, s.cfg.RetryMax, n)
+}
+
+// counted tells the metrics and the log how a committed post went.
+func (s *Sender) counted(r outboxRow, status int, perr error) {
+	if perr == nil {
+		s.sent.Add(1)
+		s.cfg.Metrics.alertSent()
+		return
 	}
+	n := r.attempts + 1
 	s.cfg.Metrics.alertFailed(n >= s.cfg.MaxAttempts)
 	s.cfg.Logger.Warn("alert not delivered; retrying", zap.String("key", r.key), zap.Int("attempts", n),
-		zap.String("error", oneLine(perr)), zap.Duration("retry_in", wait))
-	return nil
+		zap.Int("status", status), zap.String("error", oneLine(perr)), zap.Duration("retry_in", s.retryWait(n)))
 }
 
 // countPending sets the pending gauge.
