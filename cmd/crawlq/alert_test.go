@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"crawlq/internal/testpg"
+	"crawlq/internal/testredis"
 	"crawlq/results/pgsink"
 )
 
@@ -70,5 +72,40 @@ func TestAlertCLI(t *testing.T) {
 	}
 	if _, stderr, err := run("remove", "kettles"); err == nil || !strings.Contains(stderr, "no such alert rule: kettles") {
 		t.Errorf("second remove: %v %s", err, stderr)
+	}
+}
+
+// TestStatusSaysAlertsFail: with --postgres, status prints a line when
+// an alert's last post failed (pending count, last error with the
+// webhook masked) and status --json carries the figures; none while
+// every alert is delivered.
+func TestStatusSaysAlertsFail(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	url := testredis.URL(t, testredis.DBCmd)
+	pg := testpg.DB(t)
+	ctx := context.Background()
+	conn, err := pgsink.Migrated(ctx, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if out, _, err := runMain(t, "--redis", url, "status", "--postgres", pg); err != nil || strings.Contains(out, "alerts:") {
+		t.Fatalf("status without failing alerts: %v\n%s", err, out)
+	}
+	_, err = conn.Exec(ctx, `INSERT INTO alert_outbox (key, rule, site, id, webhook, payload, attempts, last_error, last_try)
+	    VALUES ('r:ozon:1:1-0', 'r', 'ozon', '1', 'http://127.0.0.1:9/bot1:SECRET/x', '{}', 3,
+	            'webhook http://127.0.0.1:9/bot1:xxxxx/x: answered 500 Internal Server Error', now())`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runMain(t, "--redis", url, "status", "--postgres", pg)
+	if err != nil || !strings.Contains(out, "alerts: failing: 1 pending (1 failed at least once)") ||
+		!strings.Contains(out, "answered 500") || strings.Contains(out, "SECRET") {
+		t.Fatalf("status: %v %s\n%s", err, stderr, out)
+	}
+	out, _, err = runMain(t, "--redis", url, "status", "--json", "--postgres", pg)
+	var st struct{ Alerts *pgsink.AlertState }
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.Alerts == nil || st.Alerts.Failing != 1 {
+		t.Fatalf("status --json alerts: %v %+v\n%s", err, st.Alerts, out)
 	}
 }

@@ -110,7 +110,14 @@ func runSink(cmd *cobra.Command, a *app, f sinkFlags) error {
 	if !f.noAlerts {
 		snd := pgsink.NewSender(pgsink.SenderConfig{Postgres: pg, RetryMax: f.alertRetryMax, Logger: log.Named("alerts"),
 			Metrics: s.Metrics()})
-		g.Go(func() error { return snd.Run(gctx) })
+		g.Go(func() error {
+			select {
+			case <-s.Ready(): // the schema is there
+				return snd.Run(gctx)
+			case <-gctx.Done():
+				return nil
+			}
+		})
 	}
 	return sinkStopped(cmd, s, g.Wait())
 }

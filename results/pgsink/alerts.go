@@ -124,7 +124,7 @@ func Rules(ctx context.Context, conn Querier) ([]Rule, error) {
 	})
 }
 
-// Rule is the rule named name, or ErrNoRule.
+// GetRule is the rule named name, or ErrNoRule.
 func GetRule(ctx context.Context, conn Querier, name string) (Rule, error) {
 	rs, err := Rules(ctx, conn)
 	if err != nil {

@@ -252,6 +252,7 @@ func TestMaskURL(t *testing.T) {
 		"https://api.telegram.org/bot123456:AAH-secret_token/sendMessage?chat_id=42": "https://api.telegram.org/bot123456:xxxxx/sendMessage?chat_id=xxxxx",
 		"https://hooks.slack.com/services/T0001/B0002/abcdefghijklmnopqrstuvwx":      "https://hooks.slack.com/services/T0001/B0002/xxxxx",
 		"http://user:pw@127.0.0.1:9/hook":                                            "http://user:xxxxx@127.0.0.1:9/hook",
+		"https://sometoken@hooks.example/x":                                          "https://xxxxx@hooks.example/x",
 		"not a url":                                                                  "xxxxx",
 	} {
 		if got := pgsink.MaskURL(in); got != want {

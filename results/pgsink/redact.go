@@ -28,7 +28,8 @@ func Redact(u string) string {
 var passwordKV = regexp.MustCompile(`password=\S*`)
 
 // MaskURL is a webhook URL with what may be a secret masked, for every
-// message, log line and listing: a password, every query value, a
+// message, log line and listing: a password (or a user name without
+// one), every query value, a
 // Telegram bot token (/bot123456:SECRET/ keeps bot123456), and any path
 // segment of 16 characters or more (Slack's and Discord's webhook
 // secrets). A URL that does not parse is masked whole.
@@ -37,8 +38,10 @@ func MaskURL(u string) string {
 	if err != nil || p.Host == "" {
 		return "xxxxx"
 	}
-	if p.User != nil {
+	if _, ok := p.User.Password(); ok {
 		p.User = url.UserPassword(p.User.Username(), "xxxxx")
+	} else if p.User != nil {
+		p.User = url.User("xxxxx") // a user name alone is often a token
 	}
 	q := p.Query()
 	for k := range q {
