@@ -12,7 +12,7 @@ import (
 // seller block), the JSON search AvitoItemsPath?q=…&p=N and item pages
 // /<location>/<category>/<slug>_<id>. Search ignores the location: it
 // searches the whole catalog, and each item keeps its own city in its URL.
-type avito struct{ c *Catalog }
+type avito struct{ c catalogAt }
 
 // AvitoItemsPath is Avito's JSON search (web/1/js/items; its 2026 answer
 // shape: ru-marketplace-mcp's fixture of 2026-07-28).

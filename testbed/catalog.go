@@ -66,6 +66,8 @@ func (p Product) InStock() bool { return p.Stock > 0 }
 // a seed. It is read-only after NewCatalog and safe for concurrent use.
 type Catalog struct {
 	sites map[string]*siteCatalog
+	// moves is how prices move over time (Moving); nil: they never do.
+	moves *priceMoves
 }
 
 type siteCatalog struct {
@@ -168,7 +170,8 @@ func (c *Catalog) Products(site string) []Product {
 	return out
 }
 
-// Product returns site's product id, or ErrNotFound.
+// Product returns site's product id as generated (before any price
+// move; see ProductAt), or ErrNotFound.
 func (c *Catalog) Product(site, id string) (Product, error) {
 	sc := c.sites[site]
 	if sc == nil {

@@ -36,7 +36,7 @@ func (o *ozon) pager(q string, page int) jsonMap {
 }
 
 // ozon serves the search and product pages with widget states.
-type ozon struct{ c *Catalog }
+type ozon struct{ c catalogAt }
 
 func (o *ozon) cookie() string { return "__Secure-ab-group" }
 

@@ -64,7 +64,7 @@ type siteDeps struct {
 	headers bool
 }
 
-func newPages(name string, c *Catalog) (pages, error) {
+func newPages(name string, c catalogAt) (pages, error) {
 	switch name {
 	case SiteWildberries:
 		return &wildberries{c: c}, nil
@@ -78,7 +78,7 @@ func newPages(name string, c *Catalog) (pages, error) {
 
 // startSite listens on 127.0.0.1 (a free port) and serves name.
 func startSite(name string, rules SiteRules, c *Catalog, d siteDeps) (*Site, error) {
-	p, err := newPages(name, c)
+	p, err := newPages(name, catalogAt{c: c, now: d.now})
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,13 @@ type Config struct {
 	// Dir receives proxies.txt. Default: a new temporary directory,
 	// removed by Close.
 	Dir string
+	// PriceEvery is the testbed time between two price steps: at each,
+	// about one product in MoverEvery*PriceChangeEvery changes its price
+	// or stock (Catalog.ProductAt, Catalog.Changes), from the testbed's
+	// start on. Default DefaultPriceEvery (a mover changes every few
+	// hours); a test sets seconds to see changes; negative: prices never
+	// move.
+	PriceEvery time.Duration
 	// Now is the sites' clock (request times, bans, the log). Default
 	// time.Now. Tests inject a fake clock to avoid sleeping.
 	Now func() time.Time
@@ -64,7 +71,8 @@ type Testbed struct {
 	Modems *Modems
 	// ProxiesFile is the path of the farm's proxy list.
 	ProxiesFile string
-	// Catalog is what the sites serve.
+	// Catalog is what the sites serve: its ProductAt is a product as the
+	// sites show it at a moment, its Changes the price changes made.
 	Catalog *Catalog
 	// Log records every request to every site.
 	Log *Log
@@ -86,7 +94,8 @@ type Testbed struct {
 // Start runs the farm and the three sites until ctx ends or Close.
 func Start(ctx context.Context, cfg Config) (*Testbed, error) {
 	cfg = cfg.withDefaults()
-	tb := &Testbed{Catalog: NewCatalog(cfg.Seed, cfg.CatalogSize), Log: &Log{}, now: cfg.Now,
+	catalog := NewCatalog(cfg.Seed, cfg.CatalogSize).Moving(cfg.Seed, cfg.PriceEvery, cfg.Now())
+	tb := &Testbed{Catalog: catalog, Log: &Log{}, now: cfg.Now,
 		rules: siteRules(cfg), sites: map[string]*Site{}, stop: make(chan struct{})}
 	tb.guard = newGuard(tb.rules, cfg.Seed)
 	if err := tb.startSites(cfg.Logger, !cfg.LaxHeaders); err != nil {
@@ -130,6 +139,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.PriceEvery == 0 {
+		c.PriceEvery = DefaultPriceEvery
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()

@@ -28,7 +28,7 @@ func wbSearchPath(path string) bool { return path == WBSearchPath || path == WBL
 func wbDetailPath(path string) bool { return path == WBDetailPath || path == WBLegacyDetailPath }
 
 // wildberries serves the JSON search and card-detail APIs.
-type wildberries struct{ c *Catalog }
+type wildberries struct{ c catalogAt }
 
 func (wb *wildberries) cookie() string { return "_wbauid" }
 

@@ -34,8 +34,8 @@ func newBenchSinkCmd(a *app) *cobra.Command {
 			if asJSON {
 				return writeJSONLine(cmd, res)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d observations of %d items, batches of %d: %.1fs, %.0f rows/s (load %s)\n",
-				res.Rows, res.Items, res.Batch, res.Seconds, res.RowsPerS, res.Load)
+			fmt.Fprintf(cmd.OutOrStdout(), "%d observations of %d items, batches of %d, %d alert rules (%d alerts decided): %.1fs, %.0f rows/s (load %s)\n",
+				res.Rows, res.Items, res.Batch, res.Alerts, res.Fired, res.Seconds, res.RowsPerS, res.Load)
 			return nil
 		},
 	}
@@ -43,6 +43,7 @@ func newBenchSinkCmd(a *app) *cobra.Command {
 	cmd.Flags().IntVar(&o.Rows, "rows", 200000, "observations in the stream when the sink starts")
 	cmd.Flags().IntVar(&o.Batch, "batch", 5000, "the sink's batch size")
 	cmd.Flags().IntVar(&o.Items, "items", 0, "distinct items observed (default rows/4)")
+	cmd.Flags().IntVar(&o.Alerts, "alerts", 0, "alert rules installed before the run (each watching 20 items for a 1% drop or a return to stock)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }

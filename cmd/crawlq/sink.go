@@ -51,6 +51,9 @@ type sinkFlags struct {
 	claimIdle   time.Duration
 	metricsAddr string
 	detach      bool
+	// alertRetryMax caps the wait between two posts of one alert.
+	alertRetryMax time.Duration
+	noAlerts      bool
 }
 
 func newSinkCmd(a *app) *cobra.Command {
@@ -67,6 +70,8 @@ func newSinkCmd(a *app) *cobra.Command {
 	fl.IntVar(&f.batch, "batch", 5000, "most stream entries written in one transaction")
 	fl.DurationVar(&f.claimIdle, "claim-idle", 30*time.Second, "take over entries another sink has held unacknowledged this long (it died)")
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the sink's Prometheus metrics on ADDR (e.g. :9101)")
+	fl.DurationVar(&f.alertRetryMax, "alert-retry-max", 5*time.Minute, "longest wait between two posts of an alert to a failing webhook (the waits double from 1s)")
+	fl.BoolVar(&f.noAlerts, "no-alert-sender", false, "decide alerts but leave their delivery to another sink")
 	fl.BoolVar(&f.detach, "detach", false, "remove the sink group and its mark from the stream and exit: the stream goes back to its MAXLEN bound")
 	return cmd
 }
@@ -102,6 +107,18 @@ func runSink(cmd *cobra.Command, a *app, f sinkFlags) error {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
 	}
 	g.Go(func() error { return postgresErr(s.Run(gctx)) })
+	if !f.noAlerts {
+		snd := pgsink.NewSender(pgsink.SenderConfig{Postgres: pg, RetryMax: f.alertRetryMax, Logger: log.Named("alerts"),
+			Metrics: s.Metrics()})
+		g.Go(func() error {
+			select {
+			case <-s.Ready(): // the schema is there
+				return snd.Run(gctx)
+			case <-gctx.Done():
+				return nil
+			}
+		})
+	}
 	return sinkStopped(cmd, s, g.Wait())
 }
 

@@ -5,32 +5,35 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/spf13/cobra"
 
 	"crawlq/proxies"
 	"crawlq/results"
+	"crawlq/results/pgsink"
 	"crawlq/schedule"
 	"crawlq/web"
 )
 
 func newStatusCmd(a *app) *cobra.Command {
-	asJSON, config := false, ""
+	asJSON, config, pg := false, "", ""
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show queues per site, the proxy pool per site and live servers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runStatus(cmd.Context(), a, cmd.OutOrStdout(), asJSON, config)
+			return runStatus(cmd.Context(), a, cmd.OutOrStdout(), asJSON, config, pg)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the snapshot as JSON (the numbers /metrics reports)")
 	configFlag(cmd, &config)
+	postgresFlag(cmd, &pg, "PostgreSQL URL of the sink's store, for a line when alerts fail")
 	return cmd
 }
 
-func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config string) error {
+func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config, pg string) error {
 	bcfg, err := brokerConfig(config, nil)
 	if err != nil {
 		return err
@@ -56,22 +59,55 @@ func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config s
 	if err != nil {
 		return err
 	}
+	alerts, err := alertStatus(ctx, pg)
+	if err != nil {
+		return err
+	}
 	if !asJSON {
 		if err := st.WriteTable(out); err != nil {
 			return err
 		}
 		writeStatusRejected(out, st.Results)
+		writeStatusAlerts(out, alerts)
 		return writeStatusSchedules(out, scheds, st.At)
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
-	return enc.Encode(statusJSON{Status: st, Schedules: scheds})
+	return enc.Encode(statusJSON{Status: st, Schedules: scheds, Alerts: alerts})
+}
+
+// alertStatus reads the alert figures from --postgres (or
+// $CRAWLQ_POSTGRES); nil without either.
+func alertStatus(ctx context.Context, flag string) (*pgsink.AlertState, error) {
+	url, _ := postgresURL(flag, false)
+	if url == "" {
+		return nil, nil
+	}
+	conn, err := pgsink.Connect(ctx, url)
+	if err != nil {
+		return nil, postgresErr(err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	st, err := pgsink.AlertStatus(ctx, conn)
+	return &st, err
+}
+
+// writeStatusAlerts says, when alerts fail or were given up, how many
+// wait and the last error (its webhook masked).
+func writeStatusAlerts(w io.Writer, st *pgsink.AlertState) {
+	if st == nil || st.Failing == 0 && st.GivenUp == 0 {
+		return
+	}
+	fmt.Fprintf(w, "alerts: failing: %d pending (%d failed at least once), %d given up, %d delivered; last error %s: %s\n",
+		st.Pending, st.Failing, st.GivenUp, st.Delivered, st.LastErrorAt.Format(time.RFC3339), st.LastError)
 }
 
 // statusJSON is `status --json`: the snapshot and the schedules.
 type statusJSON struct {
 	*web.Status
 	Schedules []schedule.Status `json:"schedules"`
+	// Alerts are the alert figures, with --postgres.
+	Alerts *pgsink.AlertState `json:"alerts,omitempty"`
 }
 
 // writeStatusRejected says how many results stream entries the sink kept

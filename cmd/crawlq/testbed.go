@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -32,6 +33,7 @@ func newTestbedCmd(a *app) *cobra.Command {
 	f.BoolVar(&o.challenge, "challenge", false, "every site puts a JavaScript challenge in front of new visitors (Wildberries' __internal APIs answer 498 without the x_wbaas_token its home page mints)")
 	f.BoolVar(&o.auth, "auth", true, "farm proxies require a username and password")
 	f.IntVar(&o.socks5Every, "socks5-every", 0, "make every k-th proxy a SOCKS5 proxy (0: none)")
+	f.DurationVar(&o.priceEvery, "price-every", testbed.DefaultPriceEvery, "testbed time between two price steps: at each, about one product in 12 changes its price or stock (e.g. 5s to watch prices move; 0: prices never move)")
 	f.StringVar(&o.dir, "dir", "", "directory for proxies.txt (default: a temporary one)")
 	return cmd
 }
@@ -43,6 +45,7 @@ type testbedOpts struct {
 	fingerprint          bool
 	challenge            bool
 	dir, writeConfig     string
+	priceEvery           time.Duration
 }
 
 // testbedLong is `crawlq testbed --help`: how to point crawlq at it.
@@ -84,7 +87,7 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	}
 	ctx := cmd.Context()
 	tb, err := testbed.Start(ctx, testbed.Config{Proxies: o.proxies, Seed: o.seed, Strict: o.strict, Dir: o.dir,
-		Fingerprint: o.fingerprint, Challenge: o.challenge,
+		Fingerprint: o.fingerprint, Challenge: o.challenge, PriceEvery: priceEvery(o.priceEvery),
 		Farm: testbed.FarmConfig{Auth: o.auth, SOCKS5Every: o.socks5Every}, Logger: log})
 	if err != nil {
 		return err
@@ -111,6 +114,15 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 		zap.Int("i2_violations", r.I2Violations), zap.Any("bans_per_ip", r.BansPerIP),
 		zap.Int("fingerprint_refusals", tb.Log.FingerprintRefusals()), zap.Any("challenges", tb.Log.Challenges()))
 	return nil
+}
+
+// priceEvery is --price-every as testbed.Config has it: 0 (prices never
+// move) is negative there.
+func priceEvery(flag time.Duration) time.Duration {
+	if flag <= 0 {
+		return -1
+	}
+	return flag
 }
 
 func printTestbed(info testbedInfo) {

@@ -39,3 +39,13 @@ func (b *Backoff) Wait(ctx context.Context) error {
 	b.next = min(2*d, b.max)
 	return Sleep(ctx, d)
 }
+
+// Delay is the wait before try n+1 of a retry whose state is stored (n
+// tries failed so far, n >= 1): first, doubled n-1 times, at most max.
+func Delay(first, max time.Duration, n int) time.Duration {
+	d := first
+	for i := 1; i < n && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
+}

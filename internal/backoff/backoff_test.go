@@ -50,3 +50,14 @@ func TestSleepEndsWithTheContext(t *testing.T) {
 		t.Errorf("Sleep(1ms) = %v, want nil", err)
 	}
 }
+
+func TestDelayDoublesUpToMax(t *testing.T) {
+	var got []time.Duration
+	for n := 1; n <= 6; n++ {
+		got = append(got, Delay(time.Second, 10*time.Second, n))
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second, 10 * time.Second}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("delays (-want +got):\n%s", d)
+	}
+}

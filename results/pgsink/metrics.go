@@ -19,9 +19,14 @@ type Metrics struct {
 	rejects  prometheus.Counter
 	latency  prometheus.Histogram
 	rate     prometheus.Gauge
-	last     time.Time
-	lastRows float64
-	total    float64
+	// alert delivery (Sender)
+	alertsSent    prometheus.Counter
+	alertsFailed  prometheus.Counter
+	alertsGivenUp prometheus.Counter
+	alertsPend    prometheus.Gauge
+	last          time.Time
+	lastRows      float64
+	total         float64
 }
 
 // NewMetrics registers the sink's metrics with reg, and the stream's
@@ -44,7 +49,16 @@ func NewMetrics(reg prometheus.Registerer, rdb redis.UniversalClient) *Metrics {
 		rate: prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawlq_sink_rows_per_second",
 			Help: "Observations added per second, over the last batches (at least one second)."}),
 	}
-	reg.MustRegister(m.rows, m.entries, m.claims, m.failures, m.rejects, m.latency, m.rate, backlogGauge(rdb))
+	m.alertsSent = prometheus.NewCounter(prometheus.CounterOpts{Name: "crawlq_alerts_sent_total",
+		Help: "Alerts a webhook accepted (2xx)."})
+	m.alertsFailed = prometheus.NewCounter(prometheus.CounterOpts{Name: "crawlq_alerts_failed_total",
+		Help: "Alert posts that failed (no answer or not 2xx); each is retried with backoff."})
+	m.alertsGivenUp = prometheus.NewCounter(prometheus.CounterOpts{Name: "crawlq_alerts_given_up_total",
+		Help: "Alerts given up after the most attempts."})
+	m.alertsPend = prometheus.NewGauge(prometheus.GaugeOpts{Name: "crawlq_alerts_pending",
+		Help: "Alerts in the outbox not delivered yet (nor given up)."})
+	reg.MustRegister(m.rows, m.entries, m.claims, m.failures, m.rejects, m.latency, m.rate, backlogGauge(rdb),
+		m.alertsSent, m.alertsFailed, m.alertsGivenUp, m.alertsPend)
 	return m
 }
 
@@ -81,6 +95,28 @@ func (m *Metrics) rejected(n int64) {
 func (m *Metrics) claimed(n int) {
 	if m != nil {
 		m.claims.Add(float64(n))
+	}
+}
+
+func (m *Metrics) alertSent() {
+	if m != nil {
+		m.alertsSent.Inc()
+	}
+}
+
+func (m *Metrics) alertFailed(gaveUp bool) {
+	if m == nil {
+		return
+	}
+	m.alertsFailed.Inc()
+	if gaveUp {
+		m.alertsGivenUp.Inc()
+	}
+}
+
+func (m *Metrics) alertsPending(n int64) {
+	if m != nil {
+		m.alertsPend.Set(float64(n))
 	}
 }
 

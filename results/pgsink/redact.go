@@ -1,8 +1,10 @@
 package pgsink
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
+	"strings"
 )
 
 // Redact is a postgres URL with its password masked, for messages.
@@ -24,3 +26,66 @@ func Redact(u string) string {
 
 // passwordKV finds password=… in a keyword/value connection string.
 var passwordKV = regexp.MustCompile(`password=\S*`)
+
+// MaskURL is a webhook URL with what may be a secret masked, for every
+// message, log line and listing: a password (or a user name without
+// one), every query value, a
+// Telegram bot token (/bot123456:SECRET/ keeps bot123456), and any path
+// segment of 16 characters or more (Slack's and Discord's webhook
+// secrets). A URL that does not parse is masked whole.
+func MaskURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return "xxxxx"
+	}
+	if _, ok := p.User.Password(); ok {
+		p.User = url.UserPassword(p.User.Username(), "xxxxx")
+	} else if p.User != nil {
+		p.User = url.User("xxxxx") // a user name alone is often a token
+	}
+	q := p.Query()
+	for k := range q {
+		q[k] = []string{"xxxxx"}
+	}
+	p.RawQuery = q.Encode()
+	segs := strings.Split(p.Path, "/")
+	for i, s := range segs {
+		segs[i] = maskSegment(s)
+	}
+	p.Path, p.RawPath = strings.Join(segs, "/"), ""
+	out, _ := url.PathUnescape(p.String())
+	return out
+}
+
+// maskSegment masks a bot token's secret or a long segment.
+func maskSegment(s string) string {
+	if m := botToken.FindStringSubmatch(s); m != nil {
+		return m[1] + ":xxxxx"
+	}
+	if len(s) >= 16 {
+		return "xxxxx"
+	}
+	return s
+}
+
+// botToken is a Telegram bot API path segment, bot<id>:<secret>.
+var botToken = regexp.MustCompile(`^(bot[0-9]+):.+$`)
+
+// MaskIn is s with every occurrence of the webhook URL u (raw, or as Go
+// quotes it in a *url.Error) replaced by MaskURL(u).
+func MaskIn(s, u string) string {
+	if u == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, u, MaskURL(u))
+}
+
+// checkWebhook refuses a webhook URL that is not http(s) with a host; the
+// message masks it.
+func checkWebhook(u string) error {
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return fmt.Errorf("webhook %q: want an http:// or https:// URL", MaskURL(u))
+	}
+	return nil
+}

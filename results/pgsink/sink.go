@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,6 +68,8 @@ type Sink struct {
 	cfg   Config
 	store *Store
 	rows  atomic.Int64
+	ready chan struct{}
+	once  sync.Once
 }
 
 // batch is what one read gave: the observations and their entries' IDs,
@@ -83,8 +86,15 @@ func (b batch) entries() int { return len(b.ids) + len(b.rejected) }
 // New builds a Sink; Run connects and drains.
 func New(cfg Config) *Sink {
 	cfg.withDefaults()
-	return &Sink{cfg: cfg}
+	return &Sink{cfg: cfg, ready: make(chan struct{})}
 }
+
+// Ready is closed once Run has connected and the schema is migrated (an
+// alert Sender waits for it: the outbox exists from then on).
+func (s *Sink) Ready() <-chan struct{} { return s.ready }
+
+// Metrics is the sink's metrics (Config.Metrics; nil records nothing).
+func (s *Sink) Metrics() *Metrics { return s.cfg.Metrics }
 
 // Rows is how many observations this sink added so far.
 func (s *Sink) Rows() int64 { return s.rows.Load() }
@@ -110,6 +120,7 @@ func (s *Sink) Run(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = s.store.Close() }()
+	s.once.Do(func() { close(s.ready) })
 	s.cfg.Logger.Info("sink started", zap.String("consumer", s.cfg.Consumer), zap.String("postgres", Redact(s.cfg.Postgres)))
 	if err := s.drain(ctx); err != nil && ctx.Err() == nil {
 		return err

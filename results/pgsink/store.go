@@ -116,8 +116,9 @@ WITH ins AS (
 SELECT count(*) FROM ins`
 
 // Write commits a batch in one transaction: the observations (COPY into
-// the staging table, then one statement, mergeBatch) and the entries
-// rejected (insertRejected). It returns the observations added (an entry
+// the staging table, then one statement, mergeBatch), the alerts they
+// fire (decideAlerts, into the outbox) and the entries rejected
+// (insertRejected). It returns the observations added (an entry
 // written before adds none).
 func (s *Store) Write(ctx context.Context, obs []Observation, rejected []Rejection) (int, error) {
 	var added int
@@ -146,8 +147,13 @@ func writeObservations(ctx context.Context, tx pgx.Tx, obs []Observation) (int, 
 		return 0, fmt.Errorf("copy: %w", err)
 	}
 	var added int
-	err = tx.QueryRow(ctx, mergeBatch).Scan(&added)
-	return added, err
+	if err = tx.QueryRow(ctx, mergeBatch).Scan(&added); err != nil {
+		return 0, err
+	}
+	if _, err = tx.Exec(ctx, decideAlerts); err != nil {
+		return 0, fmt.Errorf("decide alerts: %w", err)
+	}
+	return added, nil
 }
 
 func row(o Observation) []any {

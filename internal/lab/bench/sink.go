@@ -27,13 +27,23 @@ type SinkOptions struct {
 	// Items is the number of distinct items the observations are of (each
 	// seen Rows/Items times). Default Rows/4.
 	Items int
+	// Alerts is how many alert rules are installed before the run (each
+	// watching AlertItems items by id for a 1% drop or a return to
+	// stock), so the sink decides alerts in every batch. Default none.
+	Alerts int
 }
+
+// AlertItems is how many items each bench alert rule watches.
+const AlertItems = 20
 
 // SinkResult is one bench sink run.
 type SinkResult struct {
-	Rows     int     `json:"rows"`
-	Items    int     `json:"items"`
-	Batch    int     `json:"batch"`
+	Rows  int `json:"rows"`
+	Items int `json:"items"`
+	Batch int `json:"batch"`
+	// Alerts is the rules installed; Fired the alerts the sink decided.
+	Alerts   int     `json:"alerts"`
+	Fired    int     `json:"fired"`
 	Seconds  float64 `json:"seconds"`
 	RowsPerS float64 `json:"rows_per_s"`
 	// Load is the machine's 1-minute load average when the run ended.
@@ -63,12 +73,19 @@ func RunSink(ctx context.Context, rdb redis.UniversalClient, pgURL string, o Sin
 		return nil, err
 	}
 	_ = st.Close()
+	if err := addAlertRules(ctx, url, o); err != nil {
+		return nil, err
+	}
 	took, err := drain(ctx, rdb, url, o)
 	if err != nil {
 		return nil, err
 	}
+	fired, err := countAlerts(ctx, url)
+	if err != nil {
+		return nil, err
+	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	return &SinkResult{Rows: o.Rows, Items: o.Items, Batch: o.Batch, Seconds: took.Seconds(),
+	return &SinkResult{Rows: o.Rows, Items: o.Items, Batch: o.Batch, Alerts: o.Alerts, Fired: fired, Seconds: took.Seconds(),
 		RowsPerS: float64(o.Rows) / took.Seconds(), Load: strings.Join(strings.Fields(string(load))[:min(3, len(strings.Fields(string(load))))], " ")}, nil
 }
 
@@ -83,6 +100,43 @@ func (o SinkOptions) withDefaults() SinkOptions {
 		o.Items = max(1, o.Rows/4)
 	}
 	return o
+}
+
+// addAlertRules installs o.Alerts rules, rule i watching AlertItems
+// items spread over the catalog.
+func addAlertRules(ctx context.Context, url string, o SinkOptions) error {
+	if o.Alerts <= 0 {
+		return nil
+	}
+	conn, err := pgsink.Migrated(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	for i := range o.Alerts {
+		ids := make([]string, AlertItems)
+		for k := range ids {
+			ids[k] = fmt.Sprint((i*AlertItems + k) * 7919 % o.Items)
+		}
+		r := pgsink.Rule{Name: fmt.Sprint("bench-", i), Site: "ozon", IDs: ids, DropPct: 1, BackInStock: true,
+			Webhook: "http://127.0.0.1:9/bench"}
+		if err := pgsink.AddRule(ctx, conn, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countAlerts is how many alerts the outbox holds.
+func countAlerts(ctx context.Context, url string) (int, error) {
+	conn, err := pgsink.Connect(ctx, url)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var n int
+	err = conn.QueryRow(ctx, "SELECT count(*) FROM alert_outbox").Scan(&n)
+	return n, err
 }
 
 // fill writes the entries as 40-item pages, 8 writers at once.

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"crawlq/internal/testpg"
+	"crawlq/internal/testredis"
+	"crawlq/results/pgsink"
+)
+
+// TestAlertCLI: add (bad input refused naming the flag), list (the
+// webhook's secret masked), test (one post with an Idempotency-Key, its
+// status printed), remove, as a user runs them.
+func TestAlertCLI(t *testing.T) {
+	pg := testpg.DB(t)
+	var mu sync.Mutex
+	var keys []string
+	var body pgsink.Alert
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		_ = json.NewDecoder(r.Body).Decode(&body)
+	}))
+	defer srv.Close()
+	hook := srv.URL + "/bot99:TOPSECRET/sendMessage?chat_id=7"
+	run := func(args ...string) (string, string, error) {
+		return runMain(t, append(append([]string{"alert"}, args...), "--postgres", pg)...)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", "x", "--site", "ozon", "--drop-pct", "-3", "--webhook", hook}, "--drop-pct -3"},
+		{[]string{"add", "x", "--site", "ozon", "--below", "cheap", "--webhook", hook}, `--below "cheap"`},
+		{[]string{"add", "x", "--site", "amazon", "--drop-pct", "5", "--webhook", hook}, `--site: unknown site "amazon"`},
+		{[]string{"add", "x", "--site", "ozon", "--webhook", hook}, "no condition"},
+		{[]string{"add", "x", "--site", "ozon", "--drop-pct", "5", "--webhook", "mailto:me"}, "--webhook"},
+	} {
+		if _, stderr, err := run(c.args...); err == nil || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "TOPSECRET") {
+			t.Errorf("%v: %v %q, want it to say %q (and no secret)", c.args, err, stderr, c.want)
+		}
+	}
+	out, stderr, err := run("add", "kettles", "--site", "ozon", "--ids", "1,2", "--below", "1999", "--back-in-stock", "--webhook", hook)
+	if err != nil || strings.Contains(out, "TOPSECRET") || !strings.Contains(out, "price ≤ 1999.00 or back in stock") {
+		t.Fatalf("add: %v %s %s", err, out, stderr)
+	}
+	if _, stderr, err := run("add", "kettles", "--site", "ozon", "--drop-pct", "5", "--webhook", hook); err == nil || !strings.Contains(stderr, "alert rule exists: kettles") {
+		t.Errorf("second add: %v %s", err, stderr)
+	}
+	out, _, err = run("list")
+	if err != nil || !strings.Contains(out, "kettles") || !strings.Contains(out, "bot99:xxxxx") || strings.Contains(out, "TOPSECRET") {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	out, stderr, err = run("test", "kettles")
+	if err != nil || !strings.Contains(out, "answered 200") || strings.Contains(out, "TOPSECRET") {
+		t.Fatalf("test: %v %s %s", err, out, stderr)
+	}
+	mu.Lock()
+	if len(keys) != 1 || !strings.HasPrefix(keys[0], "test:kettles:") || body.Key != keys[0] || body.Text == "" || !body.Test {
+		t.Errorf("test posted keys %v, body %+v", keys, body)
+	}
+	mu.Unlock()
+	if out, _, err = run("remove", "kettles"); err != nil || !strings.Contains(out, "removed") {
+		t.Fatalf("remove: %v %s", err, out)
+	}
+	if _, stderr, err := run("remove", "kettles"); err == nil || !strings.Contains(stderr, "no such alert rule: kettles") {
+		t.Errorf("second remove: %v %s", err, stderr)
+	}
+}
+
+// TestStatusSaysAlertsFail: with --postgres, status prints a line when
+// an alert's last post failed (pending count, last error with the
+// webhook masked) and status --json carries the figures; none while
+// every alert is delivered.
+func TestStatusSaysAlertsFail(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	url := testredis.URL(t, testredis.DBCmd)
+	pg := testpg.DB(t)
+	ctx := context.Background()
+	conn, err := pgsink.Migrated(ctx, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if out, _, err := runMain(t, "--redis", url, "status", "--postgres", pg); err != nil || strings.Contains(out, "alerts:") {
+		t.Fatalf("status without failing alerts: %v\n%s", err, out)
+	}
+	_, err = conn.Exec(ctx, `INSERT INTO alert_outbox (key, rule, site, id, webhook, payload, attempts, last_error, last_try)
+	    VALUES ('r:ozon:1:1-0', 'r', 'ozon', '1', 'http://127.0.0.1:9/bot1:SECRET/x', '{}', 3,
+	            'webhook http://127.0.0.1:9/bot1:xxxxx/x: answered 500 Internal Server Error', now())`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := runMain(t, "--redis", url, "status", "--postgres", pg)
+	if err != nil || !strings.Contains(out, "alerts: failing: 1 pending (1 failed at least once)") ||
+		!strings.Contains(out, "answered 500") || strings.Contains(out, "SECRET") {
+		t.Fatalf("status: %v %s\n%s", err, stderr, out)
+	}
+	out, _, err = runMain(t, "--redis", url, "status", "--json", "--postgres", pg)
+	var st struct{ Alerts *pgsink.AlertState }
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.Alerts == nil || st.Alerts.Failing != 1 {
+		t.Fatalf("status --json alerts: %v %+v\n%s", err, st.Alerts, out)
+	}
+}

@@ -1,0 +1,262 @@
+package pgsink_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zaptest"
+
+	"crawlq/internal/testredis"
+	"crawlq/results/item"
+	"crawlq/results/pgsink"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// receiver is a loopback webhook that records alerts by Idempotency-Key;
+// while down it answers 500 and records nothing.
+type receiver struct {
+	mu    sync.Mutex
+	down  bool
+	got   map[string]int
+	last  map[string]pgsink.Alert
+	srv   *httptest.Server
+	delay time.Duration
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{got: map[string]int{}, last: map[string]pgsink.Alert{}}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	var a pgsink.Alert
+	err := json.NewDecoder(req.Body).Decode(&a)
+	r.mu.Lock()
+	down, delay := r.down, r.delay
+	if !down && err == nil {
+		r.got[req.Header.Get("Idempotency-Key")]++
+		r.last[a.Key] = a
+	}
+	r.mu.Unlock()
+	time.Sleep(delay) // a slow webhook, to overlap two senders' rounds
+	if down || err != nil {
+		http.Error(w, "down", http.StatusInternalServerError)
+	}
+}
+
+func (r *receiver) counts() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps(r.got)
+}
+
+func maps(m map[string]int) map[string]int {
+	out := map[string]int{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// outboxKeys are the outbox's keys, sorted.
+func outboxKeys(t *testing.T, st *pgsink.Store) []string {
+	t.Helper()
+	rows, err := st.Conn().Query(context.Background(), "SELECT key FROM alert_outbox ORDER BY key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for rows.Next() {
+		var k string
+		_ = rows.Scan(&k)
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// TestAlertsDecidedWithTheRows: a drop of at least drop_pct, a fall to a
+// price from above it and a return to stock fire their rules' alerts in
+// the write's transaction; a smaller drop, a first sighting and items of
+// no rule fire none; the same entries written again add no alert.
+func TestAlertsDecidedWithTheRows(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	st, url := openStore(t)
+	conn := connect(t, url)
+	for _, r := range []pgsink.Rule{
+		{Name: "drop", Site: "ozon", IDs: []string{"1", "2"}, DropPct: 10, Webhook: "http://127.0.0.1:1/a"},
+		{Name: "cheap", Site: "ozon", Query: "Kettle", Below: 50000, Webhook: "http://127.0.0.1:1/b"},
+		{Name: "stock", Site: "ozon", BackInStock: true, Webhook: "http://127.0.0.1:1/c"},
+	} {
+		if err := pgsink.AddRule(ctx, conn, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obs := func(ms int64, id, title string, price int64, in bool, min int) pgsink.Observation {
+		return pgsink.Observation{EntryMS: ms, Task: "t", Item: item.Item{Site: "ozon", ID: id, Title: title, Price: price,
+			InStock: ptr(in), Currency: "RUB", URL: "https://ozon.test/" + id, FetchedAt: at.Add(time.Duration(min) * time.Minute)}}
+	}
+	first := []pgsink.Observation{obs(1, "1", "mug", 100000, false, 0), obs(2, "2", "cup", 100000, true, 0),
+		obs(3, "3", "blue kettle", 100000, true, 0), obs(4, "4", "pan", 100000, true, 0)}
+	second := []pgsink.Observation{obs(5, "1", "mug", 85000, true, 1), obs(6, "2", "cup", 95000, true, 1),
+		obs(7, "3", "blue kettle", 45000, true, 1), obs(8, "4", "pan", 10000, true, 1)}
+	for _, b := range [][]pgsink.Observation{first, second, second} {
+		if _, err := st.Write(ctx, b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"cheap:ozon:3:7-0", "drop:ozon:1:5-0", "stock:ozon:1:5-0"}
+	if d := cmp.Diff(want, outboxKeys(t, st)); d != "" {
+		t.Fatalf("outbox keys (-want +got):\n%s", d)
+	}
+	var body pgsink.Alert
+	if err := conn.QueryRow(ctx, "SELECT payload FROM alert_outbox WHERE key = 'drop:ozon:1:5-0'").Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	if body.OldPrice != 100000 || body.NewPrice != 85000 || body.DropPct != 15 || !*body.InStock || body.Title != "mug" ||
+		!body.ObservedAt.Equal(at.Add(time.Minute)) {
+		t.Fatalf("payload %+v", body)
+	}
+}
+
+// TestSenderDeliversOnceByKey: two senders deliver every alert of the
+// outbox to a webhook that is down (500) at first: each key reaches it
+// once, the failures are counted and retried with backoff, and
+// AlertStatus tells the delivered, the pending and the last error with
+// the webhook's secret masked.
+func TestSenderDeliversOnceByKey(t *testing.T) {
+	ctx := context.Background()
+	st, url := openStore(t)
+	conn := connect(t, url)
+	rcv := newReceiver(t)
+	rcv.down, rcv.delay = true, 5*time.Millisecond
+	hook := rcv.srv.URL + "/bot123456:SECRETTOKEN/sendMessage?chat_id=42"
+	if err := pgsink.AddRule(ctx, conn, pgsink.Rule{Name: "any", Site: "ozon", DropPct: 1, Webhook: hook}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var b []pgsink.Observation
+	for i := range 30 {
+		for k, price := range []int64{1000, 900} {
+			b = append(b, pgsink.Observation{EntryMS: int64(100*k + i + 1), Task: "t", Item: item.Item{Site: "ozon",
+				ID: string(rune('a'+i%26)) + string(rune('0'+i/26)), Price: price, FetchedAt: at.Add(time.Duration(k) * time.Minute)}})
+		}
+	}
+	if _, err := st.Write(ctx, b, nil); err != nil {
+		t.Fatal(err)
+	}
+	keys := outboxKeys(t, st)
+	if len(keys) != 30 {
+		t.Fatalf("%d alerts in the outbox, want 30", len(keys))
+	}
+	reg := prometheus.NewRegistry()
+	m := pgsink.NewMetrics(reg, testredis.Client(t, testredis.DBSink))
+	sctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range 2 {
+		s := pgsink.NewSender(pgsink.SenderConfig{Postgres: url, Batch: 4, Poll: 10 * time.Millisecond,
+			RetryFirst: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, Metrics: m, Logger: zaptest.NewLogger(t)})
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = s.Run(sctx) }()
+	}
+	defer func() { stop(); wg.Wait() }()
+	waitFor(t, "a failed post", func() bool { return counterValue(t, reg, "crawlq_alerts_failed_total") >= 2 })
+	as, err := pgsink.AlertStatus(ctx, conn)
+	if err != nil || as.Failing == 0 || as.LastError == "" || strings.Contains(as.LastError, "SECRETTOKEN") ||
+		!strings.Contains(as.LastError, "bot123456:xxxxx") {
+		t.Fatalf("alert status while down: %+v %v", as, err)
+	}
+	rcv.mu.Lock()
+	rcv.down = false
+	rcv.mu.Unlock()
+	waitFor(t, "every alert delivered", func() bool {
+		as, err := pgsink.AlertStatus(ctx, conn)
+		return err == nil && as.Delivered == 30
+	})
+	stop()
+	wg.Wait()
+	got := rcv.counts()
+	for _, k := range keys {
+		if got[k] != 1 {
+			t.Errorf("key %s received %d times, want once", k, got[k])
+		}
+	}
+	if a := rcv.last[keys[0]]; a.Text == "" || a.Key != keys[0] || a.Rule != "any" {
+		t.Errorf("body %+v: want the key, the rule and a text", a)
+	}
+	as, err = pgsink.AlertStatus(ctx, conn)
+	if err != nil || as.Delivered != 30 || as.Pending != 0 || as.Rules != 1 {
+		t.Fatalf("alert status after: %+v %v", as, err)
+	}
+	if n := counterValue(t, reg, "crawlq_alerts_sent_total"); n != 30 {
+		t.Errorf("crawlq_alerts_sent_total %v, want 30", n)
+	}
+}
+
+// TestRuleCommands: add refuses a taken name and bad input naming the
+// field; list shows the rule; remove drops it and says when there is none.
+func TestRuleCommands(t *testing.T) {
+	ctx := context.Background()
+	_, url := openStore(t)
+	conn := connect(t, url)
+	r := pgsink.Rule{Name: "sneakers", Site: "wildberries", IDs: []string{"2", "1"}, Below: 199900, BackInStock: true,
+		Webhook: "https://example.test/hook?token=abc"}
+	if err := pgsink.AddRule(ctx, conn, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := pgsink.AddRule(ctx, conn, r); !errors.Is(err, pgsink.ErrRuleExists) {
+		t.Fatalf("second add: %v, want ErrRuleExists", err)
+	}
+	for _, c := range []struct {
+		r    pgsink.Rule
+		want string
+	}{
+		{pgsink.Rule{Name: "a b", Site: "ozon", DropPct: 5, Webhook: "http://x.test/"}, "alert name"},
+		{pgsink.Rule{Name: "a", Site: "ozon", DropPct: 150, Webhook: "http://x.test/"}, "drop-pct 150"},
+		{pgsink.Rule{Name: "a", Site: "ozon", Webhook: "http://x.test/"}, "no condition"},
+		{pgsink.Rule{Name: "a", Site: "ozon", DropPct: 5, Below: 5, Webhook: "http://x.test/"}, "drop-pct and below"},
+		{pgsink.Rule{Name: "a", Site: "ozon", DropPct: 5, Webhook: "ftp://u:pw@x.test/"}, `webhook "ftp://u:xxxxx@x.test/"`},
+	} {
+		if err := pgsink.AddRule(ctx, conn, c.r); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("add %+v: %v, want it to say %q", c.r, err, c.want)
+		}
+	}
+	rs, err := pgsink.Rules(ctx, conn)
+	if err != nil || len(rs) != 1 || !slices.Equal(rs[0].IDs, []string{"1", "2"}) || rs[0].Below != 199900 || !rs[0].BackInStock {
+		t.Fatalf("rules: %+v %v", rs, err)
+	}
+	if err := pgsink.RemoveRule(ctx, conn, "sneakers"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pgsink.RemoveRule(ctx, conn, "sneakers"); !errors.Is(err, pgsink.ErrNoRule) {
+		t.Fatalf("second remove: %v, want ErrNoRule", err)
+	}
+}
+
+// TestMaskURL hides what may be a webhook's secret.
+func TestMaskURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://api.telegram.org/bot123456:AAH-secret_token/sendMessage?chat_id=42": "https://api.telegram.org/bot123456:xxxxx/sendMessage?chat_id=xxxxx",
+		"https://hooks.slack.com/services/T0001/B0002/abcdefghijklmnopqrstuvwx":      "https://hooks.slack.com/services/T0001/B0002/xxxxx",
+		"http://user:pw@127.0.0.1:9/hook":                                            "http://user:xxxxx@127.0.0.1:9/hook",
+		"https://sometoken@hooks.example/x":                                          "https://xxxxx@hooks.example/x",
+		"not a url":                                                                  "xxxxx",
+	} {
+		if got := pgsink.MaskURL(in); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
