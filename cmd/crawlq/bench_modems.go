@@ -23,7 +23,7 @@ func runBenchModems(cmd *cobra.Command, a *app, f benchCrawlFlags) error {
 		f.o.MinInterval = time.Second // Avito's default
 	}
 	if !fl.Changed("duration") {
-		f.o.Duration = 30 * time.Second
+		f.o.Duration = 45 * time.Second
 	}
 	ctx := cmd.Context()
 	if f.o.Logger, err = a.logger(); err != nil {
