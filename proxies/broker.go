@@ -120,8 +120,9 @@ type NotReadyError struct {
 	Wait time.Duration
 	// Exhausted is set when every proxy of the class is quarantined.
 	Exhausted bool
-	// Leased is set when some proxies of the site are leased: they may be
-	// released before Until, so a waiter should look again sooner.
+	// Leased is set when some proxies of the site are leased or some
+	// modems are rotating: they may be released (their rotation may end)
+	// before Until, so a waiter should look again sooner.
 	Leased bool
 }
 

@@ -307,3 +307,29 @@ func TestRotateAfterCountsPerIPAndSite(t *testing.T) {
 		t.Fatalf("stats %+v, want 1 rotating and 5 requests", st)
 	}
 }
+
+// TestWaitersLookAgainWhileAModemRotates: with nothing leased but a
+// modem rotating, a lease that finds nothing ready says some proxy may
+// come back early (Leased), so LeaseWait polls instead of sleeping to the
+// rotation's deadline (the lease TTL) while the rotation ends in seconds.
+func TestWaitersLookAgainWhileAModemRotates(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b, m := modemPool(t, ck, SiteConfig{MinInterval: time.Second})
+	l := leaseModem(t, b, "av", m)
+	plain, err := b.Lease(ctx, LeaseRequest{Site: "av", Class: Datacenter, Holder: "w", Task: "plain", TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.BeginRotation(ctx, l, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Release(ctx, plain, Neutral()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Lease(ctx, LeaseRequest{Site: "av", Class: Datacenter, Holder: "w", Task: "waiter", TTL: time.Minute})
+	var nr *NotReadyError
+	if !errors.As(err, &nr) || !nr.Leased {
+		t.Fatalf("lease while the only other proxy cools and the modem rotates: %v (%+v), want not ready with Leased", err, nr)
+	}
+}

@@ -25,6 +25,7 @@ type benchCrawlFlags struct {
 	noRSS    bool
 	topology string
 	broker   string
+	volume   string
 }
 
 const benchCrawlLong = `Runs, one after the other on this machine, against the testbed with the
@@ -70,6 +71,9 @@ func newBenchCrawlCmd(a *app) *cobra.Command {
 			if b := f.o.ExitBusy; b != sessions.ExitReroll && b != sessions.ExitWait {
 				return fmt.Errorf("--exit-busy %q: want reroll or wait", b)
 			}
+			if f.o.Modems > 0 {
+				return runBenchModems(cmd, a, f)
+			}
 			return withTopology(a, f.topology, func() error { return runBenchCrawl(cmd, a, f) })
 		},
 	}
@@ -94,6 +98,12 @@ func newBenchCrawlCmd(a *app) *cobra.Command {
 	fl.StringVar((*string)(&f.o.ExitBusy), "exit-busy", "reroll", "with --gateway: a session landing on a held exit IP rerolls its session id or waits: reroll or wait")
 	fl.BoolVar(&f.o.PlainHTTP, "plain-http", false, "crawl the site's plain http:// listener (no TLS, no fingerprint check)")
 	fl.StringVar(&f.broker, "broker-redis", "", "run the proxy broker on a Redis of its own, as a worker's --broker-redis (an empty DB); the Redis CPU is then reported for each")
+	fl.IntVar(&f.o.Modems, "modems", 0, "crawl the volume-ban Avito through N testbed modems instead, in three phases: quarantine (no change links), rotation on ban, rotation before the ban (rotate_after); --min-interval defaults to Avito's 1s and --duration to 45s (three bans a modem at the default volume)")
+	fl.StringVar(&f.volume, "volume", "10/15s", "with --modems: the site bans an IP past REQUESTS/WINDOW (Avito's 600/15m scaled by 60)")
+	fl.DurationVar(&f.o.ChangeEvery, "change-every", 3*time.Second, "with --modems: the provider's least time between two IP changes of a modem")
+	fl.DurationVar(&f.o.ChangeSettle, "change-settle", time.Second, "with --modems: how long a modem is offline after a change")
+	fl.IntVar(&f.o.RotateAfter, "rotate-after", 0, "with --modems: the rotation-before-the-ban phase's rotate_after (default the volume's requests less 2)")
+	fl.IntVar(&f.o.ModemExits, "modem-exits", 0, "with --modems: the carrier's pool of exit IPs (default 64 a modem)")
 	fl.StringVar(&f.topology, "topology", "", "run on a Sentinel group or Redis Cluster started for the run: sentinel or cluster (default: --redis); a Cluster's CPU is reported per master")
 	return cmd
 }

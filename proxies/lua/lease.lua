@@ -28,7 +28,7 @@
 --
 -- Returns {1, id, token, now, expiry, marker[, spec]} (spec when the
 -- marker is not ARGV[9]) | {0, first-ready-at, now, exhausted 1/0, leases
--- of the site} (the first ready-at is the fence's end while fenced) | {-1}
+-- of the site + modems rotating} (the first ready-at is the fence's end while fenced) | {-1}
 -- empty | {-2} ready set out of date: sync and retry.
 --
 -- lib: now lease take epoch cleared
@@ -60,4 +60,6 @@ if #first == 0 then return {-1} end
 local q = redis.call('ZCOUNT', L.quarantine, '(' .. L.now, '+inf')
 local ex = 0
 if q >= redis.call('ZCARD', L.ready) - 1 then ex = 1 end
-return {0, first[2], L.now, ex, redis.call('HLEN', L.leases)}
+-- leases of the site and modems rotating: either may free a proxy before
+-- its ready-at (a release; a rotation's end, which sets it ready at once)
+return {0, first[2], L.now, ex, redis.call('HLEN', L.leases) + redis.call('HLEN', L.rotating)}

@@ -80,6 +80,19 @@ type CrawlOptions struct {
 	// ExitBusy is what a gateway session does when the exit IP it drew
 	// is held by another: sessions.ExitReroll (the default) or ExitWait.
 	ExitBusy sessions.ExitPolicy
+	// Modems, when > 0, runs RunModemCrawl instead: the volume-ban
+	// Avito (Volume, default DefaultVolume) crawled through that many
+	// testbed modems changed at most every ChangeEvery (default 3s) and
+	// settling ChangeSettle (default 1s), from a carrier pool of
+	// ModemExits IPs (default 64 a modem), in three phases: quarantine,
+	// rotation on ban, rotation before the ban at RotateAfter requests
+	// (default the volume threshold less 2).
+	Modems       int
+	Volume       testbed.VolumeRule
+	ChangeEvery  time.Duration
+	ChangeSettle time.Duration
+	RotateAfter  int
+	ModemExits   int
 	// Logger gets progress lines. Default zap.NewNop().
 	Logger *zap.Logger
 }
@@ -105,6 +118,9 @@ func (o CrawlOptions) withDefaults() CrawlOptions {
 	setInt(&o.Workers, 3)
 	setInt(&o.CatalogSize, 1000)
 	setInt(&o.RSSConcurrency, 100)
+	if o.Modems > 0 {
+		o.modemDefaults()
+	}
 	if o.Gateway > 0 {
 		setInt(&o.GatewaySessions, 5*o.Gateway)
 		setInt(&o.Concurrency, GatewayConcurrency(o.Gateway, o.Workers))

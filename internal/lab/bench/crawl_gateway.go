@@ -44,6 +44,9 @@ func (o CrawlOptions) ips() int {
 	if o.Gateway > 0 {
 		return o.Gateway
 	}
+	if o.Modems > 0 {
+		return o.Modems
+	}
 	return o.Proxies
 }
 
@@ -60,9 +63,9 @@ func GatewayConcurrency(exits, workers int) int {
 }
 
 // farmSize is the testbed's farm: P, or one idle proxy beside a gateway
-// (the testbed always runs a farm).
+// or modems (the testbed always runs a farm).
 func (r *crawlRun) farmSize() int {
-	if r.o.Gateway > 0 {
+	if r.o.Gateway > 0 || r.o.Modems > 0 {
 		return 1
 	}
 	return r.o.Proxies
@@ -81,6 +84,9 @@ func (r *crawlRun) gatewayConfig() *testbed.GatewayConfig {
 // its line of GatewaySessions session ids, or those session ids as plain
 // lines for a policy that knows no gateways.
 func (r *crawlRun) phaseProxies(tb *testbed.Testbed, pol policy) ([]proxies.Proxy, error) {
+	if tb.Modems != nil {
+		return modemProxies(tb, pol.modems)
+	}
 	if tb.Gateway == nil {
 		return proxies.ParseFile(tb.ProxiesFile)
 	}

@@ -29,8 +29,10 @@ type policy struct {
 	// gatewayAsLines imports a gateway as plain lines, one per session
 	// id: the policy knows no gateways.
 	gatewayAsLines bool
-	newBroker      func(rdb redis.UniversalClient) proxies.Broker
-	load           func(ctx context.Context, rdb redis.UniversalClient, ps []proxies.Proxy) error
+	// modems is the modem phase the policy imports the modems for.
+	modems    string
+	newBroker func(rdb redis.UniversalClient) proxies.Broker
+	load      func(ctx context.Context, rdb redis.UniversalClient, ps []proxies.Proxy) error
 }
 
 // crawlqPolicy is crawlq's RedisBroker with the site's min_interval = D.
@@ -154,14 +156,18 @@ func (r *crawlRun) preparePhase(ctx context.Context, pol policy, tb *testbed.Tes
 	return env, env.feed.enqueue(ctx, r.initialJobs())
 }
 
-// testbedConfig is the farm of P proxies (or the gateway beside a token
-// farm) and the site in strict mode with min interval D (the other sites
+// testbedConfig is the farm of P proxies (or the gateway or the modems
+// beside a token farm; the volume-ban Avito with modems) and the site in strict mode with min interval D (the other sites
 // keep their defaults and get no traffic).
 func (r *crawlRun) testbedConfig() testbed.Config {
 	rules := testbed.DefaultRules()[r.o.Site]
+	if r.o.Modems > 0 {
+		rules = testbed.AvitoVolumeRules(r.o.Volume)
+	}
 	rules.MinInterval, rules.Strict, rules.Challenge = r.o.MinInterval, true, r.challengeRule()
 	return testbed.Config{Proxies: r.farmSize(), Seed: r.o.Seed, CatalogSize: r.o.CatalogSize,
-		Sites: map[string]testbed.SiteRules{r.o.Site: rules}, Fingerprint: !r.o.PlainHTTP, Gateway: r.gatewayConfig()}
+		Sites: map[string]testbed.SiteRules{r.o.Site: rules}, Fingerprint: !r.o.PlainHTTP, Gateway: r.gatewayConfig(),
+		Modems: r.modemConfig()}
 }
 
 // registry points the site at the testbed with min_interval D and gives

@@ -31,10 +31,12 @@ type Report struct {
 func Score(entries []testbed.Entry, st *proxies.PoolStats) Report {
 	qs := quarantines(st)
 	banned := map[[2]string]bool{}
+	seen := map[string]bool{}
 	lastItems := lastItemAnswers(entries)
 	var r Report
 	for _, e := range entries {
 		k := [2]string{e.Site, e.IP}
+		seen[e.IP] = true
 		if e.Verdict.Blocked() {
 			banned[k] = true
 		}
@@ -49,7 +51,10 @@ func Score(entries []testbed.Entry, st *proxies.PoolStats) Report {
 		}
 	}
 	for k, q := range qs {
-		if !banned[k] {
+		// a proxy whose IP the sites never saw is one that learns its
+		// exit (a modem, a gateway): its bans were on exit IPs the log
+		// holds, not on its host, so they cannot be judged here
+		if !banned[k] && seen[k[1]] {
 			r.FalseQuarantines += q
 		}
 	}

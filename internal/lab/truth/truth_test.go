@@ -53,6 +53,10 @@ func TestScore(t *testing.T) {
 			entries: []testbed.Entry{entry("127.0.0.4", 0, testbed.VerdictTooFast, "")},
 			pool:    []proxies.ProxyStats{banned("127.0.0.4", 1, 0)},
 			want:    Report{}},
+		{name: "a modem's ban on its exit IP is not judged on its host",
+			entries: []testbed.Entry{entry("127.0.6.9", 0, testbed.VerdictVolume, "")},
+			pool:    []proxies.ProxyStats{banned("127.0.5.1", 1, 0)},
+			want:    Report{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
