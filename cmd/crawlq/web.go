@@ -75,7 +75,8 @@ func runWeb(ctx context.Context, a *app, f webFlags) error {
 			return postgresErr(err)
 		}
 		defer pool.Close()
-		cfg.Sections = append(cfg.Sections, web.ChangesSection(latestChanges(pool)))
+		cfg.Sections = append(cfg.Sections, web.ChangesSection(latestChanges(pool)),
+			web.AlertsSection(func(ctx context.Context) (pgsink.AlertState, error) { return pgsink.AlertStatus(ctx, pool) }))
 		cfg.Store = pool
 	}
 	srv, err := web.NewServer(cfg)
