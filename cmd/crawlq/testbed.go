@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +37,10 @@ func newTestbedCmd(a *app) *cobra.Command {
 	f.IntVar(&o.socks5Every, "socks5-every", 0, "make every k-th proxy a SOCKS5 proxy (0: none)")
 	f.DurationVar(&o.priceEvery, "price-every", testbed.DefaultPriceEvery, "testbed time between two price steps: at each, about one product in 12 changes its price or stock (e.g. 5s to watch prices move; 0: prices never move)")
 	f.StringVar(&o.dir, "dir", "", "directory for proxies.txt (default: a temporary one)")
+	f.IntVar(&o.modems, "modems", 0, "also run N mobile modems (127.0.5.x, each one exit IP at a time from 127.0.6.x, a change-IP link); their lines go to modems.txt")
+	f.DurationVar(&o.modemEvery, "modem-every", testbed.DefaultModemMinInterval, "with --modems: the least time between two IP changes of a modem (a change sooner is refused 429)")
+	f.DurationVar(&o.modemSettle, "modem-settle", testbed.DefaultModemSettle, "with --modems: how long a modem is offline after a change")
+	f.StringVar(&o.avitoVolume, "avito-volume", "", `Avito bans an IP after N requests within a window, e.g. "600/15m" (reported in 2025-2026: stable for 10-15 minutes, then banned); "" for none`)
 	return cmd
 }
 
@@ -46,6 +52,10 @@ type testbedOpts struct {
 	challenge            bool
 	dir, writeConfig     string
 	priceEvery           time.Duration
+	modems               int
+	modemEvery           time.Duration
+	modemSettle          time.Duration
+	avitoVolume          string
 }
 
 // testbedLong is `crawlq testbed --help`: how to point crawlq at it.
@@ -74,6 +84,46 @@ type testbedInfo struct {
 	// ConfigFile is the crawlq config that points crawlq at the testbed.
 	ConfigFile string `json:"config_file"`
 	Proxies    int    `json:"proxies"`
+	// ModemsFile lists the modems' lines (--modems), with their change
+	// links.
+	ModemsFile string `json:"modems_file,omitempty"`
+}
+
+// addModems applies --modems and --avito-volume to cfg.
+func (o testbedOpts) addModems(cfg *testbed.Config) error {
+	if o.modems < 0 {
+		return fmt.Errorf("--modems %d: want 0 or more", o.modems)
+	}
+	if o.modems > 0 {
+		if o.modemEvery <= 0 || o.modemSettle < 0 {
+			return fmt.Errorf("--modem-every %s, --modem-settle %s: want a positive interval and a settle of 0 or more", o.modemEvery, o.modemSettle)
+		}
+		cfg.Modems = &testbed.ModemConfig{N: o.modems, MinInterval: o.modemEvery, Settle: o.modemSettle}
+	}
+	if o.avitoVolume == "" {
+		return nil
+	}
+	n, w, ok := strings.Cut(o.avitoVolume, "/")
+	req, err1 := strconv.Atoi(n)
+	win, err2 := time.ParseDuration(w)
+	if !ok || err1 != nil || err2 != nil || req < 1 || win <= 0 {
+		return fmt.Errorf("--avito-volume %q: want REQUESTS/WINDOW, e.g. 600/15m", o.avitoVolume)
+	}
+	cfg.Sites = map[string]testbed.SiteRules{testbed.SiteAvito: testbed.AvitoVolumeRules(testbed.VolumeRule{Requests: req, Window: win})}
+	return nil
+}
+
+// writeModems writes the modems' lines to modems.txt beside proxies.txt;
+// "" without modems.
+func writeModems(tb *testbed.Testbed) (string, error) {
+	if tb.Modems == nil {
+		return "", nil
+	}
+	file := filepath.Join(filepath.Dir(tb.ProxiesFile), "modems.txt")
+	if err := os.WriteFile(file, []byte(strings.Join(tb.ModemLines(), "\n")+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w", file, err)
+	}
+	return file, nil
 }
 
 func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
@@ -85,14 +135,22 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	if o.proxies < 1 {
 		return fmt.Errorf("--proxies %d: want at least 1", o.proxies)
 	}
-	ctx := cmd.Context()
-	tb, err := testbed.Start(ctx, testbed.Config{Proxies: o.proxies, Seed: o.seed, Strict: o.strict, Dir: o.dir,
+	cfg := testbed.Config{Proxies: o.proxies, Seed: o.seed, Strict: o.strict, Dir: o.dir,
 		Fingerprint: o.fingerprint, Challenge: o.challenge, PriceEvery: priceEvery(o.priceEvery),
-		Farm: testbed.FarmConfig{Auth: o.auth, SOCKS5Every: o.socks5Every}, Logger: log})
+		Farm: testbed.FarmConfig{Auth: o.auth, SOCKS5Every: o.socks5Every}, Logger: log}
+	if err := o.addModems(&cfg); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	tb, err := testbed.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer tb.Close()
+	modemsFile, err := writeModems(tb)
+	if err != nil {
+		return err
+	}
 	cfgFile := o.writeConfig
 	if cfgFile == "" {
 		cfgFile = filepath.Join(filepath.Dir(tb.ProxiesFile), "crawlq.yaml")
@@ -101,7 +159,7 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 		return fmt.Errorf("--write-config: %w", err)
 	}
 	info := testbedInfo{Sites: tb.Sites(), HTTPSSites: tb.HTTPSSites(), CAFile: tb.CAFile,
-		ProxiesFile: tb.ProxiesFile, ConfigFile: cfgFile, Proxies: tb.Farm.Len()}
+		ProxiesFile: tb.ProxiesFile, ConfigFile: cfgFile, Proxies: tb.Farm.Len(), ModemsFile: modemsFile}
 	if o.json {
 		json.NewEncoder(os.Stdout).Encode(info)
 	} else {
@@ -132,4 +190,7 @@ func printTestbed(info testbedInfo) {
 	fmt.Printf("ca           %s\n", info.CAFile)
 	fmt.Printf("proxies      %d in %s (crawlq proxies import %[2]s)\n", info.Proxies, info.ProxiesFile)
 	fmt.Printf("config       %s (crawlq worker --config %[1]s)\n", info.ConfigFile)
+	if info.ModemsFile != "" {
+		fmt.Printf("modems       %s (crawlq proxies import --class mobile %[1]s)\n", info.ModemsFile)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/testbed"
@@ -75,4 +76,27 @@ func startTestbed(t *testing.T, args ...string) testbedInfo {
 		t.Fatalf("testbed --json: first line %q: %v", line, err)
 	}
 	return info
+}
+
+// TestTestbedModems: `crawlq testbed --modems 2` writes the modems' lines
+// beside the farm's, and `proxies import` takes them as modems; a bad
+// --avito-volume is named.
+func TestTestbedModems(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	info := startTestbed(t, "--proxies", "1", "--dir", t.TempDir(), "--modems", "2", "--modem-every", "2s",
+		"--modem-settle", "500ms", "--avito-volume", "60/90s")
+	raw, err := os.ReadFile(info.ModemsFile)
+	if err != nil || strings.Count(string(raw), "change=") != 2 || !strings.Contains(string(raw), "change_every=2s") {
+		t.Fatalf("modems file %q: %q, %v", info.ModemsFile, raw, err)
+	}
+	if out, err := run(t, "proxies", "import", "--class", "mobile", info.ModemsFile); err != nil || !strings.Contains(out, "2 new") {
+		t.Fatalf("import the modems: %q, %v", out, err)
+	}
+	if out, err := run(t, "proxies", "stats"); err != nil || !strings.Contains(out, "Modems: 2, 0 rotating") || strings.Contains(out, testbed.DefaultModemKey) {
+		t.Fatalf("proxies stats:\n%s\n%v", out, err)
+	}
+	_, stderr, err := runMain(t, "testbed", "--avito-volume", "lots")
+	if err == nil || !strings.Contains(stderr, `--avito-volume "lots"`) {
+		t.Fatalf("a bad --avito-volume: %v\n%s", err, stderr)
+	}
 }
