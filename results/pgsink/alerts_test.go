@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zaptest"
 
@@ -258,5 +259,43 @@ func TestMaskURL(t *testing.T) {
 		if got := pgsink.MaskURL(in); got != want {
 			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestSenderPrunesDoneAlerts: alerts delivered or given up longer ago
+// than Keep leave the outbox; a newer done one and a pending one stay.
+func TestSenderPrunesDoneAlerts(t *testing.T) {
+	ctx := context.Background()
+	_, url := openStore(t)
+	conn := connect(t, url)
+	for _, row := range []struct {
+		key, done string
+	}{{"old-delivered", "delivered_at = now() - interval '8 days'"}, {"old-given-up", "failed_at = now() - interval '9 days'"},
+		{"new-delivered", "delivered_at = now() - interval '1 day'"}, {"pending", "next_try = now() + interval '1 hour'"}} {
+		_, err := conn.Exec(ctx, `INSERT INTO alert_outbox (key, rule, site, id, webhook, payload) VALUES ($1, 'r', 'ozon', '1', 'http://127.0.0.1:9/', '{}')`, row.key)
+		if err == nil {
+			_, err = conn.Exec(ctx, `UPDATE alert_outbox SET `+row.done+` WHERE key = $1`, row.key)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	s := pgsink.NewSender(pgsink.SenderConfig{Postgres: url, Poll: 10 * time.Millisecond, Keep: 7 * 24 * time.Hour, Logger: zaptest.NewLogger(t)})
+	go func() { defer close(done); _ = s.Run(sctx) }()
+	defer func() { stop(); <-done }()
+	waitFor(t, "the old alerts pruned", func() bool {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM alert_outbox WHERE key LIKE 'old-%'`).Scan(&n)
+		return err == nil && n == 0
+	})
+	var left []string
+	rows, err := conn.Query(ctx, `SELECT key FROM alert_outbox ORDER BY key`)
+	if err == nil {
+		left, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || strings.Join(left, ",") != "new-delivered,pending" {
+		t.Fatalf("outbox after pruning: %v %v", left, err)
 	}
 }

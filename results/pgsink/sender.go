@@ -36,6 +36,11 @@ type SenderConfig struct {
 	// MaxAttempts: after this many failed posts an alert is given up
 	// (failed_at). Default 100 (with the default waits, about 8 hours).
 	MaxAttempts int
+	// Keep is how long delivered and given-up alerts stay in the outbox
+	// (their keys keep a redelivered entry from alerting twice; a stream
+	// entry is redelivered within minutes, never days). Older ones are
+	// deleted once an hour. Default 7 days.
+	Keep time.Duration
 	// Logger is the sender's log. Default zap.NewNop().
 	Logger *zap.Logger
 	// Metrics, if set, counts alerts sent, failed posts and the pending.
@@ -61,6 +66,9 @@ func (c *SenderConfig) withDefaults() {
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 100
 	}
+	if c.Keep <= 0 {
+		c.Keep = 7 * 24 * time.Hour
+	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -79,6 +87,8 @@ type Sender struct {
 	cfg  SenderConfig
 	conn *pgx.Conn
 	sent atomic.Int64
+	// pruned is when the outbox was last pruned (Keep).
+	pruned time.Time
 }
 
 // NewSender builds a Sender; Run connects and delivers.
@@ -141,14 +151,39 @@ func (s *Sender) round(ctx context.Context) (int, error) {
 	n := 0
 	for ; n < s.cfg.Batch; n++ {
 		took, err := s.deliverOne(ctx)
-		if err != nil || !took {
-			if err == nil {
-				err = s.countPending(ctx)
-			}
+		if err != nil {
 			return n, err
 		}
+		if !took {
+			break
+		}
+	}
+	if err := s.prune(ctx); err != nil {
+		return n, err
 	}
 	return n, s.countPending(ctx)
+}
+
+// pruneEvery is how often done alerts older than Keep are deleted.
+const pruneEvery = time.Hour
+
+// prune deletes the alerts delivered or given up more than Keep ago, at
+// most once every pruneEvery, so the outbox holds what is pending and
+// the last days only.
+func (s *Sender) prune(ctx context.Context) error {
+	if time.Since(s.pruned) < pruneEvery {
+		return nil
+	}
+	tag, err := s.conn.Exec(ctx, `DELETE FROM alert_outbox
+	    WHERE coalesce(delivered_at, failed_at) < now() - make_interval(secs => $1)`, s.cfg.Keep.Seconds())
+	if err != nil {
+		return fmt.Errorf("prune alerts: %w", err)
+	}
+	s.pruned = time.Now()
+	if n := tag.RowsAffected(); n > 0 {
+		s.cfg.Logger.Info("alert sender: pruned done alerts", zap.Int64("alerts", n), zap.Duration("older_than", s.cfg.Keep))
+	}
+	return nil
 }
 
 // takeDue locks the alert due first that no other sender holds.
