@@ -20,7 +20,9 @@ func newBenchChaosCmd(a *app) *cobra.Command {
 		Long: `Starts its own queue Redis (AOF on) and broker Redis from redis-server on
 PATH, the testbed in strict anti-bot mode and --workers crawlq worker
 processes (this binary), enqueues --jobs jobs, then at 30 % of them
-finished kills a worker with SIGKILL (restarted later), at 40 % kills a
+finished kills a worker with SIGKILL (restarted later; with --modems the
+one rotating a modem, whose rotation must free itself within the lease
+TTL), at 40 % kills a
 quarter of the proxies, at 45 % takes the broker's Redis away for 10 s
 (--broker-outage) and at 60 % restarts the queue Redis. It prints one JSON line
 {"jobs","completed","archived","lost","i1_violations","i2_violations",
@@ -68,6 +70,7 @@ testbed's truth. --redis is not used.`,
 	fl.BoolVar(&o.KeepDir, "keep", false, "keep the run directory with the worker and Redis logs")
 	fl.StringVar(&o.Postgres, "postgres", "", "also run a `crawlq sink` into a database created on this PostgreSQL server (postgres:// URL), kill it -9 and kill its connections mid-run, and count the observations there")
 	fl.StringVar(&o.Topology, "topology", "", "run on a Sentinel group (sentinel) or a Redis Cluster (cluster) started for the run, killing its master -9 twice (default: a queue and a broker Redis, one server each)")
+	fl.IntVar(&o.Modems, "modems", 0, "testbed modems in the pool with their change links (rotate_after 3 on every site); the killed worker is then the one rotating a modem (default none: see docs/benchmarks.md, Chaos)")
 	fl.BoolVar(&asJSON, "json", false, "print the result and the details as two JSON lines")
 	return cmd
 }
@@ -88,6 +91,14 @@ func printChaos(cmd *cobra.Command, rep *chaos.Report, asJSON bool) error {
 	}
 	fmt.Fprintf(w, "false quarantines %d, missed soft bans %d (%d no-result jobs, %d completed empty; %d soft-banned answers)\n",
 		r.FalseQuarantines, r.MissedSoftBans, d.NoResultJobs, d.EmptyJobs, d.SoftBannedAnswers)
+	if m := d.Modems; m != nil {
+		fmt.Fprintf(w, "modems %d: %d rotations, %d refused, %d too soon, %d requests while settling, %d requests\n",
+			m.Modems, m.Rotations, m.Refusals, m.TooSoon, m.WhileSettling, m.Requests)
+		if k := m.Killed; k != nil {
+			fmt.Fprintf(w, "killed rotation: %s held by %s, freed (%s) %.1fs after the kill (lease TTL %gs), %d requests through it after\n",
+				k.Modem, k.Holder, k.FreedBy, k.FreedAfterS, k.LeaseTTLS, k.RequestsAfterKill)
+		}
+	}
 	for _, f := range d.Faults {
 		fmt.Fprintf(w, "fault %-14s at %5.1fs (%3.0f%%) for %5.1fs  %s %s\n", f.Name, f.AtS, f.Progress*100, f.TookS, f.Note, f.Error)
 	}

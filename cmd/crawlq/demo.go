@@ -22,6 +22,7 @@ type demoFlags struct {
 	noChal   bool
 	chrome   string
 	postgres string
+	modems   int
 }
 
 func newDemoCmd(a *app) *cobra.Command {
@@ -46,6 +47,7 @@ not used: the demo always runs on its own embedded Redis.`,
 	fl.Int64Var(&f.seed, "seed", 1, "seed of the catalog, job mix and flaky proxies")
 	fl.BoolVar(&f.noChal, "no-challenge", false, "run the sites without their JavaScript challenge (it is on whenever a chromium is found)")
 	fl.StringVar(&f.chrome, "chrome", "", "the Chromium binary of challenge mode (default: chromium or google-chrome on PATH)")
+	fl.IntVar(&f.modems, "modems", demo.DefaultModems, "mobile modems beside the farm, with their change links (-1: none)")
 	fl.StringVar(&f.postgres, "postgres", "", "also run a durable sink into this PostgreSQL and report the rows written (not read from $CRAWLQ_POSTGRES: the demo needs none)")
 	return cmd
 }
@@ -72,7 +74,7 @@ func runDemo(cmd *cobra.Command, a *app, f demoFlags) error {
 	// serving after the summary until Ctrl-C.
 	keep := !f.json && !cmd.Flags().Changed("duration") && onTerminal(os.Stdout)
 	_, err = demo.Run(cmd.Context(), demo.Config{Duration: f.duration, Listen: f.listen, Proxies: f.proxies,
-		Seed: f.seed, NoChallenge: f.noChal, Chrome: f.chrome, Postgres: f.postgres, Progress: os.Stderr, Logger: log, KeepServing: keep,
+		Seed: f.seed, NoChallenge: f.noChal, Chrome: f.chrome, Postgres: f.postgres, Modems: f.modems, Progress: os.Stderr, Logger: log, KeepServing: keep,
 		Done: func(sum *demo.Summary) error {
 			if f.json {
 				return sum.WriteJSON(os.Stdout)

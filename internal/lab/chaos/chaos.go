@@ -186,6 +186,7 @@ func (r *run) count(ctx context.Context) error {
 	if err := r.c.stopWorkers(); err != nil {
 		d.WorkerExits = append(d.WorkerExits, strings.Split(err.Error(), "\n")...)
 	}
+	d.Modems = r.c.modemReport()
 	r.checkSites()
 	r.scoreBans(ctx)
 	counts, total, err := r.itemCounts(ctx)

@@ -50,6 +50,13 @@ type cluster struct {
 	pgAdmin *pgx.Conn
 	pgName  string
 	pgURL   string
+
+	// poolName is the broker's pool; modemByID maps a modem's proxy id to
+	// its index in the node; killedRotation is what kill_rotating saw
+	// (modem.go).
+	poolName       string
+	modemByID      map[string]int
+	killedRotation *KilledRotation
 }
 
 // startCluster starts the two Redis servers and the testbed, writes the
@@ -69,7 +76,8 @@ func startCluster(ctx context.Context, o Options) (c *cluster, err error) {
 		return nil, err
 	}
 	if c.tb, err = testbed.Start(ctx, testbed.Config{Proxies: o.Proxies, Seed: o.Seed, Strict: true,
-		Dir: c.dir, Farm: testbed.FarmConfig{Auth: true}, Sites: softBanRules(o)}); err != nil {
+		Dir: c.dir, Farm: testbed.FarmConfig{Auth: true}, Sites: softBanRules(o),
+		Modems: modemConfig(o)}); err != nil {
 		return nil, fmt.Errorf("testbed: %w", err)
 	}
 	cfg, err := c.writeConfig()
@@ -88,7 +96,10 @@ func startCluster(ctx context.Context, o Options) (c *cluster, err error) {
 	if err = c.startSinkDB(ctx); err != nil {
 		return nil, err
 	}
-	return c, c.importFarm(ctx)
+	if err = c.importFarm(ctx); err != nil {
+		return nil, err
+	}
+	return c, c.importModems(ctx)
 }
 
 func (c *cluster) startRedis(ctx context.Context) error {
@@ -114,6 +125,9 @@ func (c *cluster) startRedis(ctx context.Context) error {
 // testbed's rule as the built-in sites pace it.
 func (c *cluster) writeConfig() (string, error) {
 	raw := c.tb.CrawlqConfig()
+	if c.tb.Modems != nil {
+		raw = withRotateAfter(raw, modemRotateAfter)
+	}
 	path := filepath.Join(c.dir, "crawlq.yaml")
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		return "", fmt.Errorf("write worker config: %w", err)
@@ -136,6 +150,7 @@ func (c *cluster) connect(loaded *tasks.Loaded) error {
 	c.brokerRDB = b.NewClient()
 	bcfg := loaded.BrokerConfig()
 	bcfg.Logger = c.log
+	c.poolName = bcfg.Pool
 	c.pool = proxies.NewRedisBroker(c.brokerRDB, bcfg)
 	return nil
 }

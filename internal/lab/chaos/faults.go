@@ -131,8 +131,12 @@ func (fr *faultRunner) wait() []FaultTiming {
 
 // killWorker kills the second worker with SIGKILL and starts it again
 // RestartAfter later. Its active jobs come back through Asynq's lease
-// recovery, its proxy leases expire after one lease TTL.
+// recovery, its proxy leases expire after one lease TTL. With modems it
+// kills the worker that is rotating one instead (killRotating).
 func killWorker(ctx context.Context, c *cluster) (string, error) {
+	if c.tb.Modems != nil {
+		return killRotating(ctx, c)
+	}
 	w := c.workers[1]
 	w.kill9()
 	if err := backoff.Sleep(ctx, c.o.RestartAfter); err != nil {

@@ -62,6 +62,12 @@ type Options struct {
 	// PostgreSQL, and the result gains observations_missing and
 	// observations_duplicated.
 	Postgres string
+	// Modems is how many testbed modems join the farm, with their change
+	// links; every site rotates them after a few requests, and the
+	// kill_worker fault kills -9 the worker rotating one (modem.go).
+	// Default 0: none (see docs/benchmarks.md, Chaos: with modems the
+	// run meets an I2 bug of the fallback's return to the broker).
+	Modems int
 }
 
 // Broker outage modes.

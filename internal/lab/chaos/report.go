@@ -84,6 +84,9 @@ type Details struct {
 	StuckHolders []string `json:"stuck_holders,omitempty"`
 	// WorkerExits lists workers that died on their own or exited uncleanly.
 	WorkerExits []string `json:"worker_exits,omitempty"`
+	// Modems is the modems' record and the killed rotation; absent
+	// without modems.
+	Modems *ModemReport `json:"modems,omitempty"`
 	// Dir is the kept run directory (Options.KeepDir) with every log.
 	Dir string `json:"dir,omitempty"`
 }
@@ -127,6 +130,11 @@ func (r *Report) Failures() []string {
 	add(d.SoftBannedAnswers < MinBanCases, "%d soft-banned answers, goal at least %d", d.SoftBannedAnswers, MinBanCases)
 	add(len(d.WorkerExits) > 0, "workers exited: %v", d.WorkerExits)
 	add(d.DurationS >= RunLimit.Seconds(), "run took %.0fs, goal under %s", d.DurationS, RunLimit)
+	if m := d.Modems; m != nil {
+		add(m.TooSoon > 0, "%d modem changes closer than the provider allows", m.TooSoon)
+		add(m.WhileSettling > 0, "%d requests through a settling modem", m.WhileSettling)
+		add(m.Killed != nil && m.Killed.RequestsAfterKill == 0, "modem %s never leased again after its rotation's worker was killed", killedModem(m.Killed))
+	}
 	for _, f := range d.Faults {
 		add(!f.Fired, "fault %s never fired", f.Name)
 		add(f.Error != "", "fault %s: %s", f.Name, f.Error)
@@ -139,4 +147,12 @@ func deref(p *int) int {
 		return 0
 	}
 	return *p
+}
+
+// killedModem is the killed rotation's modem.
+func killedModem(k *KilledRotation) string {
+	if k == nil {
+		return ""
+	}
+	return k.Modem
 }

@@ -65,7 +65,7 @@ func startCluster(ctx context.Context, cfg Config) (c *cluster, err error) {
 	c.chrome, challenge = findBrowser(cfg)
 	c.tb, err = testbed.Start(context.WithoutCancel(ctx), testbed.Config{Proxies: cfg.Proxies, Seed: cfg.Seed,
 		Fingerprint: true, Challenge: challenge, Farm: testbed.FarmConfig{Auth: true, Faults: faults(cfg)}, Sites: softBanRules(cfg),
-		Gateway: gatewayConfig(cfg)})
+		Gateway: gatewayConfig(cfg), Modems: modemConfig(cfg)})
 	if err != nil {
 		return nil, fmt.Errorf("start testbed: %w", err)
 	}
@@ -121,6 +121,9 @@ func testbedRegistry(tb *testbed.Testbed) (*site.Registry, map[string]time.Durat
 		if err != nil {
 			return nil, nil, fmt.Errorf("testbed site %s: %w", name, err)
 		}
+		if name == testbed.SiteAvito {
+			sc.RotateAfter = avitoRotateAfter // only modems rotate
+		}
 		if floor := time.Duration(float64(limits[name]) * politeMargin); s.MinInterval < floor {
 			sc.MinInterval = floor.String()
 		}
@@ -143,7 +146,8 @@ func siteIntervals(reg *site.Registry) map[string]time.Duration {
 }
 
 // importFarm puts the farm's proxies (dead and flaky ones too: the broker
-// has to find them out) and the gateway's slots into the broker's pool.
+// has to find them out), the gateway's slots and the modems into the
+// broker's pool.
 func (c *cluster) importFarm(ctx context.Context, cfg Config) error {
 	ps, err := proxies.ParseFile(c.tb.ProxiesFile)
 	if err != nil {
@@ -153,7 +157,11 @@ func (c *cluster) importFarm(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	ps = append(ps, slots...)
+	modems, err := c.modemProxies()
+	if err != nil {
+		return err
+	}
+	ps = append(append(ps, slots...), modems...)
 	if _, err := c.broker.Import(ctx, ps, proxies.ImportOptions{Class: proxies.Datacenter}); err != nil {
 		return fmt.Errorf("import farm proxies: %w", err)
 	}

@@ -31,6 +31,10 @@ type Config struct {
 	// (the pool gets that many slots). Defaults DefaultGatewayExits and
 	// DefaultGatewaySessions; negative exits: no gateway.
 	GatewayExits, GatewaySessions int
+	// Modems is how many mobile modems (one exit IP at a time, changed by
+	// a link) the demo runs beside the farm, imported with their change
+	// links. Default DefaultModems; negative: none.
+	Modems int
 	// FlakyRate is the share of connections a flaky proxy drops. Default 0.3.
 	FlakyRate float64
 	// Seed makes the catalog, the job mix and the flaky drops repeatable.
@@ -112,7 +116,9 @@ const (
 	DefaultGatewayExits    = 8
 	DefaultGatewaySessions = 8
 	DefaultWorkers         = 3
-	DefaultConcurrency     = 4
+	// DefaultModems is two modems beside the farm.
+	DefaultModems      = 2
+	DefaultConcurrency = 4
 	// DefaultSoftBans soft-bans enough IPs that both ban-handling counts
 	// (false quarantines, missed soft bans) are exercised on every run.
 	DefaultSoftBans = 12
@@ -125,6 +131,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.GatewayExits, DefaultGatewayExits)
 	setDefault(&c.GatewaySessions, DefaultGatewaySessions)
 	setDefault(&c.Workers, DefaultWorkers)
+	setDefault(&c.Modems, DefaultModems)
 	setDefault(&c.Concurrency, DefaultConcurrency)
 	setDefault(&c.Dead, 2)
 	setDefault(&c.Flaky, 2)

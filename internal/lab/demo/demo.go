@@ -102,6 +102,7 @@ func crawl(ctx context.Context, c *cluster, cfg Config, p *progress) (*Summary, 
 	sum, err := summarize(context.WithoutCancel(ctx), c, cfg, end, time.Since(start))
 	if sum != nil {
 		sum.Gateway = c.gatewaySummary(cfg, ws.exitCounts())
+		sum.Modems = c.modemSummary(ws.modemCounts())
 	}
 	if sum != nil && sink != nil {
 		sum.Observations = &rows

@@ -39,6 +39,7 @@ func TestRunCrawlsEverySite(t *testing.T) {
 		t.Errorf("violations I1 %d, I2 %d; want 0", sum.I1Violations, sum.I2Violations)
 	}
 	checkBanHandling(t, sum)
+	checkModems(t, sum)
 	if sum.FingerprintRefusals != 0 || sum.HTTPSRequests != sum.Requests || sum.Completed != sum.Jobs {
 		t.Errorf("fingerprint refusals %d, https requests %d of %d, completed %d of %d jobs; want 0, all, all",
 			sum.FingerprintRefusals, sum.HTTPSRequests, sum.Requests, sum.Completed, sum.Jobs)
@@ -222,4 +223,49 @@ func checkBanHandling(t *testing.T, sum *Summary) {
 		t.Errorf("%d confirmations (share %v); want at least one per no-result job and soft-banned answer",
 			sum.Confirmations, sum.ConfirmShare)
 	}
+}
+
+// checkModems: the demo has its two modems, nothing reached one while
+// it settled, no change came sooner than the provider allows, no
+// rotation failed, and no site started a ban (Avito's rotate_after
+// changes a modem's IP first).
+func checkModems(t *testing.T, sum *Summary) {
+	t.Helper()
+	m := sum.Modems
+	if m == nil || m.Modems != DefaultModems || m.WhileSettling != 0 || m.TooSoon != 0 || m.Failed != 0 {
+		t.Errorf("modems %+v: want %d modems, none while settling, no change too soon, none failed", m, DefaultModems)
+	}
+	if sum.Bans != 0 {
+		t.Errorf("%d bans started by the sites, want 0", sum.Bans)
+	}
+}
+
+// TestRunThroughModems runs the demo on three farm proxies beside its two
+// modems, with more jobs a site at once than the five can serve, so the
+// modems carry requests: every job completes with I1, I2 and the bans at
+// 0 on the modems' exit IPs, and the summary has the modems' line.
+func TestRunThroughModems(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var out strings.Builder
+	mix := Mix{Searches: 2, Pages: 2, MinMatches: 3, MaxMatches: 6, Products: 3, Empty: 1}
+	sum, err := Run(context.Background(), Config{Duration: 40 * time.Second, Mix: mix, Proxies: 3, Dead: -1, Flaky: -1,
+		GatewayExits: -1, SoftBans: -1, Progress: &out, NoChallenge: true})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	checkModems(t, sum)
+	if m := sum.Modems; m == nil || m.Requests == 0 {
+		t.Fatalf("modems %+v: want requests through them", m)
+	}
+	if sum.I1Violations != 0 || sum.I2Violations != 0 || sum.Completed != sum.Jobs {
+		t.Errorf("I1 %d, I2 %d, completed %d of %d jobs; want 0, 0, all", sum.I1Violations, sum.I2Violations, sum.Completed, sum.Jobs)
+	}
+	var text strings.Builder
+	if err := sum.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "modems: 2 with change links") {
+		t.Errorf("summary has no modems line:\n%s", text.String())
+	}
+	t.Logf("modems %+v\n%s", *sum.Modems, text.String())
 }

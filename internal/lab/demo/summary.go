@@ -97,6 +97,8 @@ type Summary struct {
 	ChallengeSummary
 	// Gateway is what the gateway beside the farm did; absent without one.
 	Gateway *GatewaySummary `json:"gateway,omitempty"`
+	// Modems is what the modems beside the farm did; absent without.
+	Modems *ModemSummary `json:"modems,omitempty"`
 	// Sites breaks the counts down per site.
 	Sites map[string]SiteSummary `json:"sites"`
 	// End is EndDone, EndDuration or EndInterrupted.
@@ -182,6 +184,7 @@ func (s *Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "faulty proxies: %d failed job attempts retried elsewhere, %d proxy failures counted by the broker\n",
 		s.FailedAttempts, s.ProxyFailures)
 	s.writeGateway(w)
+	s.writeModems(w)
 	s.writeBanHandling(w)
 	s.writeChallenges(w)
 	if s.Observations != nil {

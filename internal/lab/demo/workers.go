@@ -87,6 +87,16 @@ func (ws *workers) exitCounts() sessions.ExitCounts {
 	return sum
 }
 
+// modemCounts sums the workers' rotation figures; call it after stop.
+func (ws *workers) modemCounts() sessions.ModemCounts {
+	var sum sessions.ModemCounts
+	for _, w := range ws.list {
+		c := w.Sessions().ModemCounts()
+		sum.Rotations, sum.Failed, sum.Refused, sum.Ended = sum.Rotations+c.Rotations, sum.Failed+c.Failed, sum.Refused+c.Refused, sum.Ended+c.Ended
+	}
+	return sum
+}
+
 // newBrowser gives a worker its own browser in challenge mode (nil
 // otherwise), one context per job it runs at once, trusting the
 // testbed's CA.
