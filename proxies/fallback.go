@@ -112,6 +112,9 @@ type FallbackBroker struct {
 	members  []string               // last known live servers
 	held     map[leaseKey]heldLease
 	moved    map[movedKey]*Lease // local or adopted lease -> registered broker lease
+	// ended are the local or adopted leases a return could not register,
+	// with when: their sessions must not send again (Ended).
+	ended map[movedKey]time.Time
 	local    *localPool          // non-nil in fallback
 	pending  []pendingRelease
 	maxTTL   time.Duration
@@ -155,7 +158,8 @@ func NewFallbackBroker(primary *RedisBroker, cfg FallbackConfig) *FallbackBroker
 		cfg.Membership = NewRedisMembership(primary.rdb, primary.Config().Pool, 0, cfg.Clock)
 	}
 	return &FallbackBroker{primary: primary, cfg: cfg, log: cfg.Logger.With(zap.String("server", cfg.ServerID)),
-		changed: make(chan struct{}), held: map[leaseKey]heldLease{}, moved: map[movedKey]*Lease{}}
+		changed: make(chan struct{}), held: map[leaseKey]heldLease{}, moved: map[movedKey]*Lease{},
+		ended: map[movedKey]time.Time{}}
 }
 
 // FallbackStatus is a snapshot of a FallbackBroker's state.

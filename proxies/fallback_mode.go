@@ -237,6 +237,11 @@ func (f *FallbackBroker) pruneMoved() {
 			delete(f.moved, k)
 		}
 	}
+	for k, at := range f.ended {
+		if at.Add(f.maxTTL).Before(cut) {
+			delete(f.ended, k)
+		}
+	}
 }
 
 func (f *FallbackBroker) leave() {

@@ -2,10 +2,13 @@ package proxies
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
 	"go.uber.org/zap"
+
+	"crawlq/internal/backoff"
 )
 
 // After a return to the broker, the other servers may still be in fallback
@@ -329,30 +332,94 @@ func interrupted(ctx context.Context, err error) bool {
 }
 
 // registerLeases registers open local or adopted leases with the broker
-// for their holder and task.
+// for their holder and task. A proxy the broker says is ready within
+// maxRegisterWait is asked again once it is: its ready-at is this
+// return's own doing (a release of the proxy's earlier lease, replayed
+// just now, paces it from now, though the open lease was paced from the
+// release itself), and the open lease must not end for it while its
+// session goes on sending.
 func (f *FallbackBroker) registerLeases(ctx context.Context, r *returning, leases []localLease) error {
+	var again []localLease
+	wait := time.Duration(0)
 	for _, ll := range leases {
-		l := ll.l
-		nl, err := f.primary.LeaseProxy(ctx, LeaseRequest{Site: l.Site, Holder: l.Holder, Task: l.Task, TTL: ll.ttl}, l.Proxy.ID)
-		if interrupted(ctx, err) {
-			return err
-		}
-		mk := movedKey{l.Site, l.Proxy.ID, l.Token}
-		if err != nil {
-			f.log.Info("fallback lease not registered: its session retires", zap.String("proxy", l.Proxy.ID),
-				zap.String("site", l.Site), zap.String("task", l.Task), zap.Error(err))
-			r.ended[mk] = true
+		var nr *NotReadyError
+		err := f.register(ctx, r, ll, false)
+		if errors.As(err, &nr) && nr.Wait <= maxRegisterWait {
+			again, wait = append(again, ll), max(wait, nr.Wait)
 			continue
 		}
-		r.regs[mk] = heldLease{l: *nl, ttl: ll.ttl}
+		if err != nil {
+			return err
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	if err := backoff.Sleep(ctx, wait+time.Millisecond); err != nil {
+		return err
+	}
+	for _, ll := range again {
+		if err := f.register(ctx, r, ll, true); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
+// maxRegisterWait bounds how long a return waits for a proxy to be ready
+// to register an open lease of it.
+const maxRegisterWait = 3 * time.Second
+
+// register registers one open lease, noting in r whether it was or was
+// ended; only an interruption is returned, or, unless last, a NotReadyError
+// to ask again.
+func (f *FallbackBroker) register(ctx context.Context, r *returning, ll localLease, last bool) error {
+	l := ll.l
+	nl, err := f.primary.LeaseProxy(ctx, LeaseRequest{Site: l.Site, Holder: l.Holder, Task: l.Task, TTL: ll.ttl}, l.Proxy.ID)
+	if interrupted(ctx, err) {
+		return err
+	}
+	mk := movedKey{l.Site, l.Proxy.ID, l.Token}
+	var nr *NotReadyError
+	if err != nil && !last && errors.As(err, &nr) {
+		return err
+	}
+	if err != nil {
+		f.log.Info("fallback lease not registered: its session retires", zap.String("proxy", l.Proxy.ID),
+			zap.String("site", l.Site), zap.String("task", l.Task), zap.Error(err))
+		r.ended[mk] = true
+		return nil
+	}
+	r.regs[mk] = heldLease{l: *nl, ttl: ll.ttl}
+	return nil
+}
+
+// LeaseEnder is a broker that can end a lease before its expiry without
+// its holder's asking (FallbackBroker, on its return to Redis).
+type LeaseEnder interface {
+	// Ended reports whether l must not be used again.
+	Ended(l *Lease) bool
+}
+
+var _ LeaseEnder = (*FallbackBroker)(nil)
+
+// Ended reports whether l can no longer send: a local or adopted lease a
+// return to the broker could not register (its proxy may be another
+// session's now). It reads no Redis, so a session asks it before each
+// request rather than learn it at its next Extend.
+func (f *FallbackBroker) Ended(l *Lease) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.ended[movedKey{l.Site, l.Proxy.ID, l.Token}]
+	return ok
+}
+
 // commit switches to the broker with what r registered; f.mu is held.
 func (f *FallbackBroker) commit(r *returning, members []string, pool []Proxy) {
+	now := f.now()
 	for mk := range r.ended {
 		delete(f.held, leaseKey{mk.site, mk.id})
+		f.ended[mk] = now
 	}
 	for mk, h := range r.regs {
 		nl := h.l
@@ -360,7 +427,6 @@ func (f *FallbackBroker) commit(r *returning, members []string, pool []Proxy) {
 		f.held[leaseKey{mk.site, mk.id}] = h
 	}
 	f.members, f.pool = members, pool
-	now := f.now()
 	down := now.Sub(f.since)
 	f.keepShard(now)
 	f.setMode(modeBroker, now)

@@ -433,16 +433,23 @@ func checkBrokerPaces(t *testing.T, c *fbCluster, l *Lease) {
 }
 
 // TestFallbackEndsLeasesTheBrokerRefuses: Redis comes back without its data;
-// the fallback leases cannot be registered, so their next Extend is
-// ErrStaleLease and the session retires, and leasing says the pool is gone.
+// the fallback leases cannot be registered, so they are Ended (a session
+// asks before each request), their next Extend is ErrStaleLease and the
+// session retires, and leasing says the pool is gone.
 func TestFallbackEndsLeasesTheBrokerRefuses(t *testing.T) {
 	c := newFBCluster(t, 12)
 	c.redis.stop()
 	c.waitDown(t)
 	open, _ := leaseTwo(t, c, "a")
+	if c.fb["a"].Ended(open) {
+		t.Fatal("a fallback lease is ended while in fallback")
+	}
 	c.redis.wipe()
 	c.redis.start()
 	waitFor(t, "server a is back on the broker", func() bool { return !c.fb["a"].Status().Fallback })
+	if !c.fb["a"].Ended(open) {
+		t.Fatal("the unregistered fallback lease is not Ended: its session would send again before its next Extend")
+	}
 	ctx := context.Background()
 	if _, err := c.fb["a"].Extend(ctx, open, time.Hour); !errors.Is(err, ErrStaleLease) {
 		t.Fatalf("extend of an unregistered fallback lease: %v, want ErrStaleLease", err)

@@ -187,11 +187,20 @@ func (s *Session) usable() error {
 		return ErrClosed
 	case s.lost:
 		return ErrLeaseLost
-	case time.Now().After(s.validUntil):
+	case time.Now().After(s.validUntil), s.leaseEnded():
 		s.lost = true
 		return ErrLeaseLost
 	}
 	return nil
+}
+
+// leaseEnded asks a broker that can tell (proxies.LeaseEnder: the
+// fallback's return to Redis) whether the lease ended before its time:
+// the session must not send again, nor wait for its next Extend to learn
+// it. Under s.mu.
+func (s *Session) leaseEnded() bool {
+	e, ok := s.m.cfg.Broker.(proxies.LeaseEnder)
+	return ok && e.Ended(s.lease)
 }
 
 // Record notes a judged response: it updates the error score and usage,

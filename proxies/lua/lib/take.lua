@@ -31,8 +31,9 @@ local function busy_until(L, id)
 end
 
 -- rotating_until(L, id) is the deadline of a live rotation of modem id
--- (rotate_begin.lua): it is not leased before, on any site. A pool with
--- no rotation going costs one EXISTS per call.
+-- (rotate_begin.lua): it is not leased before, on any site; an expired
+-- mark is deleted. A pool with no rotation going costs one EXISTS per
+-- call.
 local function rotating_until(L, id)
   if L.any_rotating == nil then L.any_rotating = redis.call('EXISTS', L.rotating) == 1 end
   if not L.any_rotating then return nil end
@@ -40,5 +41,8 @@ local function rotating_until(L, id)
   if not r then return nil end
   local dl = tonumber(string.match(r, '^%d+|(%d+)|'))
   if dl > L.now then return dl end
+  -- a rotator that died left its mark: gone, so the waiters' count of
+  -- rotations (lease.lua) is of live ones
+  redis.call('HDEL', L.rotating, id)
   return nil
 end
