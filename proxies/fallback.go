@@ -104,18 +104,18 @@ type FallbackBroker struct {
 	cfg     FallbackConfig
 	log     *zap.Logger
 
-	mu       sync.Mutex
-	mode     fallbackMode           // modeFallback while Redis does not answer
-	changed  chan struct{}          // closed and replaced on every switch
-	pool     []Proxy                // last known pool
-	quar     map[leaseKey]time.Time // last known quarantines: their ends
-	members  []string               // last known live servers
-	held     map[leaseKey]heldLease
-	moved    map[movedKey]*Lease // local or adopted lease -> registered broker lease
+	mu      sync.Mutex
+	mode    fallbackMode           // modeFallback while Redis does not answer
+	changed chan struct{}          // closed and replaced on every switch
+	pool    []Proxy                // last known pool
+	quar    map[leaseKey]time.Time // last known quarantines: their ends
+	members []string               // last known live servers
+	held    map[leaseKey]heldLease
+	moved   map[movedKey]*Lease // local or adopted lease -> registered broker lease
 	// ended are the local or adopted leases a return could not register,
 	// with when: their sessions must not send again (Ended).
-	ended map[movedKey]time.Time
-	local    *localPool          // non-nil in fallback
+	ended    map[movedKey]time.Time
+	local    *localPool // non-nil in fallback
 	pending  []pendingRelease
 	maxTTL   time.Duration
 	switches int64
