@@ -3,12 +3,11 @@ package proxies
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"go.uber.org/zap"
-
-	"crawlq/internal/backoff"
 )
 
 // After a return to the broker, the other servers may still be in fallback
@@ -332,65 +331,44 @@ func interrupted(ctx context.Context, err error) bool {
 }
 
 // registerLeases registers open local or adopted leases with the broker
-// for their holder and task. A proxy the broker says is ready within
-// maxRegisterWait is asked again once it is: its ready-at is this
-// return's own doing (a release of the proxy's earlier lease, replayed
-// just now, paces it from now, though the open lease was paced from the
-// release itself), and the open lease must not end for it while its
-// session goes on sending.
+// for their holder and task.
 func (f *FallbackBroker) registerLeases(ctx context.Context, r *returning, leases []localLease) error {
-	var again []localLease
-	wait := time.Duration(0)
 	for _, ll := range leases {
-		var nr *NotReadyError
-		err := f.register(ctx, r, ll, false)
-		if errors.As(err, &nr) && nr.Wait <= maxRegisterWait {
-			again, wait = append(again, ll), max(wait, nr.Wait)
-			continue
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if len(again) == 0 {
-		return nil
-	}
-	if err := backoff.Sleep(ctx, wait+time.Millisecond); err != nil {
-		return err
-	}
-	for _, ll := range again {
-		if err := f.register(ctx, r, ll, true); err != nil {
+		if err := f.register(ctx, r, ll); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// maxRegisterWait bounds how long a return waits for a proxy to be ready
-// to register an open lease of it.
-const maxRegisterWait = 3 * time.Second
-
-// register registers one open lease, noting in r whether it was or was
-// ended; only an interruption is returned, or, unless last, a NotReadyError
-// to ask again.
-func (f *FallbackBroker) register(ctx context.Context, r *returning, ll localLease, last bool) error {
+// register registers one open lease, noting in r whether it was. One the
+// broker refuses is ended at once (Ended: its session sends nothing more)
+// and, when the broker only said the proxy is not ready yet (its pacing
+// knows nothing of this lease's requests), the proxy is kept cooling on
+// the broker a min_interval from now, so no session of another server
+// sends through it sooner after this lease's last request (I2 across
+// the return). Only an interruption is returned.
+func (f *FallbackBroker) register(ctx context.Context, r *returning, ll localLease) error {
 	l := ll.l
 	nl, err := f.primary.LeaseProxy(ctx, LeaseRequest{Site: l.Site, Holder: l.Holder, Task: l.Task, TTL: ll.ttl}, l.Proxy.ID)
 	if interrupted(ctx, err) {
 		return err
 	}
 	mk := movedKey{l.Site, l.Proxy.ID, l.Token}
-	var nr *NotReadyError
-	if err != nil && !last && errors.As(err, &nr) {
-		return err
-	}
-	if err != nil {
-		f.log.Info("fallback lease not registered: its session retires", zap.String("proxy", l.Proxy.ID),
-			zap.String("site", l.Site), zap.String("task", l.Task), zap.Error(err))
-		r.ended[mk] = true
+	if err == nil {
+		r.regs[mk] = heldLease{l: *nl, ttl: ll.ttl}
 		return nil
 	}
-	r.regs[mk] = heldLease{l: *nl, ttl: ll.ttl}
+	f.log.Info("fallback lease not registered: its session retires", zap.String("proxy", l.Proxy.ID),
+		zap.String("site", l.Site), zap.String("task", l.Task), zap.Error(err))
+	r.ended[mk] = true
+	f.mu.Lock()
+	f.ended[mk] = f.now()
+	f.mu.Unlock()
+	var nr *NotReadyError
+	if errors.As(err, &nr) {
+		return f.primary.cool(ctx, l.Site, l.Proxy, f.primary.cfg.site(l.Site).MinInterval)
+	}
 	return nil
 }
 
@@ -444,4 +422,15 @@ func (f *FallbackBroker) abandon(w *returnWork, err error) {
 	}
 	f.local.reserved = nil
 	f.log.Warn("broker redis answered but failed again during the return", zap.Error(err))
+}
+
+// cool keeps p from being leased on site for d from now (lua/cool.lua).
+func (b *RedisBroker) cool(ctx context.Context, site string, p Proxy, d time.Duration) error {
+	_, err := b.eval(ctx, coolScript, []any{b.k.ready(site, p.Class)}, []any{b.cfg.skew(), p.ID, max(d.Milliseconds(), 0)})
+	if err != nil && !interrupted(ctx, err) {
+		f := fmt.Errorf("cool proxy %s on %s: %w", p.ID, site, err)
+		b.log.Warn("fallback return", zap.Error(f))
+		return nil
+	}
+	return err
 }

@@ -318,6 +318,7 @@ var shas = map[*redis.Script]any{
 	exitBanScript: exitBanScript.Hash(), rotateBeginScript: rotateBeginScript.Hash(),
 	rotateExtendScript: rotateExtendScript.Hash(), rotateChangeScript: rotateChangeScript.Hash(),
 	rotateEndScript: rotateEndScript.Hash(), modemSendScript: modemSendScript.Hash(),
+	coolScript: coolScript.Hash(),
 }
 
 // eval runs s by EVALSHA with keys and args already boxed, so a call costs

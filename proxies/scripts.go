@@ -57,6 +57,8 @@ var (
 	rotateEndScript = newScript("rotate_end")
 	// modemSendScript: ModemSend (lua/modem_send.lua).
 	modemSendScript = newScript("modem_send")
+	// coolScript: the fallback return's cool (lua/cool.lua).
+	coolScript = newScript("cool")
 )
 
 // newScript is lua/<name>.lua preceded by the lib files it names.
