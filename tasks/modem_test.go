@@ -118,7 +118,7 @@ func TestModemsRotateUnderWorkers(t *testing.T) {
 				t.Errorf("rotate_after %d below the site's %d: %d bans, want 0\n%s", tc.rotateAfter, modemVolume.Requests, bans, ipHistory(tb, r.BansPerIP, st))
 			}
 			if tc.rotateAfter == 0 && bans == 0 {
-				t.Error(fmt.Sprintf("no ban at all: %d requests of 2 IPs should pass the site's %d", len(tb.Log.Entries()), modemVolume.Requests))
+				t.Errorf("no ban at all: %d requests of 2 IPs should pass the site's %d", len(tb.Log.Entries()), modemVolume.Requests)
 			}
 		})
 	}
