@@ -431,22 +431,12 @@ func (g *Gateway) hold(id string) func() {
 	}
 }
 
-// dialFrom dials addr from exit, loopback only.
-func (g *Gateway) dialFrom(ctx context.Context, exit, addr string) (net.Conn, error) {
-	target, err := loopbackTarget(addr)
-	if err != nil {
-		return nil, err
-	}
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(exit)}, Timeout: 10 * time.Second}
-	return d.DialContext(ctx, "tcp4", target)
-}
-
 // connect opens a tunnel from the session's exit and pipes both ways.
 func (g *Gateway) connect(c net.Conn, br *bufio.Reader, req *http.Request, id string, ttl time.Duration) {
 	exit := g.exitFor(id, ttl)
 	release := g.hold(id)
 	defer release()
-	up, err := g.dialFrom(g.ctx, exit, req.Host)
+	up, err := dialFromExit(g.ctx, exit, req.Host)
 	if err != nil {
 		writeStatusLine(c, http.StatusBadGateway)
 		return
@@ -478,12 +468,7 @@ func (g *Gateway) transport(exit string) *http.Transport {
 	defer g.mu.Unlock()
 	tr, ok := g.trs[exit]
 	if !ok {
-		tr = &http.Transport{
-			DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-				return g.dialFrom(ctx, exit, addr)
-			},
-			DisableCompression: true, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second,
-		}
+		tr = exitTransport(exit)
 		g.trs[exit] = tr
 	}
 	return tr

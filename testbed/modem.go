@@ -184,7 +184,7 @@ func (m *Modems) listen() error {
 		}
 		md := &modem{name: "modem" + strconv.Itoa(i), ln: ln, exit: m.pool[i], conns: map[net.Conn]struct{}{}}
 		md.ctx, md.cancel = context.WithCancel(m.ctx)
-		md.tr = m.transport(md.exit)
+		md.tr = exitTransport(md.exit)
 		m.modems = append(m.modems, md)
 		m.byName[md.name] = md
 	}
@@ -433,8 +433,9 @@ func (m *Modems) track(md *modem, c net.Conn, epoch uint64) bool {
 	return true
 }
 
-// transport is a forwarding transport dialing from exit.
-func (m *Modems) transport(exit string) *http.Transport {
+// exitTransport is a forwarding transport dialing from exit (a gateway's
+// or a modem's).
+func exitTransport(exit string) *http.Transport {
 	return &http.Transport{
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
 			return dialFromExit(ctx, exit, addr)

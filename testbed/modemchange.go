@@ -169,7 +169,7 @@ func (m *Modems) change(md *modem) (wait time.Duration, ok bool) {
 	md.epoch++
 	md.conns = map[net.Conn]struct{}{}
 	md.ctx, md.cancel = context.WithCancel(m.ctx)
-	md.tr = m.transport(to)
+	md.tr = exitTransport(to)
 	m.stats.Rotations = append(m.stats.Rotations, ModemRotation{Modem: md.name, At: now, From: from, To: to,
 		Ready: md.ready, Dropped: len(conns)})
 	m.mu.Unlock()
