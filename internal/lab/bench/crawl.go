@@ -177,6 +177,20 @@ type CrawlTarget struct {
 	NewBrokerClient func() redis.UniversalClient
 }
 
+// defaultNewClient sets NewClient, when unset, to a client with Client's
+// options; a Client that is not a plain *redis.Client needs its own.
+func (t *CrawlTarget) defaultNewClient() error {
+	if t.NewClient != nil {
+		return nil
+	}
+	c, ok := t.Client.(*redis.Client)
+	if !ok {
+		return fmt.Errorf("bench crawl: CrawlTarget.NewClient is required with a %T", t.Client)
+	}
+	t.NewClient = func() redis.UniversalClient { return redis.NewClient(c.Options()) }
+	return nil
+}
+
 // split says whether the broker has a Redis of its own.
 func (t CrawlTarget) split() bool { return t.Broker != nil }
 
@@ -308,12 +322,8 @@ func RunCrawl(ctx context.Context, target CrawlTarget, o CrawlOptions) (*CrawlRe
 		}
 		defer cleanupCrawl(context.WithoutCancel(ctx), target.Broker)
 	}
-	if target.NewClient == nil {
-		c, ok := target.Client.(*redis.Client)
-		if !ok {
-			return nil, fmt.Errorf("bench crawl: CrawlTarget.NewClient is required with a %T", target.Client)
-		}
-		target.NewClient = func() redis.UniversalClient { return redis.NewClient(c.Options()) }
+	if err := target.defaultNewClient(); err != nil {
+		return nil, err
 	}
 	r := &crawlRun{o: o, t: target, log: o.Logger}
 	return r.run(ctx)

@@ -133,12 +133,8 @@ func RunModemCrawl(ctx context.Context, target CrawlTarget, o CrawlOptions) (*Mo
 		return nil, err
 	}
 	defer cleanupCrawl(context.WithoutCancel(ctx), target.Client)
-	if target.NewClient == nil {
-		c, ok := target.Client.(*redis.Client)
-		if !ok {
-			return nil, fmt.Errorf("bench crawl: CrawlTarget.NewClient is required with a %T", target.Client)
-		}
-		target.NewClient = func() redis.UniversalClient { return redis.NewClient(c.Options()) }
+	if err := target.defaultNewClient(); err != nil {
+		return nil, err
 	}
 	r := &crawlRun{o: o, t: target, log: o.Logger}
 	return r.runModems(ctx)
