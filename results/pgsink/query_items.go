@@ -13,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"crawlq/results/item"
 )
 
 // ErrNoTables is a database without the sink's tables: nothing has
@@ -35,21 +37,11 @@ func SchemaHint(err error) error {
 	return err
 }
 
-// StoredItem is an item's latest state in the store.
+// StoredItem is an item's latest state in the store: the item as last
+// seen (FetchedAt is LastSeen; Price and OldPrice 0 when unknown) and
+// when it was first and last seen.
 type StoredItem struct {
-	Site  string `json:"site"`
-	ID    string `json:"id"`
-	Title string `json:"title"`
-	// Price and OldPrice are kopecks, 0 when unknown.
-	Price    int64   `json:"price"`
-	OldPrice int64   `json:"old_price,omitempty"`
-	Currency string  `json:"currency"`
-	Seller   string  `json:"seller,omitempty"`
-	Rating   float64 `json:"rating,omitempty"`
-	Reviews  int     `json:"reviews,omitempty"`
-	// InStock is nil when no page said.
-	InStock   *bool     `json:"in_stock,omitempty"`
-	URL       string    `json:"url"`
+	item.Item
 	FirstSeen time.Time `json:"first_seen"`
 	LastSeen  time.Time `json:"last_seen"`
 }
@@ -68,6 +60,7 @@ func scanItem(r pgx.CollectableRow) (StoredItem, error) {
 	var it StoredItem
 	err := r.Scan(it.dest()...)
 	it.FirstSeen, it.LastSeen = it.FirstSeen.UTC(), it.LastSeen.UTC()
+	it.FetchedAt = it.LastSeen
 	return it, err
 }
 
