@@ -62,14 +62,7 @@ func importList(t *testing.T, rdb redis.UniversalClient, reg *site.Registry, lis
 // gateway; their session managers' exit figures are summed by counts.
 func gatewayWorkers(t *testing.T, tb *testbed.Testbed, reg *site.Registry) (counts func() sessions.ExitCounts) {
 	t.Helper()
-	var ws []*tasks.Worker
-	for _, id := range []string{"gw-a", "gw-b"} {
-		w := tasks.NewWorker(tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks),
-			ServerID: id, Concurrency: 12, Sites: reg, ShutdownTimeout: time.Second,
-			ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()}})
-		ws = append(ws, w)
-		runUntilEnd(t, w)
-	}
+	ws := probingWorkers(t, tb, tasks.WorkerConfig{Concurrency: 12, Sites: reg}, "gw-a", "gw-b")
 	return func() sessions.ExitCounts {
 		var sum sessions.ExitCounts
 		for _, w := range ws {
@@ -78,6 +71,23 @@ func gatewayWorkers(t *testing.T, tb *testbed.Testbed, reg *site.Registry) (coun
 		}
 		return sum
 	}
+}
+
+// probingWorkers runs in-process workers of one cluster, one per id,
+// configured as cfg plus the test's Redis and the testbed's IP echo as
+// their exit probe, until the test ends.
+func probingWorkers(t *testing.T, tb *testbed.Testbed, cfg tasks.WorkerConfig, ids ...string) []*tasks.Worker {
+	t.Helper()
+	var ws []*tasks.Worker
+	for _, id := range ids {
+		c := cfg
+		c.Redis, c.RDB, c.ServerID = asynqOpt(t), testredis.NewClient(t, testredis.DBTasks), id
+		c.ShutdownTimeout, c.ExitProbe = time.Second, fetcher.ExitProbe{URL: tb.EchoURL()}
+		w := tasks.NewWorker(c)
+		ws = append(ws, w)
+		runUntilEnd(t, w)
+	}
+	return ws
 }
 
 // productJobs are n one-page Wildberries product jobs of the catalog.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"crawlq/fetcher"
 	"crawlq/internal/testredis"
 	"crawlq/sessions"
 	"crawlq/tasks"
@@ -48,14 +47,7 @@ func modemTestbed(t *testing.T, rotateAfter int) (*testbed.Testbed, *site.Regist
 // their rotation figures.
 func modemWorkers(t *testing.T, tb *testbed.Testbed, reg *site.Registry) (counts func() sessions.ModemCounts) {
 	t.Helper()
-	var ws []*tasks.Worker
-	for _, id := range []string{"mob-a", "mob-b"} {
-		w := tasks.NewWorker(tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks),
-			ServerID: id, Concurrency: 4, Sites: reg, ShutdownTimeout: time.Second, LeaseTTL: 5 * time.Second,
-			ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()}})
-		ws = append(ws, w)
-		runUntilEnd(t, w)
-	}
+	ws := probingWorkers(t, tb, tasks.WorkerConfig{Concurrency: 4, Sites: reg, LeaseTTL: 5 * time.Second}, "mob-a", "mob-b")
 	return func() sessions.ModemCounts {
 		var sum sessions.ModemCounts
 		for _, w := range ws {
