@@ -11,9 +11,10 @@ import (
 	"crawlq/tasks/site"
 )
 
-// parseItem parses a listing page. A JSON body is not a listing page's
-// answer: no 2025-26 client reads a listing from JSON (the old buyerItem
-// of window.__initialData__ is gone from the path).
+// parseItem parses a listing page: its state (buyerItem, see state.go)
+// first, the markup (data-marker) for what the state lacks. A JSON body
+// is not a listing page's answer (the buyerItem JSON alone is a client's
+// extract, not a page).
 func parseItem(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	if site.IsJSON(body) {
 		return site.Page{}, site.Unrecognized("JSON answer where a listing page was expected")
@@ -23,10 +24,47 @@ func parseItem(s *site.Site, body []byte, pageURL string, at time.Time) (site.Pa
 		return site.Page{}, site.BadBody("parse html: %w", err)
 	}
 	it := pageItem(s, doc, pageURL, at)
+	if b, ok := pageBuyerItem(body); ok {
+		it = b.toItem(baseURL(s, pageURL), it)
+	}
 	if it.ID == "" || it.Title == "" {
-		return site.Page{}, site.Unrecognized(`no item-view/item-id or item-view/title-info`)
+		return site.Page{}, site.Unrecognized(`no buyerItem state and no item-view/item-id or item-view/title-info`)
 	}
 	return site.Page{Items: []item.Item{it}}, nil
+}
+
+// toItem is the state's listing, each field the state lacks taken from
+// markup (the item the page's markup gives).
+func (b buyerItem) toItem(base string, markup item.Item) item.Item {
+	it := markup
+	it.ID = itoa64(b.Item.ID)
+	it.Title = firstOf(site.Clean(b.Item.Title), markup.Title)
+	if p := b.Item.Price; p != nil {
+		if k, ok := site.Kopecks(p.String()); ok {
+			it.Price = k
+		}
+	}
+	if u := firstOf(b.SeoCanonicalURL, b.Item.URL); u != "" {
+		it.URL = site.Resolve(base, u, true)
+	}
+	if b.Seller != nil {
+		it.Seller = firstOf(site.Clean(b.Seller.Name), markup.Seller)
+	}
+	if r := b.Rating; r != nil {
+		it.Rating = firstRating(r.ScoreFloat, markup.Rating)
+		if n, ok := site.Count(r.Summary); ok {
+			it.Reviews = n
+		}
+	}
+	return it
+}
+
+// firstRating is r when it is a rating (0–5, not 0), else fallback.
+func firstRating(r, fallback float64) float64 {
+	if r > 0 && r <= 5 {
+		return r
+	}
+	return fallback
 }
 
 // pageItem leaves InStock nil: a listing has no stock (see doc.go).

@@ -33,8 +33,10 @@ type jsAnswer struct {
 	URL         string `json:"url"`
 }
 
-// jsItem is one listing of a js/items answer. rating is the seller's
-// ("647 отзывов"); the answer has no seller name.
+// jsItem is one listing of a js/items answer or of a results page's
+// catalog state. rating is the seller's ("647 отзывов"); the js/items
+// answer has no seller name, the page's state has it in iva's
+// UserInfoStep.
 type jsItem struct {
 	ID            int64  `json:"id"`
 	Title         string `json:"title"`
@@ -46,6 +48,37 @@ type jsItem struct {
 		Score   float64 `json:"score"`
 		Summary string  `json:"summary"`
 	} `json:"rating"`
+	Iva *struct {
+		UserInfoStep []ivaComponent `json:"UserInfoStep"`
+	} `json:"iva"`
+}
+
+// ivaComponent is one component of a card's step; its payload's shape
+// depends on the component, so it is decoded only where it is known.
+type ivaComponent struct {
+	ComponentData struct {
+		Component string `json:"component"`
+	} `json:"componentData"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// sellerName is the title of the card's seller-info profile, "" when
+// the card has none.
+func (j jsItem) sellerName() string {
+	if j.Iva == nil {
+		return ""
+	}
+	for _, c := range j.Iva.UserInfoStep {
+		var p struct {
+			Profile *struct {
+				Title string `json:"title"`
+			} `json:"profile"`
+		}
+		if c.ComponentData.Component == "seller-info" && json.Unmarshal(c.Payload, &p) == nil && p.Profile != nil {
+			return site.Clean(p.Profile.Title)
+		}
+	}
+	return ""
 }
 
 // list returns the answer's item list, nil when it has none of the known
@@ -105,7 +138,7 @@ func (j jsItem) toItem(base string, at time.Time) (item.Item, bool) {
 		return item.Item{}, false
 	}
 	it := item.Item{Site: Name, ID: itoa64(j.ID), Title: title, Currency: "RUB",
-		URL: site.Resolve(base, j.URLPath, true), FetchedAt: at}
+		Seller: j.sellerName(), URL: site.Resolve(base, j.URLPath, true), FetchedAt: at}
 	if p := j.PriceDetailed; p != nil && p.Value != nil {
 		it.Price, _ = site.Kopecks(p.Value.String())
 	}

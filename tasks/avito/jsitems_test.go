@@ -2,7 +2,6 @@ package avito_test
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +15,7 @@ import (
 // testdata reads a file of this package's testdata (see its README).
 func testdata(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := site.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +81,8 @@ func TestParseJSItemsShapes(t *testing.T) {
 }
 
 // TestParseCards2025Constructed: seller, seller rating and review count
-// are read from 2025 result cards where present. The fixture is
+// are read from 2025 result cards where present, under either marker
+// (seller-info/summary, seller-rating/summary: "384 отзыва"). The fixture is
 // CONSTRUCTED from avito-library's selectors (no real capture exists).
 func TestParseCards2025Constructed(t *testing.T) {
 	page, err := site.Parse("avito", "search", testdata(t, "avito_serp_cards_2025_constructed.html"), "https://www.avito.ru/moskva?q=x&p=1", at)
@@ -93,6 +93,7 @@ func TestParseCards2025Constructed(t *testing.T) {
 		av("moskva/noutbuki/noutbuki_novye_v_korobkah", "8056271479", "Ноутбуки новые в коробках", 1550000, "НоутМаркет", 4.8, 647),
 		av("voronezh/noutbuki/shustrye_noutbuki", "7931870037", "Шустрые ноутбуки", 870000, "Иван", 5, 0),
 		av("krasnodar/noutbuki/noutbuk", "4090229142", "Ноутбук", 2700000, "", 0, 0),
+		av("kazan/noutbuki/noutbuk_lenovo", "7714485148", "Ноутбук Lenovo", 1999000, "ТехноКазань", 4.9, 384),
 	}
 	if d := cmp.Diff(want, page.Items); d != "" {
 		t.Errorf("items (-want +got):\n%s", d)

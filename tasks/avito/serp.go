@@ -2,8 +2,6 @@ package avito
 
 import (
 	"bytes"
-	"encoding/json"
-	"html"
 	"strconv"
 	"strings"
 	"time"
@@ -14,10 +12,12 @@ import (
 	"crawlq/tasks/site"
 )
 
-// parseSERP parses a search or category results page: one
-// div[data-marker="item"] card per listing, with the seller, its rating
-// and review count where the card has them (2025 cards do; the 2024
-// real-estate cards do not). A JSON body is a js/items answer.
+// parseSERP parses a search or category results page. The page's
+// catalog state (data-mfe-state JSON) is read first; each card
+// (div[data-marker="item"]) fills what the state lacks: the seller, its
+// rating and review count where the card has them (2025 cards do; the
+// 2024 real-estate cards do not). A page without state is read from its
+// cards alone. A JSON body is a js/items answer.
 func parseSERP(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	if site.IsJSON(body) {
 		return parseJSItems(s, body, pageURL, at)
@@ -26,22 +26,68 @@ func parseSERP(s *site.Site, body []byte, pageURL string, at time.Time) (site.Pa
 	if err != nil {
 		return site.Page{}, site.BadBody("parse html: %w", err)
 	}
+	states := pageStates(doc)
 	cards := doc.Find(`[data-marker="item"][data-item-id]`)
-	if cards.Length() == 0 {
-		if err := emptySERP(doc); err != nil {
+	list := catalogItems(states)
+	if cards.Length() == 0 && len(list) == 0 {
+		if err := emptySERP(doc, states); err != nil {
 			return site.Page{}, err
 		}
 	}
 	base := baseURL(s, pageURL)
+	items := cardItems(cards, base, at)
+	if len(list) > 0 {
+		items = stateItems(list, items, base, at)
+	}
 	var page site.Page
-	cards.Each(func(_ int, c *goquery.Selection) {
-		if it, ok := cardItem(c, base, at); ok {
-			page.Items = append(page.Items, it)
-			page.Follow = append(page.Follow, site.Target{Site: Name, Kind: KindItem, ID: it.ID, URL: it.URL})
-		}
-	})
+	for _, it := range items {
+		page.Items = append(page.Items, it)
+		page.Follow = append(page.Follow, site.Target{Site: Name, Kind: KindItem, ID: it.ID, URL: it.URL})
+	}
 	page.Next = hasNext(doc, pageURL)
 	return page, nil
+}
+
+// cardItems reads the page's cards in page order.
+func cardItems(cards *goquery.Selection, base string, at time.Time) []item.Item {
+	var out []item.Item
+	cards.Each(func(_ int, c *goquery.Selection) {
+		if it, ok := cardItem(c, base, at); ok {
+			out = append(out, it)
+		}
+	})
+	return out
+}
+
+// stateItems are the catalog state's listings in its order, each with
+// the seller, rating and review count its card has where the state has
+// none.
+func stateItems(list []jsItem, cards []item.Item, base string, at time.Time) []item.Item {
+	byID := make(map[string]item.Item, len(cards))
+	for _, c := range cards {
+		byID[c.ID] = c
+	}
+	var out []item.Item
+	for _, j := range list {
+		it, ok := j.toItem(base, at)
+		if !ok {
+			continue
+		}
+		fillSeller(&it, byID[it.ID])
+		out = append(out, it)
+	}
+	return out
+}
+
+// fillSeller fills it's empty seller fields from the markup's.
+func fillSeller(it *item.Item, markup item.Item) {
+	it.Seller = firstOf(it.Seller, markup.Seller)
+	if it.Rating == 0 {
+		it.Rating = markup.Rating
+	}
+	if it.Reviews == 0 {
+		it.Reviews = markup.Reviews
+	}
 }
 
 // hasNext: the next-page button has a link, or a numbered page button
@@ -112,39 +158,16 @@ func digits(s string) bool {
 // emptySERP says why a results page without cards is not the site's own
 // empty answer: a redirect stub (in the data-mfe-state JSON, or a page
 // with no catalog), or nil for a real empty catalog.
-func emptySERP(doc *goquery.Document) error {
-	if to, ok := mfeRedirect(doc); ok {
-		return site.Unrecognized("redirect stub to %q, not a results page", to)
+func emptySERP(doc *goquery.Document, states []mfeState) error {
+	for _, st := range states {
+		if to, ok := st.redirectTo(); ok {
+			return site.Unrecognized("redirect stub to %q, not a results page", to)
+		}
 	}
 	if doc.Find(`[data-marker="catalog-serp"], [data-marker="page-title"]`).Length() == 0 {
 		return site.Unrecognized(`no [data-marker="item"] cards and no catalog-serp`)
 	}
 	return nil
-}
-
-// mfeRedirect reads a redirect stub from the page's
-// <script data-mfe-state="true"> JSON: loaderData.data (or a top-level
-// object) with "redirected" and "url".
-func mfeRedirect(doc *goquery.Document) (string, bool) {
-	found, to := false, ""
-	doc.Find(`script[data-mfe-state="true"]`).EachWithBreak(func(_ int, sc *goquery.Selection) bool {
-		var st struct {
-			redirect
-			LoaderData struct {
-				Data redirect `json:"data"`
-			} `json:"loaderData"`
-		}
-		if json.Unmarshal([]byte(html.UnescapeString(sc.Text())), &st) != nil {
-			return true
-		}
-		for _, r := range []redirect{st.LoaderData.Data, st.redirect} {
-			if r.Redirected {
-				found, to = true, r.URL
-			}
-		}
-		return !found
-	})
-	return to, found
 }
 
 // redirect is the {redirected, url} of a redirect stub.
@@ -154,8 +177,9 @@ type redirect struct {
 }
 
 // cardSeller fills the card's seller, the seller's rating and review
-// count where the card has them (2025 cards; selectors of
-// Stepan2222000/avito-library catalog_parser/helpers.py): the name is the
+// count ("384 отзыва") where the card has them (2025 cards; selectors of
+// Stepan2222000/avito-library catalog_parser/helpers.py, and the
+// seller-rating/summary other public parsers read): the name is the
 // first <p> of the seller link in div.iva-item-sellerInfo-*, else that
 // block's first <p>.
 func cardSeller(c *goquery.Selection, it *item.Item) {
@@ -171,8 +195,10 @@ func cardSeller(c *goquery.Selection, it *item.Item) {
 	it.Seller = firstOf(name, site.Clean(info.Find("p").First().Text()))
 	score := firstOf(c.Find(`[data-marker="seller-info/score"]`).First().Text(),
 		c.Find(`[data-marker="seller-rating/score"]`).First().Text())
+	summary := firstOf(c.Find(`[data-marker="seller-info/summary"]`).First().Text(),
+		c.Find(`[data-marker="seller-rating/summary"]`).First().Text())
 	it.Rating, _ = site.Rating(score)
-	it.Reviews, _ = site.Count(c.Find(`[data-marker="seller-info/summary"]`).First().Text())
+	it.Reviews, _ = site.Count(summary)
 }
 
 // firstOf returns the first non-blank string.

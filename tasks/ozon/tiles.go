@@ -3,6 +3,9 @@ package ozon
 import (
 	"encoding/json"
 	"html"
+	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,13 +72,40 @@ type atom struct {
 		TestInfo testInfo `json:"testInfo"`
 	} `json:"textDS"`
 	LabelListV2 *struct {
-		Items []struct {
-			Text *struct {
-				Text string `json:"text"`
-			} `json:"text"`
-		} `json:"items"`
-		TestInfo testInfo `json:"testInfo"`
+		Items    []labelV2 `json:"items"`
+		TestInfo testInfo  `json:"testInfo"`
 	} `json:"labelListV2"`
+}
+
+// labelV2 is one entry of a labelListV2: an icon ("ic_s_star_filled_
+// compact" before the rating, "ic_s_dialog_filled_compact" before the
+// review count) or a text.
+type labelV2 struct {
+	Icon json.RawMessage `json:"icon"`
+	Text *struct {
+		Text string `json:"text"`
+	} `json:"text"`
+}
+
+// iconName is the entry's icon name, "" when it has none. Captures nest
+// it ({"icon":{"icon":"ic_s_star_filled_compact"}}); public clients'
+// tests also give it flat ({"icon":"ic_s_star"}).
+func (l labelV2) iconName() string {
+	var name string
+	var flat struct {
+		Icon json.RawMessage `json:"icon"`
+	}
+	raw := l.Icon
+	for range 3 {
+		if json.Unmarshal(raw, &name) == nil {
+			return name
+		}
+		if json.Unmarshal(raw, &flat) != nil || flat.Icon == nil {
+			return ""
+		}
+		raw, flat.Icon = flat.Icon, nil
+	}
+	return ""
 }
 
 // testInfo names an element for Ozon's own UI tests ("tile-name",
@@ -169,20 +199,57 @@ func fillFromAtom(it *item.Item, id string, a atom) {
 	}
 }
 
-// fillRatingV2 reads the 2026 rating list: its text items are the rating
-// ("5.0", "4,8") and the review count ("339 отзывов").
+// fillRatingV2 reads the 2026 rating list: each text by the icon before
+// it, or by its form where no icon says (fillRatingText).
 func fillRatingV2(it *item.Item, a atom) {
+	icon := ""
 	for _, l := range a.LabelListV2.Items {
 		if l.Text == nil {
+			icon = l.iconName()
 			continue
 		}
-		t := l.Text.Text
-		if strings.Contains(t, "отзыв") {
-			it.Reviews, _ = site.Count(t)
-		} else if r, ok := site.Rating(t); ok {
+		fillRatingText(it, icon, site.Clean(l.Text.Text))
+		icon = ""
+	}
+}
+
+var (
+	// ratingForm is a rating as tiles show it: "4.9", "5.0", "4,8".
+	ratingForm = regexp.MustCompile(`^[0-5][.,][0-9]{1,2}$`)
+	// countForm is a review count: "339 отзывов", a bare "4 859" (late
+	// 2026) or "1,2 тыс. отзывов".
+	countForm = regexp.MustCompile(`^[0-9]{1,3}(?: [0-9]{3})*(?:[.,][0-9] тыс\.?)?(?: отзыв[а-я]*)?$`)
+)
+
+// fillRatingText reads one text of the rating list: after a star icon the
+// rating, after a dialog icon the review count; after no such icon, a
+// rating's form is the rating and a count's form the review count.
+// Anything else ("Ozon" after Ozon's own icon) is no number.
+func fillRatingText(it *item.Item, icon, t string) {
+	star, dialog := strings.Contains(icon, "_star"), strings.Contains(icon, "_dialog")
+	switch {
+	case star, !dialog && ratingForm.MatchString(t):
+		if r, ok := site.Rating(t); ok {
 			it.Rating = r
 		}
+	case dialog, countForm.MatchString(t):
+		if n, ok := reviewCount(t); ok {
+			it.Reviews = n
+		}
 	}
+}
+
+// reviewCount reads "4 859" or "339 отзывов" as is and "1,2 тыс." as
+// thousands.
+func reviewCount(t string) (int, bool) {
+	if !strings.Contains(t, "тыс") {
+		return site.Count(t)
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(strings.Fields(t)[0], ",", "."), 64)
+	if err != nil {
+		return 0, false
+	}
+	return int(math.Round(f * 1000)), true
 }
 
 func oldPrice(old, price int64) int64 {
