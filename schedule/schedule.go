@@ -47,8 +47,12 @@ func New(reg *site.Registry, name, cron string, jobs []tasks.Job, where func(i i
 	if err := ValidName(name); err != nil {
 		return Schedule{}, err
 	}
-	if _, err := ParseSpec(cron); err != nil {
+	spec, err := ParseSpec(cron)
+	if err != nil {
 		return Schedule{}, err
+	}
+	if spec.Next(time.Now()).IsZero() {
+		return Schedule{}, &SpecError{Spec: cron, Reason: "it never fires: no date in the next five years matches it (31 February?)"}
 	}
 	if len(jobs) == 0 {
 		return Schedule{}, fmt.Errorf("schedule %s: no jobs", name)

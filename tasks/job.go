@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
 
+	"crawlq/internal/yamlstrict"
 	"crawlq/proxies"
 	"crawlq/tasks/site"
 )
@@ -153,18 +155,68 @@ func (j Job) TaskID() string {
 	return j.Site + ":" + j.Kind + ":" + hex.EncodeToString(sum[:10])
 }
 
-// DecodeJob reads a task payload strictly: unknown fields are errors.
+// DecodeJob reads a task payload or a jobs file's line strictly: unknown
+// fields (named with the likely one meant) and "pages": 0 are errors.
 func DecodeJob(payload []byte) (Job, error) {
 	var j Job
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
-		return j, &JobError{"payload", err.Error()}
+		return j, decodeError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return j, &JobError{"payload", "data after the job object"}
 	}
+	if givesZeroPages(payload) {
+		return j, &JobError{"pages", fmt.Sprintf("0 is out of range 1..%d (leave pages out for 1)", MaxPages)}
+	}
 	return j, nil
+}
+
+// givesZeroPages reports whether payload says "pages": 0, which Job
+// cannot tell from no pages (the default, 1) once decoded.
+func givesZeroPages(payload []byte) bool {
+	var p struct {
+		Pages *int `json:"pages"`
+	}
+	return json.Unmarshal(payload, &p) == nil && p.Pages != nil && *p.Pages == 0
+}
+
+// decodeError is err of a job's JSON as a *JobError; an unknown field is
+// named with the field it was most likely meant to be.
+func decodeError(err error) error {
+	key, ok := strings.CutPrefix(err.Error(), `json: unknown field "`)
+	if !ok {
+		return &JobError{"payload", err.Error()}
+	}
+	key = strings.TrimSuffix(key, `"`)
+	top, fetch := jsonNames(reflect.TypeFor[Job]()), jsonNames(reflect.TypeFor[PageSpec]())
+	if s := yamlstrict.Suggest(key, top); s != "" {
+		return &JobError{key, "unknown field (did you mean " + s + "?)"}
+	}
+	if s := yamlstrict.Suggest(key, fetch); s != "" {
+		return &JobError{key, "unknown field (did you mean " + s + " in fetch?)"}
+	}
+	return &JobError{key, "unknown field (want one of " + strings.Join(top, ", ") + ")"}
+}
+
+// jsonNames are the JSON names of struct t's fields, those of embedded
+// structs included, in order.
+func jsonNames(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case f.Anonymous && name == "":
+			out = append(out, jsonNames(f.Type)...)
+		case name != "":
+			out = append(out, name)
+		default:
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }
 
 // Defaults for the tasks NewTask builds.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -15,17 +16,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"crawlq/results/pgsink"
+	"crawlq/schedule"
 )
 
 // newAlertCmd is `crawlq alert`: the rules the sink fires alerts by.
-func newAlertCmd() *cobra.Command {
+func newAlertCmd(a *app) *cobra.Command {
 	var pg string
 	cmd := &cobra.Command{
 		Use:   "alert",
 		Short: "Alert rules: a webhook told when a price drops or an item is back in stock (the sink decides and delivers)",
 	}
 	cmd.PersistentFlags().StringVar(&pg, "postgres", "", "PostgreSQL URL of the sink's store (default $"+postgresEnv+")")
-	cmd.AddCommand(newAlertAddCmd(&pg), newAlertListCmd(&pg), newAlertRemoveCmd(&pg), newAlertTestCmd(&pg))
+	cmd.AddCommand(newAlertAddCmd(a, &pg), newAlertListCmd(&pg), newAlertRemoveCmd(&pg), newAlertTestCmd(&pg))
 	return cmd
 }
 
@@ -44,20 +46,26 @@ func withAlertDB(ctx context.Context, flag string, f func(*pgx.Conn) error) erro
 }
 
 type alertAddFlags struct {
-	site, ids, query, schedule, below, webhook string
-	dropPct                                    float64
-	backInStock                                bool
+	site, ids, query, schedule, below, dropPct, webhook string
+	backInStock                                         bool
+	// given are the flags of ids, query and schedule given on the command
+	// line (an empty value given is refused, not read as "every item").
+	given map[string]bool
 }
 
-func newAlertAddCmd(pg *string) *cobra.Command {
+func newAlertAddCmd(a *app, pg *string) *cobra.Command {
 	var f alertAddFlags
 	cmd := &cobra.Command{
 		Use:   "add NAME --site S [--ids a,b | --query Q | --schedule NAME] [--drop-pct 10 | --below 1999] [--back-in-stock] --webhook URL",
 		Short: "Add an alert rule",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.given = givenFlags(cmd, "ids", "query", "schedule")
 			r, err := f.rule(args[0])
 			if err != nil {
+				return err
+			}
+			if err := checkRuleSchedule(cmd.Context(), a, r); err != nil {
 				return err
 			}
 			return withAlertDB(cmd.Context(), *pg, func(conn *pgx.Conn) error {
@@ -77,7 +85,7 @@ func newAlertAddCmd(pg *string) *cobra.Command {
 	fl.StringVar(&f.ids, "ids", "", "the items' ids, comma-separated")
 	fl.StringVar(&f.query, "query", "", "the items whose title holds every word of Q")
 	fl.StringVar(&f.schedule, "schedule", "", "the items the schedule NAME crawls")
-	fl.Float64Var(&f.dropPct, "drop-pct", 0, "fire on a fall of at least this many percent")
+	fl.StringVar(&f.dropPct, "drop-pct", "", "fire on a fall of at least this many percent (10 or 10%)")
 	fl.StringVar(&f.below, "below", "", "fire when the price falls to this many roubles or under (e.g. 1999 or 1999.50)")
 	fl.BoolVar(&f.backInStock, "back-in-stock", false, "fire when an item out of stock is in stock again")
 	fl.StringVar(&f.webhook, "webhook", "", "the URL the alert's JSON is posted to (required)")
@@ -89,14 +97,29 @@ func newAlertAddCmd(pg *string) *cobra.Command {
 // rule is the flags as a rule, or an error naming the flag.
 func (f alertAddFlags) rule(name string) (pgsink.Rule, error) {
 	r := pgsink.Rule{Name: name, Site: strings.ToLower(strings.TrimSpace(f.site)), Query: f.query,
-		Schedule: f.schedule, DropPct: f.dropPct, BackInStock: f.backInStock, Webhook: f.webhook}
+		Schedule: strings.TrimSpace(f.schedule), BackInStock: f.backInStock, Webhook: f.webhook}
 	for _, id := range strings.Split(f.ids, ",") {
 		if id = strings.TrimSpace(id); id != "" {
 			r.IDs = append(r.IDs, id)
 		}
 	}
-	if f.ids != "" && len(r.IDs) == 0 {
-		return r, fmt.Errorf("--ids %q: no id in it", f.ids)
+	switch {
+	case f.given["ids"] && len(r.IDs) == 0:
+		return r, fmt.Errorf("--ids %q: no id in it (leave --ids out to watch every item of the site)", f.ids)
+	case f.given["query"] && strings.TrimSpace(f.query) == "":
+		return r, fmt.Errorf("--query %q: no word in it (leave --query out to watch every item of the site)", f.query)
+	case f.given["schedule"] && r.Schedule == "":
+		return r, fmt.Errorf("--schedule %q: no name in it", f.schedule)
+	}
+	if f.dropPct != "" {
+		v, err := pgsink.ParsePercent(f.dropPct)
+		if err != nil {
+			return r, fmt.Errorf("--drop-pct %q: %w", f.dropPct, err)
+		}
+		if v == 0 {
+			return r, fmt.Errorf("--drop-pct %q: want a percent in (0, 100)", f.dropPct)
+		}
+		r.DropPct = v
 	}
 	if f.below != "" {
 		v, err := strconv.ParseFloat(f.below, 64)
@@ -109,6 +132,42 @@ func (f alertAddFlags) rule(name string) (pgsink.Rule, error) {
 		return r, flagNamed(err)
 	}
 	return r, nil
+}
+
+// givenFlags says which of names were set on cmd's command line.
+func givenFlags(cmd *cobra.Command, names ...string) map[string]bool {
+	given := map[string]bool{}
+	for _, n := range names {
+		given[n] = cmd.Flags().Changed(n)
+	}
+	return given
+}
+
+// checkRuleSchedule refuses a rule whose --schedule names no schedule in
+// Redis, or one that crawls none of the rule's site: its rule would
+// never fire.
+func checkRuleSchedule(ctx context.Context, a *app, r pgsink.Rule) error {
+	if r.Schedule == "" {
+		return nil
+	}
+	conn, err := a.redis(ctx)
+	if err != nil {
+		return fmt.Errorf("--schedule %s: cannot check that it exists: %w", r.Schedule, err)
+	}
+	defer conn.Close()
+	s, err := schedule.NewStore(conn.Client).Get(ctx, r.Schedule)
+	if errors.Is(err, schedule.ErrNotFound) {
+		return fmt.Errorf("--schedule: %w (see `crawlq schedule list`)", err)
+	}
+	if err != nil {
+		return fmt.Errorf("--schedule %s: %w", r.Schedule, err)
+	}
+	for _, j := range s.Jobs {
+		if j.Site == r.Site {
+			return nil
+		}
+	}
+	return fmt.Errorf("--schedule %s: it crawls no %s item, so the rule would never fire", r.Schedule, r.Site)
 }
 
 // flagNamed puts "--" before the flag a rule error names.

@@ -109,3 +109,60 @@ func TestStatusSaysAlertsFail(t *testing.T) {
 		t.Fatalf("status --json alerts: %v %+v\n%s", err, st.Alerts, out)
 	}
 }
+
+// TestAlertAddRefusesWhereWrong: a --schedule that does not exist (or
+// crawls another site), an empty --ids or --query (which would watch
+// every item), a --drop-pct that is no percent and a bad webhook are
+// refused naming the flag and what is wrong, the webhook's secret
+// masked; --drop-pct takes "5%" as `results changes --min-drop` does.
+func TestAlertAddRefusesWhereWrong(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	url := testredis.URL(t, testredis.DBCmd)
+	pg := testpg.DB(t)
+	run := func(args ...string) (string, string, error) {
+		return runMain(t, append(append([]string{"--redis", url, "alert", "add"}, args...), "--postgres", pg)...)
+	}
+	if _, stderr, err := runMain(t, "--redis", url, "schedule", "add", "phones", "--cron", "@hourly", "--", "avito", "search", "iphone"); err != nil {
+		t.Fatalf("schedule add: %v %s", err, stderr)
+	}
+	hook := "https://hooks.example.test/bot42:TOPSECRET/sendMessage?chat_id=7"
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown schedule", []string{"--schedule", "phnoes", "--back-in-stock", "--webhook", hook}, "--schedule: no such schedule: phnoes"},
+		{"schedule of another site", []string{"--schedule", "phones", "--back-in-stock", "--webhook", hook}, "--schedule phones: it crawls no ozon item"},
+		{"empty ids", []string{"--ids", "", "--back-in-stock", "--webhook", hook}, `--ids "": no id in it`},
+		{"commas for ids", []string{"--ids", " , ", "--back-in-stock", "--webhook", hook}, `--ids " , ": no id in it`},
+		{"empty query", []string{"--query", "", "--back-in-stock", "--webhook", hook}, `--query "": no word in it`},
+		{"blank query", []string{"--query", "  ", "--back-in-stock", "--webhook", hook}, `--query "  ": no word in it`},
+		{"drop-pct not a number", []string{"--drop-pct", "5x", "--webhook", hook}, `--drop-pct "5x": want a number of percent`},
+		{"drop-pct zero", []string{"--drop-pct", "0%", "--webhook", hook}, `--drop-pct "0%": want a percent in (0, 100)`},
+		{"drop-pct too big", []string{"--drop-pct", "150%", "--webhook", hook}, "--drop-pct 150: want a percent in (0, 100)"},
+		{"webhook scheme", []string{"--drop-pct", "5", "--webhook", "htps://hooks.example.test/bot42:TOPSECRET/x"},
+			`--webhook "htps://hooks.example.test/bot42:xxxxx/x": scheme "htps", want http or https`},
+		{"webhook no scheme", []string{"--drop-pct", "5", "--webhook", "api.telegram.org/bot42:TOPSECRET/sendMessage"},
+			`--webhook "api.telegram.org/bot42:xxxxx/sendMessage": no scheme`},
+		{"webhook space in host", []string{"--drop-pct", "5", "--webhook", "https://hooks example.test/bot42:TOPSECRET/x"},
+			`--webhook: not a URL: invalid character " " in host name`},
+		{"webhook no host", []string{"--drop-pct", "5", "--webhook", "https:///bot42:TOPSECRET/x"}, `no host after https://`},
+		{"webhook spaces around", []string{"--drop-pct", "5", "--webhook", " " + hook}, "spaces around the URL"},
+		{"webhook empty", []string{"--drop-pct", "5", "--webhook", ""}, "--webhook: required"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, stderr, err := run(append([]string{"x", "--site", "ozon"}, c.args...)...)
+			if err == nil || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "TOPSECRET") {
+				t.Errorf("%v: %v %q, want it to say %q (and no secret)", c.args, err, stderr, c.want)
+			}
+		})
+	}
+	out, stderr, err := run("fall", "--site", "ozon", "--drop-pct", "5%", "--webhook", hook)
+	if err != nil || !strings.Contains(out, "drop ≥ 5%") {
+		t.Fatalf("--drop-pct 5%%: %v %s %s", err, out, stderr)
+	}
+	out, stderr, err = run("phones", "--site", "avito", "--schedule", "phones", "--drop-pct", "12.5 %", "--webhook", hook)
+	if err != nil || !strings.Contains(out, "avito items of schedule phones: drop ≥ 12.5%") {
+		t.Fatalf("--schedule phones: %v %s %s", err, out, stderr)
+	}
+}

@@ -96,8 +96,8 @@ type pricesFarm struct {
 func TestPriceChangesReachResultsAndAlertsOnce(t *testing.T) {
 	f := startPricesFarm(t)
 	ctx := context.Background()
-	f.addRules(t)
 	f.run(t, "schedule", "add", "watch", "--cron", "@every 2s", "--", "wildberries", "search", f.query)
+	f.addRules(t) // after the schedule: a rule's --schedule must exist
 	startMain(t, "--redis", f.redisURL, "--log-level", "warn", "worker", "--config", f.cfg, "--queues", "wildberries=1",
 		"--poll-interval", "200ms", "--browsers", "0", "--concurrency", "4")
 	scheduler := startMain(t, "--redis", f.redisURL, "--log-level", "warn", "scheduler", "--sync", "1s")

@@ -121,13 +121,16 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("--since %q: want a duration back from now (90m, 24h, 7d) or a date (2006-01-02, RFC 3339)", s)
 }
 
-// parsePercent reads --min-drop: "10%" or "10".
-func parsePercent(s string) (float64, error) {
+// parseMinDrop reads --min-drop as alert add reads --drop-pct: "10%" or "10".
+func parseMinDrop(s string) (float64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
-	if err != nil || v < 0 || v > 100 {
+	v, err := pgsink.ParsePercent(s)
+	if err != nil {
+		return 0, fmt.Errorf("--min-drop %q: %w", s, err)
+	}
+	if v < 0 || v > 100 {
 		return 0, fmt.Errorf("--min-drop %q: want a percentage from 0 to 100, e.g. 10%%", s)
 	}
 	return v, nil
@@ -150,7 +153,7 @@ func newResultsChangesCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			drop, err := parsePercent(minDrop)
+			drop, err := parseMinDrop(minDrop)
 			if err != nil {
 				return err
 			}

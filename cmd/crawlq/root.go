@@ -48,7 +48,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().BoolVar(&a.logJSON, "log-json", false, "log as JSON lines instead of console text")
 	root.AddCommand(
-		newAlertCmd(),
+		newAlertCmd(a),
 		newBenchCmd(a),
 		newDemoCmd(a),
 		newDetectCmd(),

@@ -94,6 +94,9 @@ func TestScheduleAddRefusesBadInput(t *testing.T) {
 	if err := os.WriteFile(file, []byte(lines), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	zero := writeJobs(t, "zero.jsonl", `{"site":"ozon","kind":"search","query":"a"}`, `{"site":"ozon","kind":"search","query":"b","pages":0}`)
+	typo := writeJobs(t, "typo.jsonl", `# jobs`, `{"site":"ozon","kind":"search","query":"a","pgaes":3}`)
+	typoFetch := writeJobs(t, "fetch.jsonl", `{"kind":"fetch","fetch":{"url":"http://127.0.0.1:1/","iten":".card"}}`)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -106,6 +109,10 @@ func TestScheduleAddRefusesBadInput(t *testing.T) {
 		{"bad job flag", []string{"add", "a", "--cron", "@hourly", "--", "ozon", "search", "x", "--pages", "0"}, "--pages 0: want at least 1"},
 		{"bad file line", []string{"add", "a", "--cron", "@hourly", "-f", file}, file + ":2: pages: 500 is out of range 1..100"},
 		{"unknown kind", []string{"add", "a", "--cron", "@hourly", "--", "ozon", "reviews", "кофе"}, `unknown kind "reviews" for ozon; kinds: category, product, search`},
+		{"cron that never fires", []string{"add", "a", "--cron", "0 0 31 2 *", "--", "ozon", "search", "x"}, `--cron: cron spec "0 0 31 2 *": it never fires`},
+		{"pages 0 in a file", []string{"add", "a", "--cron", "@hourly", "-f", zero}, zero + ":2: pages: 0 is out of range 1..100"},
+		{"misspelt field", []string{"add", "a", "--cron", "@hourly", "-f", typo}, typo + `:2: pgaes: unknown field (did you mean pages?)`},
+		{"misspelt fetch field", []string{"add", "a", "--cron", "@hourly", "-f", typoFetch}, typoFetch + `:1: iten: unknown field (did you mean item in fetch?)`},
 		{"every under a second", []string{"add", "a", "--cron", "@every 500ms", "--", "ozon", "search", "x"}, "500ms"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -118,4 +125,15 @@ func TestScheduleAddRefusesBadInput(t *testing.T) {
 	if n := rdb.DBSize(context.Background()).Val(); n != 0 {
 		t.Fatalf("%d keys written by refused adds", n)
 	}
+}
+
+// writeJobs writes lines as a jobs file in a temporary directory and
+// returns its path.
+func writeJobs(t *testing.T, name string, lines ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

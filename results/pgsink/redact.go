@@ -1,6 +1,7 @@
 package pgsink
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -80,12 +81,29 @@ func MaskIn(s, u string) string {
 	return strings.ReplaceAll(s, u, MaskURL(u))
 }
 
-// checkWebhook refuses a webhook URL that is not http(s) with a host; the
-// message masks it.
+// checkWebhook refuses a webhook URL that is not http(s) with a host,
+// saying what is wrong; the URL in the message is masked.
 func checkWebhook(u string) error {
+	if u == "" {
+		return errors.New("webhook: required")
+	}
+	if u != strings.TrimSpace(u) {
+		return fmt.Errorf("webhook %q: spaces around the URL", MaskURL(strings.TrimSpace(u)))
+	}
 	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return fmt.Errorf("webhook %q: want an http:// or https:// URL", MaskURL(u))
+	var ue *url.Error
+	switch {
+	case errors.As(err, &ue):
+		return fmt.Errorf("webhook: not a URL: %v", ue.Err) // ue.Err names the wrong part, not the URL
+	case err != nil:
+		return errors.New("webhook: not a URL")
+	case p.Scheme == "" && p.Host == "":
+		return fmt.Errorf("webhook %q: no scheme, want http:// or https:// before it",
+			strings.TrimPrefix(MaskURL("https://"+u), "https://"))
+	case p.Scheme != "http" && p.Scheme != "https":
+		return fmt.Errorf("webhook %q: scheme %q, want http or https", MaskURL(u), maskSegment(p.Scheme))
+	case p.Host == "":
+		return fmt.Errorf("webhook %q: no host after %s://", MaskURL(u), p.Scheme)
 	}
 	return nil
 }
