@@ -139,7 +139,7 @@ func requestError(err error) error {
 	return &JobError{"request", err.Error()}
 }
 
-// Target is the canonical thing the job crawls; the task ID derives from it.
+// Target is the canonical thing the job crawls.
 func (j Job) Target() string {
 	if j.Kind == KindFetch {
 		return j.Fetch.URL
@@ -148,10 +148,23 @@ func (j Job) Target() string {
 	return strings.Join([]string{r.Query, r.Location, r.Category, r.ID}, "\x1f")
 }
 
-// TaskID is "site:kind:<hash of the canonical target>", so a duplicate
-// enqueue of the same job is refused by Asynq.
+// crawl is the canonical job without what does not change its crawl (its
+// schedule and run): its target and how it is crawled (pages, follow,
+// proxy class, a page job's selectors).
+func (j Job) crawl() string {
+	how := fmt.Sprintf("%d\x1f%t\x1f%s", j.Pages, j.Follow, j.Class)
+	if j.Kind == KindFetch {
+		spec, _ := json.Marshal(j.Fetch) // map keys sorted: canonical
+		return string(spec) + "\x1f" + how
+	}
+	return j.Target() + "\x1f" + how
+}
+
+// TaskID is "site:kind:<hash of the canonical job>": the same job queued
+// again is refused by Asynq as a duplicate, while the same target with
+// other pages, follow, proxy class or selectors is another job.
 func (j Job) TaskID() string {
-	sum := sha1.Sum([]byte(j.Target()))
+	sum := sha1.Sum([]byte(j.crawl()))
 	return j.Site + ":" + j.Kind + ":" + hex.EncodeToString(sum[:10])
 }
 

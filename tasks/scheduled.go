@@ -57,15 +57,40 @@ func NewTickTask(reg *site.Registry, schedule string, tick time.Time, j Job) (*a
 	return t, Queued{ID: id, Queue: queueOf(reg, n), Type: n.Type()}, nil
 }
 
-// followUpID is the task ID of a follow-up job queued by the task parent:
-// within a schedule's tick it carries the tick (the same product found by
-// two listings of one tick is crawled once, and again at the next tick);
-// otherwise the job's own ID.
-func followUpID(parent string, j Job) string {
-	if name, tick, ok := TickOf(parent); ok {
-		return TickTaskID(name, tick, j)
+// againIDPrefix starts the task ID of a job queued again by hand
+// (`enqueue --again`): "again:RUN:site:kind:hash".
+const againIDPrefix = "again:"
+
+// AgainTaskID is the task ID of job j queued again by hand: its run makes
+// the ID new, so Asynq queues it even while it keeps the earlier run of the
+// same job.
+func AgainTaskID(j Job) string { return againIDPrefix + j.Run + ":" + j.TaskID() }
+
+// scopeOf is the part of a task ID before the job's own ID: a schedule's
+// tick ("sched:NAME:SECONDS:"), a run queued again ("again:RUN:"), or ""
+// for a job queued once by hand.
+func scopeOf(taskID string) string {
+	if name, tick, ok := TickOf(taskID); ok {
+		return tickPrefix(name, tick)
 	}
-	return j.TaskID()
+	rest, ok := strings.CutPrefix(taskID, againIDPrefix)
+	if !ok {
+		return ""
+	}
+	run, _, ok := strings.Cut(rest, ":")
+	if !ok || run == "" {
+		return ""
+	}
+	return againIDPrefix + run + ":"
+}
+
+// followUpID is the task ID of a follow-up job queued by the task parent:
+// it carries the parent's scope (a schedule's tick or a run queued again),
+// so the same product found by two listings of one run is crawled once,
+// and again by the next tick or run; a job queued once by hand passes on
+// the job's own ID.
+func followUpID(parent string, j Job) string {
+	return scopeOf(parent) + j.TaskID()
 }
 
 // followTask builds the job of a listing's follow-up target: it inherits

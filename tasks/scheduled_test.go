@@ -28,6 +28,7 @@ func TestTickTaskIDs(t *testing.T) {
 	}{
 		{"follow-up of a tick's job", id, TickTaskID("sneakers", tick, product)},
 		{"follow-up of an enqueued job", j.TaskID(), product.TaskID()},
+		{"follow-up of a job queued again", AgainTaskID(Job{Run: "r1"}), "again:r1:" + product.TaskID()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := followUpID(c.parent, product); got != c.want {

@@ -23,7 +23,7 @@ import (
 type enqueueFlags struct {
 	file, location, category, class, config, item string
 	pages                                         int
-	follow, wait, json                            bool
+	follow, wait, json, again                     bool
 	fields, expect                                []string
 	timeout                                       time.Duration
 }
@@ -37,7 +37,8 @@ func newEnqueueCmd(a *app) *cobra.Command {
   crawlq enqueue avito search --location moskva "iphone 15"
   crawlq enqueue ozon product https://www.ozon.ru/product/...-747122168/
   crawlq enqueue page fetch https://example.com/list --item .card --field title=h2 --field price=.price
-  crawlq enqueue -f jobs.jsonl --wait`,
+  crawlq enqueue -f jobs.jsonl --wait
+  crawlq enqueue wildberries search "кроссовки" --pages 3 --again   # the same job once more`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runEnqueue(cmd, a, f, args) },
 	}
 	fl := cmd.Flags()
@@ -45,6 +46,7 @@ func newEnqueueCmd(a *app) *cobra.Command {
 	fl.BoolVar(&f.wait, "wait", false, "show progress until the batch and the follow-up jobs it queues finish, then a summary")
 	fl.DurationVar(&f.timeout, "wait-timeout", 0, "with --wait, give up after this long (0: never)")
 	fl.BoolVar(&f.json, "json", false, "print the batch (and with --wait the final counts) as JSON")
+	fl.BoolVar(&f.again, "again", false, "run the jobs again even if the same jobs are queued, running or finished")
 	return cmd
 }
 
@@ -74,7 +76,7 @@ func runEnqueue(cmd *cobra.Command, a *app, f enqueueFlags, args []string) error
 	if err != nil {
 		return err
 	}
-	enq := &tasks.Enqueuer{Sites: loaded.Sites}
+	enq := &tasks.Enqueuer{Sites: loaded.Sites, Again: f.again}
 	ts, err := enq.Build(jobs, func(i int) string { return where[i] })
 	if err != nil {
 		return err // validated before Redis is touched: nothing queued
@@ -87,11 +89,13 @@ func runEnqueue(cmd *cobra.Command, a *app, f enqueueFlags, args []string) error
 	defer conn.Close()
 	enq.Client = asynq.NewClient(conn.Asynq)
 	defer enq.Client.Close()
+	enq.Inspector = asynq.NewInspector(conn.Asynq)
+	defer enq.Inspector.Close()
 	b, err := enq.Enqueue(ctx, ts)
 	if err != nil {
 		return err
 	}
-	report(cmd.OutOrStdout(), b, f.json)
+	report(cmd.OutOrStdout(), b, f.json, time.Now())
 	if !f.wait {
 		return nil
 	}
@@ -193,7 +197,7 @@ func (f enqueueFlags) fetchJobs(base tasks.Job, urls []string) ([]tasks.Job, []s
 	return jobs, where, nil
 }
 
-func report(w io.Writer, b *tasks.Batch, asJSON bool) {
+func report(w io.Writer, b *tasks.Batch, asJSON bool, now time.Time) {
 	if asJSON {
 		_ = json.NewEncoder(w).Encode(b)
 		return
@@ -202,7 +206,7 @@ func report(w io.Writer, b *tasks.Batch, asJSON bool) {
 		fmt.Fprintf(w, "enqueued %s %s (queue %s)\n", q.Type, q.ID, q.Queue)
 	}
 	for _, q := range b.Duplicates {
-		fmt.Fprintf(w, "duplicate %s %s: already queued, not run twice\n", q.Type, q.ID)
+		fmt.Fprintf(w, "duplicate %s %s: %s\n", q.Type, q.ID, q.Refusal(now))
 	}
 	fmt.Fprintf(w, "%d enqueued, %d duplicates\n", len(b.Enqueued), len(b.Duplicates))
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -186,6 +187,75 @@ func pendingJobs(t *testing.T, insp *asynq.Inspector, queue string) []tasks.Job 
 			t.Fatal(err)
 		}
 		out = append(out, j)
+	}
+	return out
+}
+
+// TestEnqueueSaysWhatADuplicateIsAndRunsAgain: a duplicate says what the
+// job is doing (queued, then completed); options that change the crawl
+// make a new job; --again queues the same job once more; --json lists
+// empty lists as [].
+func TestEnqueueSaysWhatADuplicateIsAndRunsAgain(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	job := []string{"enqueue", "wildberries", "search", "кофе", "--pages", "2"}
+	steps := []struct {
+		name string
+		args []string
+		do   func(t *testing.T)
+		want string
+	}{
+		{name: "first", args: job, want: "1 enqueued, 0 duplicates"},
+		{name: "again while queued", args: job, want: ": already queued, not queued twice"},
+		{name: "after it completed", args: job, do: completeAll, want: " ago; --again runs it again"},
+		{name: "more pages is a new job", args: append(job[:len(job)-1:len(job)-1], "3"), want: "1 enqueued, 0 duplicates"},
+		{name: "--again", args: append(job, "--again"), want: "enqueued wildberries:search again:"},
+		{name: "--json duplicate only", args: append(job, "--json"), want: `{"enqueued":[],"duplicates":[{`},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			if s.do != nil {
+				s.do(t)
+			}
+			out, err := run(t, s.args...)
+			if err != nil || !strings.Contains(out, s.want) {
+				t.Fatalf("crawlq %v: err %v, want %q in:\n%s", s.args, err, s.want, out)
+			}
+		})
+	}
+	if !strings.Contains(mustRun(t, append(job, "--json")...), `"state":"completed","at":"`) {
+		t.Error("--json does not give a duplicate's state and when")
+	}
+}
+
+// completeAll runs every queued task of the wildberries queue to
+// completion with an Asynq server whose handler does nothing.
+func completeAll(t *testing.T) {
+	t.Helper()
+	opt := asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: testredis.DBCmd}
+	srv := asynq.NewServer(opt, asynq.Config{Queues: map[string]int{"wildberries": 1}, Concurrency: 1,
+		LogLevel: asynq.ErrorLevel})
+	if err := srv.Start(asynq.HandlerFunc(func(context.Context, *asynq.Task) error { return nil })); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	insp := asynq.NewInspector(opt)
+	defer insp.Close()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		q, err := insp.GetQueueInfo("wildberries")
+		if err == nil && q.Size == q.Completed {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue not completed after 20 s: %+v %v", q, err)
+		}
+	}
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("crawlq %v: %v\n%s", args, err, out)
 	}
 	return out
 }
