@@ -58,7 +58,7 @@ func TestEnqueueBadInputQueuesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	invalid := filepath.Join(dir, "invalid.jsonl")
-	if err := os.WriteFile(invalid, []byte(`{"site":"ozon","kind":"search","query":"x"}`+"\n"+`{"site":"ozon","kind":"search","query":"x","pages":0,"class":"spaceship"}`+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(invalid, []byte(`{"site":"ozon","kind":"search","query":"x"}`+"\n"+`{"site":"ozon","kind":"search","query":"x","class":"spaceship"}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
