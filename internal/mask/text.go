@@ -1,0 +1,46 @@
+package mask
+
+import (
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Text is s (an error, a log message, a provider's answer) with what may
+// be a secret hidden: each known secret (a password, a key, a whole URL;
+// also as URL-escaped) and every URL in it by the rule of URL, every
+// user:pass@ and every password=… (secret=, token=).
+func Text(s string, known ...string) string {
+	known = slices.Clone(known)
+	slices.SortFunc(known, func(a, b string) int { return len(b) - len(a) })
+	for _, k := range known {
+		s = replaceKnown(s, k)
+	}
+	s = urlInText.ReplaceAllStringFunc(s, URL)
+	s = credentials.ReplaceAllString(s, "$1:"+stars+"@")
+	return secretValue.ReplaceAllString(s, "$1="+stars)
+}
+
+// replaceKnown hides k in s: a URL by the rule of URL, anything else
+// whole, as written and URL-escaped.
+func replaceKnown(s, k string) string {
+	if k == "" {
+		return s
+	}
+	if strings.Contains(k, "://") {
+		return strings.ReplaceAll(s, k, URL(k))
+	}
+	for _, v := range []string{k, url.QueryEscape(k), url.PathEscape(k)} {
+		s = strings.ReplaceAll(s, v, stars)
+	}
+	return s
+}
+
+var (
+	// urlInText is a URL in free text: it ends before a space, a quote or
+	// the punctuation that ends a sentence or clause.
+	urlInText = regexp.MustCompile("[A-Za-z][A-Za-z0-9+.-]*://[^\\s\"'<>`]*[^\\s\"'<>`.,;:)\\]]")
+	// credentials is user:pass@ outside a URL.
+	credentials = regexp.MustCompile(`([A-Za-z0-9._~%!$&'()*+,;=-]+):[^@\s/]+@`)
+)
