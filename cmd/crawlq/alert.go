@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
+	"crawlq/internal/mask"
 	"crawlq/results/pgsink"
 	"crawlq/schedule"
 )
@@ -75,7 +76,7 @@ func newAlertAddCmd(a *app, pg *string) *cobra.Command {
 				if err := pgsink.AddRule(cmd.Context(), conn, r); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "alert %s added: %s → %s\n", r.Name, condition(r), pgsink.MaskURL(r.Webhook))
+				fmt.Fprintf(cmd.OutOrStdout(), "alert %s added: %s → %s\n", r.Name, condition(r), mask.URL(r.Webhook))
 				return nil
 			})
 		},
@@ -222,7 +223,7 @@ func newAlertListCmd(pg *string) *cobra.Command {
 					return err
 				}
 				for i := range rs {
-					rs[i].Webhook = pgsink.MaskURL(rs[i].Webhook)
+					rs[i].Webhook = mask.URL(rs[i].Webhook)
 				}
 				if asJSON {
 					return jsonLine(cmd.OutOrStdout(), rs)
@@ -279,7 +280,7 @@ func newAlertTestCmd(pg *string) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("alert %s: %w", r.Name, err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "alert %s: %s answered %d %s\n", r.Name, pgsink.MaskURL(r.Webhook),
+				fmt.Fprintf(cmd.OutOrStdout(), "alert %s: %s answered %d %s\n", r.Name, mask.URL(r.Webhook),
 					status, http.StatusText(status))
 				return nil
 			})

@@ -55,7 +55,7 @@ func TestAlertCLI(t *testing.T) {
 		t.Errorf("second add: %v %s", err, stderr)
 	}
 	out, _, err = run("list")
-	if err != nil || !strings.Contains(out, "kettles") || !strings.Contains(out, "bot99:xxxxx") || strings.Contains(out, "TOPSECRET") {
+	if err != nil || !strings.Contains(out, "kettles") || !strings.Contains(out, "bot99:***") || strings.Contains(out, "TOPSECRET") {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
 	out, stderr, err = run("test", "kettles")
@@ -94,7 +94,7 @@ func TestStatusSaysAlertsFail(t *testing.T) {
 	}
 	_, err = conn.Exec(ctx, `INSERT INTO alert_outbox (key, rule, site, id, webhook, payload, attempts, last_error, last_try)
 	    VALUES ('r:ozon:1:1-0', 'r', 'ozon', '1', 'http://127.0.0.1:9/bot1:SECRET/x', '{}', 3,
-	            'webhook http://127.0.0.1:9/bot1:xxxxx/x: answered 500 Internal Server Error', now())`)
+	            'webhook http://127.0.0.1:9/bot1:***/***: answered 500 Internal Server Error', now())`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,9 +141,9 @@ func TestAlertAddRefusesWhereWrong(t *testing.T) {
 		{"drop-pct zero", []string{"--drop-pct", "0%", "--webhook", hook}, `--drop-pct "0%": want a percent in (0, 100)`},
 		{"drop-pct too big", []string{"--drop-pct", "150%", "--webhook", hook}, "--drop-pct 150: want a percent in (0, 100)"},
 		{"webhook scheme", []string{"--drop-pct", "5", "--webhook", "htps://hooks.example.test/bot42:TOPSECRET/x"},
-			`--webhook "htps://hooks.example.test/bot42:xxxxx/x": scheme "htps", want http or https`},
+			`--webhook "htps://hooks.example.test/bot42:***/***": scheme "htps", want http or https`},
 		{"webhook no scheme", []string{"--drop-pct", "5", "--webhook", "api.telegram.org/bot42:TOPSECRET/sendMessage"},
-			`--webhook "api.telegram.org/bot42:xxxxx/sendMessage": no scheme`},
+			`--webhook "api.telegram.org/bot42:***/***": no scheme`},
 		{"webhook space in host", []string{"--drop-pct", "5", "--webhook", "https://hooks example.test/bot42:TOPSECRET/x"},
 			`--webhook: not a URL: invalid character " " in host name`},
 		{"webhook no host", []string{"--drop-pct", "5", "--webhook", "https:///bot42:TOPSECRET/x"}, `no host after https://`},

@@ -23,7 +23,8 @@ const stars = "***"
 //
 // A PostgreSQL key=value string shows with its password (and any *secret*
 // or *token* value) hidden, user:pass@host:port shows as user:***@host:port,
-// and anything else that is not a URL with a valid host prints as ***.
+// and anything else that is not a URL with a valid host (and a scheme that
+// does not look like a key) prints as ***.
 func URL(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok || !validScheme.MatchString(scheme) {
@@ -33,7 +34,7 @@ func URL(raw string) string {
 	rest, frag, hasFrag := strings.Cut(rest, "#")
 	rest, query, hasQuery := strings.Cut(rest, "?")
 	host, path, hasPath := strings.Cut(rest, "/")
-	if !validHosts(host) {
+	if !validHosts(host) || words(scheme) != scheme {
 		return stars
 	}
 	out := scheme + "://" + auth + host

@@ -99,6 +99,8 @@ func TestURL(t *testing.T) {
 			want: "host=db password=*** sslpassword=*** dbname=x", secrets: []string{"Pg Pa", "ss'", "Ssl0"}},
 		// not URLs
 		{name: "empty", in: "", want: ""},
+		{name: "key-like scheme", in: "Zk2Lm9Xq4Rt8://hooks.example/x",
+			want: "***", secrets: []string{"Zk2Lm9Xq4Rt8"}},
 		{name: "words", in: "not a url Secr3t", want: "***", secrets: []string{"Secr3t"}},
 	}
 	for _, tc := range tests {

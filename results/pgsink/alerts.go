@@ -31,7 +31,7 @@ type Rule struct {
 	// BackInStock fires when an item out of stock is in stock again.
 	BackInStock bool `json:"back_in_stock,omitempty"`
 	// Webhook is the URL the alerts are posted to (it may hold a secret:
-	// print it with MaskURL).
+	// print it with mask.URL).
 	Webhook   string    `json:"webhook"`
 	CreatedAt time.Time `json:"created_at"`
 }

@@ -177,7 +177,7 @@ func TestSenderDeliversOnceByKey(t *testing.T) {
 	waitFor(t, "a failed post", func() bool { return counterValue(t, reg, "crawlq_alerts_failed_total") >= 2 })
 	as, err := pgsink.AlertStatus(ctx, conn)
 	if err != nil || as.Failing == 0 || as.LastError == "" || strings.Contains(as.LastError, "SECRETTOKEN") ||
-		!strings.Contains(as.LastError, "bot123456:xxxxx") {
+		!strings.Contains(as.LastError, "bot123456:***") {
 		t.Fatalf("alert status while down: %+v %v", as, err)
 	}
 	rcv.mu.Lock()
@@ -229,7 +229,7 @@ func TestRuleCommands(t *testing.T) {
 		{pgsink.Rule{Name: "a", Site: "ozon", DropPct: 150, Webhook: "http://x.test/"}, "drop-pct 150"},
 		{pgsink.Rule{Name: "a", Site: "ozon", Webhook: "http://x.test/"}, "no condition"},
 		{pgsink.Rule{Name: "a", Site: "ozon", DropPct: 5, Below: 5, Webhook: "http://x.test/"}, "drop-pct and below"},
-		{pgsink.Rule{Name: "a", Site: "ozon", DropPct: 5, Webhook: "ftp://u:pw@x.test/"}, `webhook "ftp://u:xxxxx@x.test/"`},
+		{pgsink.Rule{Name: "a", Site: "ozon", DropPct: 5, Webhook: "ftp://u:pw@x.test/"}, `webhook "ftp://u:***@x.test/"`},
 	} {
 		if err := pgsink.AddRule(ctx, conn, c.r); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("add %+v: %v, want it to say %q", c.r, err, c.want)
@@ -244,21 +244,6 @@ func TestRuleCommands(t *testing.T) {
 	}
 	if err := pgsink.RemoveRule(ctx, conn, "sneakers"); !errors.Is(err, pgsink.ErrNoRule) {
 		t.Fatalf("second remove: %v, want ErrNoRule", err)
-	}
-}
-
-// TestMaskURL hides what may be a webhook's secret.
-func TestMaskURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"https://api.telegram.org/bot123456:AAH-secret_token/sendMessage?chat_id=42": "https://api.telegram.org/bot123456:xxxxx/sendMessage?chat_id=xxxxx",
-		"https://hooks.slack.com/services/T0001/B0002/abcdefghijklmnopqrstuvwx":      "https://hooks.slack.com/services/T0001/B0002/xxxxx",
-		"http://user:pw@127.0.0.1:9/hook":                                            "http://user:xxxxx@127.0.0.1:9/hook",
-		"https://sometoken@hooks.example/x":                                          "https://xxxxx@hooks.example/x",
-		"not a url":                                                                  "xxxxx",
-	} {
-		if got := pgsink.MaskURL(in); got != want {
-			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package pgsink
 
 import (
+	"crawlq/internal/mask"
+
 	"errors"
 	"fmt"
 	"slices"
@@ -53,9 +55,9 @@ var permanentCodes = []string{
 func classify(url string, err error) error {
 	var pg *pgconn.PgError
 	if errors.Is(err, ErrNewerSchema) || errors.As(err, &pg) && slices.Contains(permanentCodes, pg.Code) {
-		return &PermanentError{URL: Redact(url), Err: err}
+		return &PermanentError{URL: mask.URL(url), Err: err}
 	}
-	return fmt.Errorf("postgres at %s: %w", Redact(url), flat{err})
+	return fmt.Errorf("postgres at %s: %w", mask.URL(url), flat{err})
 }
 
 // flat is an error on one line: pgx lists each connection attempt (every

@@ -1,6 +1,8 @@
 package pgsink
 
 import (
+	"crawlq/internal/mask"
+
 	"context"
 	"fmt"
 	"io"
@@ -22,7 +24,7 @@ func Connect(ctx context.Context, url string) (*pgx.Conn, error) {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres at %s: %w", Redact(url), err)
+		return nil, fmt.Errorf("postgres at %s: %w", mask.URL(url), err)
 	}
 	return conn, nil
 }
@@ -37,7 +39,7 @@ func OpenPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	cfg.MaxConns = 4
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres at %s: %w", Redact(url), err)
+		return nil, fmt.Errorf("postgres at %s: %w", mask.URL(url), err)
 	}
 	return pool, nil
 }

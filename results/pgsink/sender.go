@@ -1,6 +1,8 @@
 package pgsink
 
 import (
+	"crawlq/internal/mask"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -239,19 +241,19 @@ func Post(ctx context.Context, c *http.Client, webhook string, a Alert) (int, er
 	body, _ := json.Marshal(a.withText())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, webhook, bytes.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("webhook %s: %s", MaskURL(webhook), MaskIn(err.Error(), webhook))
+		return 0, fmt.Errorf("webhook %s: %s", mask.URL(webhook), mask.Text(err.Error(), webhook))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", a.Key)
 	req.Header.Set("User-Agent", "crawlq-alerts")
 	resp, err := c.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("webhook %s: %s", MaskURL(webhook), MaskIn(err.Error(), webhook))
+		return 0, fmt.Errorf("webhook %s: %s", mask.URL(webhook), mask.Text(err.Error(), webhook))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode/100 != 2 {
-		return resp.StatusCode, fmt.Errorf("webhook %s: answered %s", MaskURL(webhook), resp.Status)
+		return resp.StatusCode, fmt.Errorf("webhook %s: answered %s", mask.URL(webhook), resp.Status)
 	}
 	return resp.StatusCode, nil
 }

@@ -1,6 +1,8 @@
 package pgsink
 
 import (
+	"crawlq/internal/mask"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -121,7 +123,7 @@ func (s *Sink) Run(ctx context.Context) error {
 	}
 	defer func() { _ = s.store.Close() }()
 	s.once.Do(func() { close(s.ready) })
-	s.cfg.Logger.Info("sink started", zap.String("consumer", s.cfg.Consumer), zap.String("postgres", Redact(s.cfg.Postgres)))
+	s.cfg.Logger.Info("sink started", zap.String("consumer", s.cfg.Consumer), zap.String("postgres", mask.URL(s.cfg.Postgres)))
 	if err := s.drain(ctx); err != nil && ctx.Err() == nil {
 		return err
 	}
