@@ -60,8 +60,9 @@ func TestNoResultSearchCompletesEmpty(t *testing.T) {
 }
 
 // TestSoftBannedProxyQuarantinedAfterSecondIP: a soft-banned proxy answers
-// a search that has items with the site's empty shape (Wildberries' empty
-// products list; Ozon's page API "nothing found" widget); the job's
+// a search that has items with the site's empty shape (Wildberries'
+// query-resolution object without products; Ozon's page API "nothing
+// found" widget); the job's
 // second proxy (held by the test until the first answered, so the first
 // lease is held meanwhile) answers with the items: the first proxy is
 // quarantined with the rule that fired, the second released OK, and the
@@ -70,7 +71,7 @@ func TestSoftBannedProxyQuarantinedAfterSecondIP(t *testing.T) {
 	for _, tt := range []struct {
 		site, rule string
 	}{
-		{testbed.SiteWildberries, "empty list products on page 1"},
+		{testbed.SiteWildberries, "empty list shardKey on page 1"},
 		{testbed.SiteOzon, "empty list widgetStates.searchResultsError-* on page 1"},
 	} {
 		t.Run(tt.site, func(t *testing.T) { softBannedProxyQuarantined(t, tt.site, tt.rule) })

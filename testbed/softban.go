@@ -32,8 +32,9 @@ const (
 const VerdictSoftBanned Verdict = "soft_banned"
 
 // SoftBan makes a site soft-ban IPs, as the real sites do: a soft-banned
-// IP gets status 200 and the site's no-results answer (Wildberries
-// `total:0, products:[]` and an empty card list, Ozon's empty search
+// IP gets status 200 and the site's no-results answer (Wildberries'
+// search its query-resolution object without products, its card API
+// an empty card list, Ozon's empty search
 // state, on its HTML page and in its page API's answer, Avito's "Ничего
 // не найдено" page) wherever the true answer has items; one request cannot tell it from a query that matches nothing.
 // Product pages of Ozon and Avito have no such shape and are served as
@@ -242,8 +243,7 @@ func (s *Site) writeEmpty(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, map[string][]wbProduct{"products": {}})
 			return
 		}
-		q := r.URL.Query().Get("query")
-		writeJSON(w, wbSearch{Metadata: wbMetadata{Name: q, CatalogType: "preset"}, Version: 2, Products: []wbProduct{}})
+		wbNothingFound(w, r.URL.Query().Get("query"))
 	case *ozon:
 		q, _, _ := ozonListing(r)
 		if ozonAPIRequest(r) {

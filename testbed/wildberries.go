@@ -213,11 +213,39 @@ type wbMetadata struct {
 func (wb *wildberries) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query().Get("query")
 	page := pageParam(r, "page")
+	if len(wb.c.Matches(SiteWildberries, q)) == 0 {
+		wbNothingFound(w, q)
+		return
+	}
 	writeJSON(w, wbSearch{
 		Metadata: wbMetadata{Name: q, CatalogType: "preset"}, Version: 2,
 		Total:    len(wb.c.Matches(SiteWildberries, q)),
 		Products: toWBList(wb.c.Search(SiteWildberries, q, page), toWB),
 	})
+}
+
+// wbResolution is the search's query-resolution object: the shard and
+// the catalog query a search resolves to, and no products key at all.
+// Wildberries answers a query that matches nothing with it (issue 36.3).
+// No capture of it was found: the testbed's answer is built from public
+// clients' code, which reads these fields from a search answer without
+// products: glmn/wb-private-api src/WBPrivateAPI.js getQueryMetadata
+// @538355b (2024-05-13; shardKey and query, "products: []"), and
+// Refusned/wb-price-tracker-bot app/wb/client.py _is_routing_payload
+// @6806cf9 (2026-05-18, u-search v18; "WB returned only routing
+// metadata without products"). tasks/wildberries/testdata/2026 keeps it.
+type wbResolution struct {
+	Name     string `json:"name"`
+	Query    string `json:"query"`
+	ShardKey string `json:"shardKey"`
+	Filters  string `json:"filters"`
+}
+
+// wbNothingFound writes the query-resolution object for q, a query the
+// catalog has nothing for (and, from a soft-banned IP, for any query:
+// the same bytes but the query, so one answer cannot tell them apart).
+func wbNothingFound(w http.ResponseWriter, q string) {
+	writeJSON(w, wbResolution{Name: q, Query: "preset=1000001", ShardKey: "presets/bucket_1", Filters: "xsubject"})
 }
 
 // catalog answers catalog.wb.ru's v4 listing in the search answer's

@@ -54,7 +54,10 @@ func (sz size) stocked() bool {
 }
 
 // productList is a search/catalog/card response: products[] at the top
-// level (v4 card, newer search) or under data (legacy, v5 search).
+// level (v4 card, newer search) or under data (legacy, v5 search). A
+// search that matches nothing is answered with the query-resolution
+// object instead: shardKey and query, or metadata.catalog_value, and no
+// products key (see resolved).
 type productList struct {
 	Total    int        `json:"total"`
 	Products *[]product `json:"products"`
@@ -62,11 +65,23 @@ type productList struct {
 		Total    int        `json:"total"`
 		Products *[]product `json:"products"`
 	} `json:"data"`
+	ShardKey string `json:"shardKey"`
+	Metadata *struct {
+		CatalogValue string `json:"catalog_value"`
+	} `json:"metadata"`
 }
 
-// decodeProducts returns the products of a JSON body, or an error when
-// the body is not JSON or has no products array.
-// total is the result count when the response gives one, else 0.
+// resolved says l is the search's query-resolution object: the site's
+// own "nothing found" (docs/sites.md; the built-in rule's
+// empty_json_paths say the same).
+func (l productList) resolved() bool {
+	return l.ShardKey != "" || (l.Metadata != nil && l.Metadata.CatalogValue != "")
+}
+
+// decodeProducts returns the products of a JSON body, none for the
+// query-resolution object, or an error when the body is not JSON or
+// has neither. total is the result count when the response gives one,
+// else 0.
 func decodeProducts(body []byte) (ps []product, total int, err error) {
 	var l productList
 	if err := json.Unmarshal(body, &l); err != nil {
@@ -77,8 +92,10 @@ func decodeProducts(body []byte) (ps []product, total int, err error) {
 		return *l.Products, l.Total, nil
 	case l.Data != nil && l.Data.Products != nil:
 		return *l.Data.Products, l.Data.Total, nil
+	case l.resolved():
+		return nil, 0, nil
 	}
-	return nil, 0, site.Unrecognized("no products[] or data.products[] in the JSON")
+	return nil, 0, site.Unrecognized("no products[] or data.products[] in the JSON, and no query resolution (shardKey, metadata.catalog_value)")
 }
 
 // toItem maps a product to an Item.
