@@ -242,6 +242,11 @@ func RefererFor(from, target *url.URL) string {
 // sends the headers before accept on a fetch() that adds the headers of
 // the key's set: Chromium orders that group by a hash of the names, not by
 // a rule, so only measured sets are known. Keyed by the sorted names.
+// Without a page header it sends chromeXHR's own order
+// (sec-ch-ua-platform, user-agent, sec-ch-ua, sec-ch-ua-mobile); with
+// Wildberries' five search headers user-agent comes after
+// sec-ch-ua-mobile (TestProfilesSendTheHeadersOfTheBrowserTheyClaim
+// measures the sets crawlq sends).
 var chromiumOrders = map[string][]string{
 	"deviceid,sec-ch-ua,sec-ch-ua-mobile,sec-ch-ua-platform,user-agent": {
 		"deviceid", "sec-ch-ua-platform", "user-agent", "sec-ch-ua", "sec-ch-ua-mobile"},
@@ -250,6 +255,9 @@ var chromiumOrders = map[string][]string{
 	"deviceid,sec-ch-ua,sec-ch-ua-mobile,sec-ch-ua-platform,user-agent,x-queryid,x-requested-with,x-spa-version,x-userid": {
 		"sec-ch-ua-platform", "sec-ch-ua", "sec-ch-ua-mobile", "deviceid", "x-requested-with", "user-agent",
 		"x-userid", "x-spa-version", "x-queryid"},
+	// Wildberries' card and catalog APIs (measured 2026-12-05, issue 36.9).
+	"deviceid,sec-ch-ua,sec-ch-ua-mobile,sec-ch-ua-platform,user-agent,x-requested-with,x-spa-version": {
+		"deviceid", "sec-ch-ua-platform", "x-requested-with", "user-agent", "sec-ch-ua", "x-spa-version", "sec-ch-ua-mobile"},
 	"deviceid,sec-ch-ua,sec-ch-ua-mobile,sec-ch-ua-platform,user-agent,x-spa-version": {
 		"deviceid", "sec-ch-ua-platform", "user-agent", "sec-ch-ua", "x-spa-version", "sec-ch-ua-mobile"},
 	"sec-ch-ua,sec-ch-ua-mobile,sec-ch-ua-platform,user-agent,x-requested-with,x-spa-version": {

@@ -61,11 +61,20 @@ func firefoxVisit(t *testing.T, w *testbed.HeaderWitness) {
 	runBrowser(t, "firefox-esr", "--headless", "--no-remote", "--profile", dir, w.URL()+testbed.WitnessPagePath)
 }
 
-// wbXHR are Wildberries' own API headers, in the order crawlq's
+// wbXHR are Wildberries' own search API headers, in the order crawlq's
 // wildberries site sets them.
 var wbXHR = []testbed.HeaderField{
 	{Name: "deviceid", Value: "site_0f3a9c2e5b7d4e1a8c6b2d9f0e4a7c31"}, {Name: "x-queryid", Value: "qid17649000000001234567890"},
 	{Name: "x-requested-with", Value: "XMLHttpRequest"}, {Name: "x-spa-version", Value: "13.15.1"}, {Name: "x-userid", Value: "0"},
+}
+
+// xhrSets are the sets of page headers crawlq sends on a fetch(): the
+// Wildberries search's, its card and catalog APIs' (the search's but
+// x-queryid and x-userid), and none (its basket CDN; Avito's API).
+var xhrSets = map[string][]testbed.HeaderField{
+	"wildberries search": wbXHR,
+	"wildberries card":   {wbXHR[0], wbXHR[2], wbXHR[3]},
+	"no page headers":    nil,
 }
 
 // realBrowser is one installed browser and how to open a page in it.
@@ -102,11 +111,11 @@ func next(ctx context.Context, t *testing.T, w *testbed.HeaderWitness) witnessed
 
 // crawlqVisit sends profile p's navigation to the witness's page and its
 // XHR from that page, as a session does.
-func crawlqVisit(ctx context.Context, t *testing.T, w *testbed.HeaderWitness, p fetcher.Profile) witnessed {
+func crawlqVisit(ctx context.Context, t *testing.T, w *testbed.HeaderWitness, p fetcher.Profile, xhr []testbed.HeaderField) witnessed {
 	f := newFetcher(t, fetcher.Config{TLS: &tls.Config{RootCAs: w.CA.Pool()}})
 	page := w.URL() + testbed.WitnessPagePath
 	var extra []fetcher.HeaderField
-	for _, h := range wbXHR {
+	for _, h := range xhr {
 		extra = append(extra, fetcher.HeaderField{Name: h.Name, Value: h.Value})
 	}
 	for _, r := range []fetcher.Request{
@@ -128,22 +137,25 @@ func TestProfilesSendTheHeadersOfTheBrowserTheyClaim(t *testing.T) {
 		"firefox-esr": {fetcher.TLSFirefox153, "firefox-153-linux", firefoxVisit},
 	}
 	for name, b := range browsers {
-		w := startWitness(t, wbXHR)
-		b.visit(t, w)
-		real := next(ctx, t, w)
-		for _, k := range []fetcher.Kind{fetcher.Navigate, fetcher.XHR} {
-			t.Logf("%s %s: %d headers, %s", name, k, len(real.of(k).Fields), real.of(k).Proto)
-		}
-		for _, p := range fetcher.Profiles() {
-			if p.Fingerprint() != b.fingerprint {
-				continue
+		for set, xhr := range xhrSets {
+			w := startWitness(t, xhr)
+			b.visit(t, w)
+			real := next(ctx, t, w)
+			for _, k := range []fetcher.Kind{fetcher.Navigate, fetcher.XHR} {
+				t.Logf("%s, %s, %s: %d headers, %s: %s", name, set, k, len(real.of(k).Fields), real.of(k).Proto,
+					strings.Join(names(real.of(k).Fields), " "))
 			}
-			t.Run(p.Name, func(t *testing.T) {
-				got := crawlqVisit(ctx, t, w, p)
-				for _, k := range []fetcher.Kind{fetcher.Navigate, fetcher.XHR} {
-					compareHeaders(t, k, p, p.Name == b.linux, real.of(k), got.of(k))
+			for _, p := range fetcher.Profiles() {
+				if p.Fingerprint() != b.fingerprint {
+					continue
 				}
-			})
+				t.Run(set+"/"+p.Name, func(t *testing.T) {
+					got := crawlqVisit(ctx, t, w, p, xhr)
+					for _, k := range []fetcher.Kind{fetcher.Navigate, fetcher.XHR} {
+						compareHeaders(t, k, p, p.Name == b.linux, real.of(k), got.of(k))
+					}
+				})
+			}
 		}
 	}
 }

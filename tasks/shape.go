@@ -15,7 +15,7 @@ func requestShape(sites *site.Registry) func(name, rawURL string) sessions.Shape
 			return sessions.Shape{Kind: fetcher.Navigate}
 		}
 		sh := sessions.Shape{Kind: fetcher.XHR, From: s.XHRFrom(rawURL)}
-		for _, h := range s.XHR.Headers {
+		for _, h := range s.XHRHeaders(rawURL) {
 			sh.Extra = append(sh.Extra, fetcher.HeaderField{Name: h.Name, Value: h.Value})
 		}
 		return sh

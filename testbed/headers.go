@@ -31,8 +31,9 @@ var browserOrder = map[string]map[string][]string{
 		kindNavigate: {"sec-ch-ua", "sec-ch-ua-mobile", "sec-ch-ua-platform", "upgrade-insecure-requests",
 			"user-agent", "accept", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-user", "sec-fetch-dest",
 			"referer", "accept-encoding", "accept-language", "cookie", "priority"},
-		kindXHR: {"accept", "origin", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "referer",
-			"accept-encoding", "accept-language", "cookie", "priority"},
+		kindXHR: {"sec-ch-ua-platform", "user-agent", "sec-ch-ua", "sec-ch-ua-mobile", "accept", "origin",
+			"sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "referer", "accept-encoding", "accept-language",
+			"cookie", "priority"},
 	},
 	"firefox": {
 		kindNavigate: {"user-agent", "accept", "accept-language", "accept-encoding", "referer", "cookie",
@@ -42,6 +43,16 @@ var browserOrder = map[string]map[string][]string{
 			"sec-fetch-dest", "sec-fetch-mode", "sec-fetch-site", "priority", "te"},
 	},
 }
+
+// chromeXHRWithAll is Chromium's own order on a fetch() that adds all
+// five of Wildberries' search headers: there user-agent comes after
+// sec-ch-ua-mobile. Every other set measured (none, the card API's
+// deviceid, x-requested-with and x-spa-version, and the sets in
+// fetcher's chromiumOrders) keeps browserOrder's. Chromium orders the
+// headers before accept by a hash of their names; measured with
+// Debian's chromium 156.0.8078.114 on 2026-12-05 (fetcher's
+// TestProfilesSendTheHeadersOfTheBrowserTheyClaim, issue 36.9).
+var chromeXHRWithAll = []string{"sec-ch-ua-platform", "sec-ch-ua", "sec-ch-ua-mobile", "user-agent", "accept"}
 
 // requestKind is what a request to path on site must be: a page load,
 // the site's API call, or "" for paths not judged (scripts, testbed
@@ -74,8 +85,10 @@ func requestKind(site, path string) string {
 }
 
 // wbAPIHeaders are the headers Wildberries' pages add to their API calls
-// (plomio wb/headers.py, Rix70 get_price.py, 2026); an API call without
-// them is answered 403.
+// (plomio wb/headers.py, Rix70 get_price.py, 2026). Its search gets all
+// five; its card and catalog APIs all but the search's own (wbSearchOnly);
+// its basket CDN none. A call without one it wants, or with one it does
+// not, is answered 403 (issue 36.4).
 var wbAPIHeaders = map[string]*regexp.Regexp{
 	"x-requested-with": regexp.MustCompile(`^XMLHttpRequest$`),
 	"x-spa-version":    regexp.MustCompile(`^\d+\.\d+\.\d+$`),
@@ -83,6 +96,9 @@ var wbAPIHeaders = map[string]*regexp.Regexp{
 	"deviceid":         regexp.MustCompile(`^site_[0-9a-f]{32}$`),
 	"x-queryid":        regexp.MustCompile(`^qid\d{13,}$`),
 }
+
+// wbSearchOnly are the headers the site's pages send to its search only.
+var wbSearchOnly = map[string]bool{"x-queryid": true, "x-userid": true}
 
 // HeaderMismatch says why a request of kind with header h (fields in the
 // order sent, nil when unknown: HTTP/1.1) is not what the browser its
@@ -95,11 +111,15 @@ func HeaderMismatch(site, path, kind string, h http.Header, order []string) stri
 	if why := kindMismatch(family, kind, h); why != "" {
 		return why
 	}
-	if why := orderMismatch(family, kind, order); why != "" {
+	if why := orderMismatch(family, kind, h, order); why != "" {
 		return why
 	}
-	if site == SiteWildberries && kind == kindXHR && isWBAPI(path) {
-		return wbMismatch(h)
+	switch {
+	case site != SiteWildberries || kind != kindXHR:
+	case isWBAPI(path):
+		return wbMismatch(h, wbSearchPath(path))
+	case strings.HasSuffix(path, "/card.json"):
+		return wbBasketMismatch(h)
 	}
 	return ""
 }
@@ -139,8 +159,11 @@ func kindMismatch(family, kind string, h http.Header) string {
 }
 
 // orderMismatch checks that the browser's own headers come in its order.
-func orderMismatch(family, kind string, order []string) string {
+func orderMismatch(family, kind string, h http.Header, order []string) string {
 	ref := browserOrder[family][kind]
+	if family == "chrome" && kind == kindXHR && carriesAll(h, wbAPIHeaders) {
+		ref = slices.Concat(chromeXHRWithAll, ref[slices.Index(ref, "accept")+1:])
+	}
 	last, lastName := -1, ""
 	for _, name := range order {
 		i := slices.Index(ref, name)
@@ -162,15 +185,53 @@ func isWBAPI(path string) bool {
 		strings.HasPrefix(path, WBLegacyDetailPath) || strings.HasPrefix(path, "/catalog/")
 }
 
-// wbMismatch checks Wildberries' own API headers.
-func wbMismatch(h http.Header) string {
+// carriesAll says h carries every header of set.
+func carriesAll(h http.Header, set map[string]*regexp.Regexp) bool {
+	for name := range set {
+		if h.Get(name) == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// wbMismatch checks Wildberries' own API headers: on its search all of
+// them, elsewhere all but the search's own, which must be absent.
+func wbMismatch(h http.Header, search bool) string {
+	endpoint := "api call"
+	if search {
+		endpoint = "search"
+	}
 	for _, name := range slices.Sorted(maps.Keys(wbAPIHeaders)) {
-		if v := h.Get(name); !wbAPIHeaders[name].MatchString(v) {
-			return fmt.Sprintf("wildberries api call with %s %q", name, v)
+		v := h.Get(name)
+		switch {
+		case !search && wbSearchOnly[name] && v != "":
+			return fmt.Sprintf("wildberries %s with the search's %s", endpoint, name)
+		case !search && wbSearchOnly[name]:
+		case !wbAPIHeaders[name].MatchString(v):
+			return fmt.Sprintf("wildberries %s with %s %q", endpoint, name, v)
 		}
 	}
 	if h.Get("Referer") == "" {
-		return "wildberries api call without referer"
+		return "wildberries " + endpoint + " without referer"
+	}
+	return ""
+}
+
+// wbBasketMismatch checks a basket CDN call: none of the site's API
+// headers, and, from another site (a basket host; on the site's own host
+// a card.json is same-origin), the calling page's Origin: the origin its
+// Referer names (www.wildberries.ru on the real site, the testbed's
+// address here).
+func wbBasketMismatch(h http.Header) string {
+	for _, name := range slices.Sorted(maps.Keys(wbAPIHeaders)) {
+		if h.Get(name) != "" {
+			return "wildberries basket call with the api's " + name
+		}
+	}
+	o := h.Get("Origin")
+	if h.Get("Sec-Fetch-Site") == "cross-site" && (o == "" || h.Get("Referer") != o+"/") {
+		return fmt.Sprintf("wildberries basket call with origin %q from page %q", o, h.Get("Referer"))
 	}
 	return ""
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +27,20 @@ func chromeXHRHeaders() map[string]string {
 		"Referer":          "https://www.wildberries.ru/catalog/0/search.aspx?search=phone",
 		"X-Requested-With": "XMLHttpRequest", "X-Spa-Version": "13.15.1", "X-Userid": "0",
 		"Deviceid": "site_0123456789abcdef0123456789abcdef", "X-Queryid": "qid17649000000001234567890"}
+}
+
+// chromeCardHeaders are a chrome fetch() of Wildberries' card API from a
+// product page: the site's headers but the search's own.
+func chromeCardHeaders() map[string]string {
+	return with(chromeXHRHeaders(), map[string]string{"X-Queryid": "", "X-Userid": "",
+		"Referer": "https://www.wildberries.ru/catalog/1/detail.aspx"})
+}
+
+// chromeBasketHeaders are a chrome fetch() of a basket card.json from a
+// product page: another site, so Origin, and none of the site's headers.
+func chromeBasketHeaders() map[string]string {
+	return with(chromeCardHeaders(), map[string]string{"Deviceid": "", "X-Requested-With": "", "X-Spa-Version": "",
+		"Sec-Fetch-Site": "cross-site", "Origin": "https://www.wildberries.ru", "Referer": "https://www.wildberries.ru/"})
 }
 
 func chromeNavHeaders() map[string]string {
@@ -53,28 +69,44 @@ func TestSitesRefuseRequestsThatAreNotTheBrowserTheyClaim(t *testing.T) {
 	tb := startTB(t, Config{})
 	wbSearch := tb.SiteURL(SiteWildberries) + WBSearchPath + "?query=phone&page=1"
 	ozonSearch := tb.SiteURL(SiteOzon) + OzonSearchPath + "?text=phone"
+	wbCard := tb.SiteURL(SiteWildberries) + WBDetailPath + "?nm=1"
+	id, _ := strconv.ParseInt(tb.Catalog.Products(SiteWildberries)[0].ID, 10, 64)
+	basket, bHost := tb.SiteURL(SiteWildberries)+WBCardJSONPath(id), BasketHost(BasketHostOf(id))
 	for i, tc := range []struct {
 		name, url string
 		header    map[string]string
 		refused   string // "" when served
+		host      string // the Host asked, "" for the URL's
 	}{
-		{"chrome xhr to the wildberries api", wbSearch, chromeXHRHeaders(), ""},
-		{"a page load of the wildberries api", wbSearch, chromeNavHeaders(), "sec-fetch-dest"},
-		{"chrome without sec-fetch", wbSearch, with(chromeXHRHeaders(), map[string]string{"Sec-Fetch-Mode": "", "Sec-Fetch-Dest": "", "Sec-Fetch-Site": ""}), "sec-fetch"},
-		{"an api call with a page's accept", wbSearch, with(chromeXHRHeaders(), map[string]string{"Accept": "text/html,*/*"}), "accept"},
-		{"wildberries api call without deviceid", wbSearch, with(chromeXHRHeaders(), map[string]string{"Deviceid": ""}), "deviceid"},
-		{"wildberries api call without x-requested-with", wbSearch, with(chromeXHRHeaders(), map[string]string{"X-Requested-With": ""}), "x-requested-with"},
-		{"wildberries api call without referer", wbSearch, with(chromeXHRHeaders(), map[string]string{"Referer": ""}), "referer"},
-		{"chrome without client hints", wbSearch, with(chromeXHRHeaders(), map[string]string{"Sec-Ch-Ua": ""}), "sec-ch-ua"},
-		{"firefox with chrome's client hints", wbSearch, with(chromeXHRHeaders(), map[string]string{"User-Agent": firefox153UA}), "sec-ch-ua"},
-		{"chrome page load of ozon", ozonSearch, chromeNavHeaders(), ""},
-		{"an xhr where ozon serves a page", ozonSearch, with(chromeXHRHeaders(), nil), "sec-fetch-dest"},
-		{"no browser claimed", wbSearch, map[string]string{"User-Agent": "curl/8.5"}, ""},
+		{"chrome xhr to the wildberries api", wbSearch, chromeXHRHeaders(), "", ""},
+		{"a page load of the wildberries api", wbSearch, chromeNavHeaders(), "sec-fetch-dest", ""},
+		{"chrome without sec-fetch", wbSearch, with(chromeXHRHeaders(), map[string]string{"Sec-Fetch-Mode": "", "Sec-Fetch-Dest": "", "Sec-Fetch-Site": ""}), "sec-fetch", ""},
+		{"an api call with a page's accept", wbSearch, with(chromeXHRHeaders(), map[string]string{"Accept": "text/html,*/*"}), "accept", ""},
+		{"wildberries api call without deviceid", wbSearch, with(chromeXHRHeaders(), map[string]string{"Deviceid": ""}), "deviceid", ""},
+		{"wildberries api call without x-requested-with", wbSearch, with(chromeXHRHeaders(), map[string]string{"X-Requested-With": ""}), "x-requested-with", ""},
+		{"wildberries api call without referer", wbSearch, with(chromeXHRHeaders(), map[string]string{"Referer": ""}), "referer", ""},
+		{"chrome without client hints", wbSearch, with(chromeXHRHeaders(), map[string]string{"Sec-Ch-Ua": ""}), "sec-ch-ua", ""},
+		{"firefox with chrome's client hints", wbSearch, with(chromeXHRHeaders(), map[string]string{"User-Agent": firefox153UA}), "sec-ch-ua", ""},
+		{"chrome page load of ozon", ozonSearch, chromeNavHeaders(), "", ""},
+		{"an xhr where ozon serves a page", ozonSearch, with(chromeXHRHeaders(), nil), "sec-fetch-dest", ""},
+		{"no browser claimed", wbSearch, map[string]string{"User-Agent": "curl/8.5"}, "", ""},
+		{"chrome xhr to the wildberries card api", wbCard, chromeCardHeaders(), "", ""},
+		{"the card api with the search's x-queryid", wbCard, with(chromeCardHeaders(), map[string]string{"X-Queryid": "qid17649000000001234567890"}), "x-queryid", ""},
+		{"the card api with the search's x-userid", wbCard, with(chromeCardHeaders(), map[string]string{"X-Userid": "0"}), "x-userid", ""},
+		{"the card api without x-spa-version", wbCard, with(chromeCardHeaders(), map[string]string{"X-Spa-Version": ""}), "x-spa-version", ""},
+		{"the search without x-userid", wbSearch, with(chromeXHRHeaders(), map[string]string{"X-Userid": ""}), "x-userid", ""},
+		{"chrome xhr to a basket host", basket, chromeBasketHeaders(), "", bHost},
+		{"a basket host with the api's deviceid", basket, with(chromeBasketHeaders(), map[string]string{"Deviceid": "site_0123456789abcdef0123456789abcdef"}), "deviceid", bHost},
+		{"a basket host with the api's x-spa-version", basket, with(chromeBasketHeaders(), map[string]string{"X-Spa-Version": "13.15.1"}), "x-spa-version", bHost},
+		{"a basket host without origin", basket, with(chromeBasketHeaders(), map[string]string{"Origin": ""}), "origin", bHost},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodGet, tc.url, nil)
 			for k, v := range tc.header {
 				req.Header.Set(k, v)
+			}
+			if tc.host != "" {
+				req.Host = tc.host
 			}
 			resp, err := clientFrom(t, fmt.Sprintf("127.0.0.%d", 10+i), false).Do(req)
 			if err != nil {
@@ -106,19 +138,45 @@ func lastEntry(t *testing.T, tb *Testbed) Entry {
 }
 
 func TestHeaderOrderIsTheClaimedBrowsers(t *testing.T) {
+	card, search := http.Header{}, http.Header{}
+	for k, v := range chromeCardHeaders() {
+		card.Set(k, v)
+	}
+	for k, v := range chromeXHRHeaders() {
+		search.Set(k, v)
+	}
+	// The orders Debian's chromium 156 sent on 2026-12-05 (issue 36.9):
+	// a fetch() without the site's headers, with the card API's three, and
+	// with the search's five.
+	plain := []string{"sec-ch-ua-platform", "user-agent", "sec-ch-ua", "sec-ch-ua-mobile", "accept", "sec-fetch-site",
+		"sec-fetch-mode", "sec-fetch-dest", "referer", "accept-encoding", "accept-language", "priority"}
+	cardOrder := slices.Concat([]string{"deviceid", "sec-ch-ua-platform", "x-requested-with", "user-agent", "sec-ch-ua",
+		"x-spa-version", "sec-ch-ua-mobile"}, plain[4:])
+	searchOrder := slices.Concat([]string{"sec-ch-ua-platform", "sec-ch-ua", "sec-ch-ua-mobile", "deviceid",
+		"x-requested-with", "user-agent", "x-userid", "x-spa-version", "x-queryid"}, plain[4:])
 	for _, tc := range []struct {
 		name, ua, kind string
+		header         http.Header
 		order          []string
 		refused        bool
 	}{
-		{"chrome navigation", chrome156UA, kindNavigate, []string{"sec-ch-ua", "upgrade-insecure-requests", "user-agent", "accept", "sec-fetch-site", "accept-encoding", "priority"}, false},
-		{"chrome navigation in go's order", chrome156UA, kindNavigate, []string{"accept", "accept-encoding", "sec-ch-ua", "user-agent"}, true},
-		{"chrome xhr with page headers between", chrome156UA, kindXHR, []string{"deviceid", "user-agent", "accept", "sec-fetch-site", "referer", "priority"}, false},
-		{"firefox xhr", firefox153UA, kindXHR, []string{"user-agent", "accept", "referer", "x-requested-with", "sec-fetch-dest", "te"}, false},
-		{"firefox xhr in chrome's order", firefox153UA, kindXHR, []string{"accept", "user-agent", "sec-fetch-dest"}, true},
+		{"chrome navigation", chrome156UA, kindNavigate, nil, []string{"sec-ch-ua", "upgrade-insecure-requests", "user-agent", "accept", "sec-fetch-site", "accept-encoding", "priority"}, false},
+		{"chrome navigation in go's order", chrome156UA, kindNavigate, nil, []string{"accept", "accept-encoding", "sec-ch-ua", "user-agent"}, true},
+		{"chrome xhr with page headers between", chrome156UA, kindXHR, card, []string{"deviceid", "user-agent", "accept", "sec-fetch-site", "referer", "priority"}, false},
+		{"chrome fetch() measured", chrome156UA, kindXHR, nil, plain, false},
+		{"chrome fetch() of the card api measured", chrome156UA, kindXHR, card, cardOrder, false},
+		{"chrome fetch() of the search measured", chrome156UA, kindXHR, search, searchOrder, false},
+		{"chrome fetch() with user-agent after sec-ch-ua-mobile", chrome156UA, kindXHR, nil,
+			slices.Concat([]string{"sec-ch-ua-platform", "sec-ch-ua", "sec-ch-ua-mobile", "user-agent"}, plain[4:]), true},
+		{"the card api in the search's order", chrome156UA, kindXHR, card,
+			[]string{"sec-ch-ua-platform", "sec-ch-ua", "sec-ch-ua-mobile", "deviceid", "user-agent", "accept"}, true},
+		{"the search in a plain fetch()'s order", chrome156UA, kindXHR, search, slices.Concat(
+			[]string{"deviceid", "sec-ch-ua-platform", "user-agent", "sec-ch-ua", "sec-ch-ua-mobile"}, plain[4:]), true},
+		{"firefox xhr", firefox153UA, kindXHR, nil, []string{"user-agent", "accept", "referer", "x-requested-with", "sec-fetch-dest", "te"}, false},
+		{"firefox xhr in chrome's order", firefox153UA, kindXHR, nil, []string{"accept", "user-agent", "sec-fetch-dest"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := orderMismatch(ClaimedBrowserFamily(tc.ua), tc.kind, tc.order); (got != "") != tc.refused {
+			if got := orderMismatch(ClaimedBrowserFamily(tc.ua), tc.kind, tc.header, tc.order); (got != "") != tc.refused {
 				t.Errorf("orderMismatch = %q, want refused %v", got, tc.refused)
 			}
 		})
@@ -136,8 +194,7 @@ func TestCrawlqProfilesPassTheHeaderCheck(t *testing.T) {
 	defer f.Close()
 	base := tb.HTTPSSiteURL(SiteWildberries)
 	wb := []fetcher.HeaderField{{Name: "deviceid", Value: "site_0123456789abcdef0123456789abcdef"},
-		{Name: "x-queryid", Value: "qid17649000000001234567890"}, {Name: "x-requested-with", Value: "XMLHttpRequest"},
-		{Name: "x-spa-version", Value: "13.15.1"}, {Name: "x-userid", Value: "0"}}
+		{Name: "x-requested-with", Value: "XMLHttpRequest"}, {Name: "x-spa-version", Value: "13.15.1"}}
 	for _, p := range fetcher.Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
 			for _, tc := range []struct {

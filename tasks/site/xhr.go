@@ -21,6 +21,11 @@ type XHR struct {
 	// order. A value may hold {deviceid} (stable per session) and
 	// {queryid} (new per request).
 	Headers []Header
+	// HeadersFor, when set, gives the site's headers of each call in place
+	// of Headers: the site's pages send another set to each endpoint
+	// (Wildberries: x-queryid and x-userid on search only, none to its
+	// basket CDN). A site's `xhr_headers` in YAML replaces both.
+	HeadersFor func(s *Site, apiURL string) []Header
 	// From is the page whose script calls apiURL (Wildberries: the search
 	// page of a search); nil or "": the session's last page.
 	From func(s *Site, apiURL string) string
@@ -47,6 +52,15 @@ func (s *Site) IsXHR(rawURL string) bool {
 		}
 	}
 	return false
+}
+
+// XHRHeaders are the site's own headers its script adds to the call of
+// apiURL, in order.
+func (s *Site) XHRHeaders(apiURL string) []Header {
+	if s.XHR.HeadersFor != nil {
+		return s.XHR.HeadersFor(s, apiURL)
+	}
+	return s.XHR.Headers
 }
 
 // XHRFrom is the page whose script calls apiURL, "" when the site does
@@ -77,6 +91,6 @@ func applyXHR(s *Site, c SiteConfig, field func(string) string) error {
 			return &ConfigError{Field: fmt.Sprintf("%s[%d].name", field("xhr_headers"), i), Reason: fmt.Sprintf("%q is not a header name", h.Name)}
 		}
 	}
-	s.XHR.Headers = slices.Clone(*c.XHRHeaders)
+	s.XHR.Headers, s.XHR.HeadersFor = slices.Clone(*c.XHRHeaders), nil
 	return nil
 }

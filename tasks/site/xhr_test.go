@@ -42,6 +42,15 @@ func TestXHRConfig(t *testing.T) {
 			if d := cmp.Diff(tc.headers, s.XHR.Headers); d != "" || !cmp.Equal(tc.paths, s.XHR.Paths) {
 				t.Errorf("headers (-want +got):\n%s\npaths %v, want %v", d, s.XHR.Paths, tc.paths)
 			}
+			// Headers from YAML go to every endpoint; the built-in ones
+			// per endpoint (the basket CDN gets none of them).
+			var basket []site.Header
+			if tc.name != "built in" {
+				basket = tc.headers
+			}
+			if d := cmp.Diff(basket, s.XHRHeaders("https://basket-01.wbbasket.ru/vol1/part100/100000/info/ru/card.json")); d != "" {
+				t.Errorf("basket headers (-want +got):\n%s", d)
+			}
 		})
 	}
 }

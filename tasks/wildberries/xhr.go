@@ -8,29 +8,63 @@ import (
 )
 
 // SPAVersion is the x-spa-version the site's pages sent in January 2026
-// (Rix70/Wb_price_checker get_price.py @47a9ed6).
+// (Rix70/Wb_price_checker get_price.py @871d1e9, 2026-01-20).
 const SPAVersion = "13.15.1"
 
+// Wildberries' own headers on its API calls.
+var (
+	hDeviceID  = site.Header{Name: "deviceid", Value: "site_{deviceid}"}
+	hQueryID   = site.Header{Name: "x-queryid", Value: "{queryid}"}
+	hRequested = site.Header{Name: "x-requested-with", Value: "XMLHttpRequest"}
+	hSPA       = site.Header{Name: "x-spa-version", Value: SPAVersion}
+	hUserID    = site.Header{Name: "x-userid", Value: "0"}
+)
+
 // xhr is how the site's pages call its APIs: every URL crawlq fetches
-// is one, with the headers public clients of 2026 send (plomio
-// wb/headers.py @63e347a, Rix70 get_price.py), from the page a user
-// would be on.
+// is one, with the headers the site's page sends to that endpoint
+// (xhrHeaders), from the page a user would be on.
 func xhr() site.XHR {
 	return site.XHR{
-		All: true,
-		Headers: []site.Header{
-			{Name: "deviceid", Value: "site_{deviceid}"},
-			{Name: "x-queryid", Value: "{queryid}"},
-			{Name: "x-requested-with", Value: "XMLHttpRequest"},
-			{Name: "x-spa-version", Value: SPAVersion},
-			{Name: "x-userid", Value: "0"},
-		},
-		From: xhrFrom,
+		All:        true,
+		Headers:    []site.Header{hDeviceID, hQueryID, hRequested, hSPA, hUserID},
+		HeadersFor: xhrHeaders,
+		From:       xhrFrom,
 	}
 }
 
+// xhrHeaders are the site's headers on a call of apiURL, as public
+// clients of 2026 send them (docs/sites.md, "Headers per endpoint"):
+// the search gets the query's x-queryid and x-userid besides deviceid,
+// x-requested-with and x-spa-version; the card and catalog APIs only
+// those three; the basket CDN (another site: the browser adds Origin)
+// none of them.
+func xhrHeaders(_ *site.Site, apiURL string) []site.Header {
+	u, err := url.Parse(apiURL)
+	switch {
+	case err != nil:
+		return nil
+	case isBasket(u):
+		return nil
+	case isSearch(u):
+		return []site.Header{hDeviceID, hQueryID, hRequested, hSPA, hUserID}
+	}
+	return []site.Header{hDeviceID, hRequested, hSPA}
+}
+
+// isSearch says u is a search API call.
+func isSearch(u *url.URL) bool {
+	return strings.Contains(u.Path, "/exactmatch/") || strings.HasSuffix(u.Path, "/search")
+}
+
+// isBasket says u is a basket CDN file: a basket-NN host, or a
+// card.json path (a basket endpoint configured as one host).
+func isBasket(u *url.URL) bool {
+	return strings.HasPrefix(u.Hostname(), "basket-") || cardPathRe.MatchString(u.Path)
+}
+
 // xhrFrom is the page whose script calls apiURL: the search page of a
-// search, the product page of a card, the home page otherwise.
+// search, the product page of a card (card API or basket card.json),
+// the home page otherwise.
 func xhrFrom(s *site.Site, apiURL string) string {
 	web := s.Endpoint(site.EndpointWeb)
 	u, err := url.Parse(apiURL)
@@ -43,6 +77,9 @@ func xhrFrom(s *site.Site, apiURL string) string {
 		return web + "/catalog/0/search.aspx?search=" + url.QueryEscape(q.Get("query"))
 	case q.Get("nm") != "":
 		return web + "/catalog/" + q.Get("nm") + "/detail.aspx"
+	}
+	if m := cardPathRe.FindStringSubmatch(u.Path); m != nil {
+		return web + "/catalog/" + m[1] + "/detail.aspx"
 	}
 	return web + "/"
 }
