@@ -1,9 +1,9 @@
 package proxies
 
 import (
+	"crawlq/internal/mask"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 )
@@ -45,49 +45,15 @@ func (m Modem) NewIPTimeout() time.Duration {
 	return max(3*m.Settle, 30*time.Second)
 }
 
-// Masked is the modem's change link safe to print: its host and first
-// path segment, every other path segment, query value and password
-// replaced by ***.
-func (m Modem) Masked() string { return MaskURL(m.ChangeURL) }
+// Masked is the modem's change link safe to print (mask.URL): its key,
+// in the path or the query, is ***.
+func (m Modem) Masked() string { return mask.URL(m.ChangeURL) }
 
 // String is Masked, so %v never leaks the change key.
 func (m Modem) String() string { return m.Method + " " + m.Masked() }
 
 // GoString is String too, so %#v never leaks it either.
 func (m Modem) GoString() string { return "proxies.Modem(" + m.String() + ")" }
-
-// MaskURL hides what may be a secret in a URL: the user's password (the
-// whole user info), every path segment after the first, and every query
-// value. Providers put keys in all three (…/changeip/KEY/NAME,
-// /bot<TOKEN>/sendMessage, ?key=…). A URL that does not parse prints as
-// "***".
-func MaskURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return "***"
-	}
-	out := u.Scheme + "://"
-	if u.User != nil {
-		out += "***@"
-	}
-	out += u.Host
-	segs := strings.Split(strings.TrimPrefix(u.EscapedPath(), "/"), "/")
-	if segs[0] != "" {
-		out += "/" + segs[0]
-	}
-	for range segs[1:] {
-		out += "/***"
-	}
-	if u.RawQuery != "" {
-		var qs []string
-		for k := range u.Query() {
-			qs = append(qs, k+"=***")
-		}
-		slices.Sort(qs)
-		out += "?" + strings.Join(qs, "&")
-	}
-	return out
-}
 
 // Rotates says whether the proxy can change its exit IP on demand.
 func (p Proxy) Rotates() bool { return p.Modem != nil }
@@ -127,7 +93,7 @@ func modemOption(m **Modem, k, v string) (bool, error) {
 func changeURL(v string) (string, error) {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("want an http(s)://host/path link, got %s", MaskURL(v))
+		return "", fmt.Errorf("want an http(s)://host/path link, got %s", mask.URL(v))
 	}
 	return v, nil
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strings"
 	"testing"
 )
@@ -41,7 +40,8 @@ var proxyLineSeeds = []string{
 
 // FuzzParseLine: ParseLine never panics; an accepted proxy is valid, its
 // Masked form does not depend on the password, and both its URL and its
-// Masked form parse back to the same endpoint (the URL to the same ID).
+// Masked form parse back to the same endpoint (the URL to the same ID;
+// the Masked form to the same user unless a word of it looked like a key).
 // ParseReader agrees with ParseLine on a one-line list.
 func FuzzParseLine(f *testing.F) {
 	for _, s := range proxyLineSeeds {
@@ -62,7 +62,8 @@ func FuzzParseLine(f *testing.F) {
 			t.Fatalf("ParseLine(%q): URL %s parses to ID %q, %v; want ID %q", line, p.Masked(), back.ID, err, p.ID)
 		}
 		m, err := ParseLine(p.Masked())
-		if err != nil || m.Host != p.Host || m.Port != p.Port || m.Scheme != p.Scheme || m.User != p.User {
+		if err != nil || m.Host != p.Host || m.Port != p.Port || m.Scheme != p.Scheme ||
+			m.User != p.User && !strings.Contains(m.User, "***") {
 			t.Fatalf("ParseLine(%q): Masked %q parses to %v, %v", line, p.Masked(), m, err)
 		}
 	})
@@ -82,9 +83,9 @@ func checkMasked(t *testing.T, p Proxy) {
 			t.Fatalf("%s of a proxy depends on its password: %q vs %q", f, a, b)
 		}
 	}
-	want := p.Scheme + "://" + url.User(p.User).String() + ":***@" + net.JoinHostPort(p.Host, p.Port)
-	if p.Masked() != want {
-		t.Fatalf("Masked() = %q, want %q", p.Masked(), want)
+	prefix, suffix := p.Scheme+"://", ":***@"+net.JoinHostPort(p.Host, p.Port)
+	if m := p.Masked(); !strings.HasPrefix(m, prefix) || !strings.HasSuffix(m, suffix) {
+		t.Fatalf("Masked() = %q, want %s…%s", m, prefix, suffix)
 	}
 }
 

@@ -1,6 +1,7 @@
 package proxies
 
 import (
+	"crawlq/internal/mask"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -73,17 +74,9 @@ func (p Proxy) URL() *url.URL {
 	return u
 }
 
-// Masked is the proxy address safe to print: scheme://user:***@host:port.
-func (p Proxy) Masked() string {
-	hp := net.JoinHostPort(p.Host, p.Port)
-	switch {
-	case p.Password != "":
-		return p.Scheme + "://" + url.User(p.User).String() + ":***@" + hp
-	case p.User != "":
-		return p.Scheme + "://" + url.User(p.User).String() + "@" + hp
-	}
-	return p.Scheme + "://" + hp
-}
+// Masked is the proxy address safe to print (mask.URL):
+// scheme://user:***@host:port, the user name as written.
+func (p Proxy) Masked() string { return mask.URL(p.URL().String()) }
 
 // String is Masked, so %v never leaks a password.
 func (p Proxy) String() string { return p.Masked() }

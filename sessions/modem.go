@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
 	"go.uber.org/zap"
 
 	"crawlq/internal/backoff"
+	"crawlq/internal/mask"
 	"crawlq/proxies"
 )
 
@@ -202,7 +202,7 @@ func (m *Manager) callChange(ctx context.Context, p proxies.Proxy) error {
 	for try := 1; ; try++ {
 		req, err := http.NewRequestWithContext(ctx, md.Method, md.ChangeURL, nil)
 		if err != nil {
-			return fmt.Errorf("change link %s: %v", md.Masked(), maskedErr(err))
+			return fmt.Errorf("change link %s: %v", md.Masked(), mask.Text(err.Error(), md.ChangeURL))
 		}
 		resp, err := m.cfg.ChangeClient.Do(req)
 		if err != nil {
@@ -212,7 +212,7 @@ func (m *Manager) callChange(ctx context.Context, p proxies.Proxy) error {
 				}
 				continue
 			}
-			return fmt.Errorf("change link %s: %v", md.Masked(), maskedErr(err))
+			return fmt.Errorf("change link %s: %v", md.Masked(), mask.Text(err.Error(), md.ChangeURL))
 		}
 		resp.Body.Close()
 		switch {
@@ -235,16 +235,6 @@ func retryAfter(v string) time.Duration {
 		return time.Duration(n) * time.Second
 	}
 	return 5 * time.Second
-}
-
-// maskedErr is err without the URL a *url.Error repeats (it holds the
-// provider's key).
-func maskedErr(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }
 
 // newIP probes the modem until its exit IP differs from old, backing off

@@ -70,8 +70,8 @@ func userinfo(s string) string {
 	if !hasPass || pass == "" {
 		return stars
 	}
-	if u, err := url.PathUnescape(user); err == nil {
-		user = u
+	if u, err := url.PathUnescape(user); err == nil && !strings.ContainsAny(u, ":@/?# %\t\n\r") {
+		user = u // as the user wrote it: {session}, not %7Bsession%7D
 	}
 	return words(user) + ":" + stars
 }

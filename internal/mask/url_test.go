@@ -40,6 +40,8 @@ func TestURL(t *testing.T) {
 			want: "http://customer-acme-sessid-{session}:***@pr.oxylabs.io:7777", secrets: []string{"GwPass"}},
 		{name: "gateway session filled in", in: "http://user-sp12345-session-7f3a9c21b0d4:GwPass@gate.example:7000",
 			want: "http://user-sp12345-session-***:***@gate.example:7000", secrets: []string{"GwPass", "7f3a9c21b0d4"}},
+		{name: "escaped user name that would not read back", in: "http://a%3Ab%40c:GwPass@gate.example:7000",
+			want: "http://a%3Ab%40c:***@gate.example:7000", secrets: []string{"GwPass"}},
 		// modem change links
 		{name: "change key in the query", in: "http://192.168.8.1/api/changeip?key=k9&name=m1",
 			want: "http://192.168.8.1/api/***?key=***&name=***", secrets: []string{"k9"}},
