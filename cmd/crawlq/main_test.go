@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"crawlq/internal/heartbeat"
 	"crawlq/internal/testredis"
 )
 
@@ -60,5 +61,17 @@ func TestRedisDownPrintsOneLine(t *testing.T) {
 				t.Fatalf("stderr has %d lines, want crawlq's one error (password masked):\n%s", len(lines), stderr)
 			}
 		})
+	}
+}
+
+// TestVersion: --version prints the version and commit a worker's
+// heartbeat reports, and exits 0.
+func TestVersion(t *testing.T) {
+	stdout, stderr, err := runMain(t, "--version")
+	if err != nil {
+		t.Fatalf("--version: %v\n%s", err, stderr)
+	}
+	if want := "crawlq version " + heartbeat.Version() + "\n"; stdout != want {
+		t.Errorf("--version printed %q, want %q", stdout, want)
 	}
 }

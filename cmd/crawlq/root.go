@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"crawlq/internal/heartbeat"
 	"crawlq/internal/redisx"
 )
 
@@ -29,6 +30,9 @@ func newRootCmd() *cobra.Command {
 		Short:         "Distributed job-queue scraping with a cluster-wide proxy broker",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints "crawlq version (devel) <commit>": the same
+		// version a worker's heartbeat reports in `status`.
+		Version: heartbeat.Version(),
 		// go-redis logs to stderr on its own (dial failures); its lines go
 		// through crawlq's logger at debug level, so a command prints one
 		// clear error, not the library's noise before it.

@@ -93,16 +93,38 @@ func List(ctx context.Context, rdb redis.UniversalClient) ([]Record, error) {
 }
 
 // Version is the running binary's module version ("(devel)" for a local
-// build), with its VCS revision when known.
+// build), with its VCS revision when known ("+dirty" when the build had
+// uncommitted changes).
 func Version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
+	return versionOf(bi)
+}
+
+// versionOf is Version for the build info bi.
+func versionOf(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	rev, dirty := "", false
 	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += " " + rev
+		if dirty {
+			v += "+dirty"
 		}
 	}
 	return v

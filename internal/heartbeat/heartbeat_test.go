@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"context"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -61,5 +62,29 @@ func TestRecordExpires(t *testing.T) {
 	}
 	if n := rdb.ZCard(ctx, indexKey).Val(); n != 0 {
 		t.Errorf("index keeps %d expired ids", n)
+	}
+}
+
+func TestVersionOf(t *testing.T) {
+	rev := "0123456789abcdef0123456789abcdef01234567"
+	for _, tc := range []struct {
+		name string
+		bi   debug.BuildInfo
+		want string
+	}{
+		{"go run, no VCS", debug.BuildInfo{}, "(devel)"},
+		{"local build", debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}},
+			"(devel) 0123456789ab"},
+		{"uncommitted changes", debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "true"}}},
+			"(devel) 0123456789ab+dirty"},
+		{"go install @version", debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}}, "v1.2.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := versionOf(&tc.bi); got != tc.want {
+				t.Errorf("versionOf = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
