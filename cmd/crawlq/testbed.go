@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -113,6 +115,36 @@ func (o testbedOpts) addModems(cfg *testbed.Config) error {
 	return nil
 }
 
+// checkPaths refuses, before anything starts, a --dir or a
+// --write-config directory that is not an existing directory.
+func (o testbedOpts) checkPaths() error {
+	if o.dir != "" {
+		if err := existingDir(o.dir); err != nil {
+			return fmt.Errorf("--dir %s: %w", o.dir, err)
+		}
+	}
+	if o.writeConfig != "" {
+		if err := existingDir(filepath.Dir(o.writeConfig)); err != nil {
+			return fmt.Errorf("--write-config %s: %w", o.writeConfig, err)
+		}
+	}
+	return nil
+}
+
+// existingDir says what is wrong when dir is no existing directory.
+func existingDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no directory %s (create it first)", dir)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
+}
+
 // writeModems writes the modems' lines to modems.txt beside proxies.txt;
 // "" without modems.
 func writeModems(tb *testbed.Testbed) (string, error) {
@@ -134,6 +166,9 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	defer log.Sync()
 	if o.proxies < 1 {
 		return fmt.Errorf("--proxies %d: want at least 1", o.proxies)
+	}
+	if err := o.checkPaths(); err != nil {
+		return err
 	}
 	cfg := testbed.Config{Proxies: o.proxies, Seed: o.seed, Strict: o.strict, Dir: o.dir,
 		Fingerprint: o.fingerprint, Challenge: o.challenge, PriceEvery: priceEvery(o.priceEvery),

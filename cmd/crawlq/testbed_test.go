@@ -100,3 +100,31 @@ func TestTestbedModems(t *testing.T) {
 		t.Fatalf("a bad --avito-volume: %v\n%s", err, stderr)
 	}
 }
+
+// TestTestbedRefusesAMissingDir: a --dir or a --write-config directory
+// that does not exist is refused before anything starts, on one line.
+func TestTestbedRefusesAMissingDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing --dir", []string{"--dir", missing}, "crawlq: --dir " + missing + ": no directory " + missing + " (create it first)"},
+		{"--dir a file", []string{"--dir", file}, "crawlq: --dir " + file + ": " + file + " is not a directory"},
+		{"missing --write-config dir", []string{"--write-config", filepath.Join(missing, "c.yaml")},
+			"crawlq: --write-config " + filepath.Join(missing, "c.yaml") + ": no directory " + missing + " (create it first)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, err := runMain(t, append([]string{"testbed"}, tc.args...)...)
+			if err == nil || stdout != "" || stderr != tc.want+"\n" {
+				t.Errorf("testbed %v: %v\nstdout %q\nstderr %q\nwant only %q", tc.args, err, stdout, stderr, tc.want)
+			}
+		})
+	}
+}
