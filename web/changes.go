@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"html/template"
 	"time"
+
+	"crawlq/results/pgsink"
 )
 
 // PriceChange is one row of the "latest changes" section: an item's price
-// went From → To at At (Drop in percent of From; negative: a rise).
+// went From → To at At (ChangePct in percent of From, negative for a
+// fall, as pgsink.ChangePct).
 type PriceChange struct {
-	At       time.Time
-	Site, ID string
-	Title    string
-	From, To int64
-	Drop     float64
+	At        time.Time
+	Site, ID  string
+	Title     string
+	From, To  int64
+	ChangePct float64
 }
 
 // ChangesSection is the pool page's "latest price changes" table (the
@@ -36,10 +39,12 @@ func ChangesSection(list func(ctx context.Context) ([]PriceChange, error)) Secti
 }
 
 var changesTmpl = template.Must(template.New("changes").Funcs(template.FuncMap{
-	"rub":     func(k int64) string { return fmt.Sprintf("%d.%02d", k/100, k%100) },
-	"ts":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") },
-	"neg":     func(v float64) float64 { return -v },
+	"rub": func(k int64) string { return fmt.Sprintf("%d.%02d", k/100, k%100) },
+	"ts":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") },
+	// pct is safe HTML: digits, a point and a sign (html/template would
+	// write "+" as &#43;).
+	"pct":     func(v float64) template.HTML { return template.HTML(pgsink.FormatChange(v)) },
 	"itemURL": ItemURL,
 }).Parse(`{{if .}}<table class="changes"><thead><tr><th>at (UTC)</th><th>site</th><th>id</th><th>title</th><th>from</th><th>to</th><th>change</th></tr></thead><tbody>
-{{range .}}<tr><td>{{ts .At}}</td><td>{{.Site}}</td><td><a href="{{itemURL .Site .ID}}">{{.ID}}</a></td><td><a href="{{itemURL .Site .ID}}">{{.Title}}</a></td><td>{{rub .From}}</td><td>{{rub .To}}</td><td>{{if ge .Drop 0.0}}−{{printf "%.1f" .Drop}}%{{else}}+{{printf "%.1f" (neg .Drop)}}%{{end}}</td></tr>
+{{range .}}<tr><td>{{ts .At}}</td><td>{{.Site}}</td><td><a href="{{itemURL .Site .ID}}">{{.ID}}</a></td><td><a href="{{itemURL .Site .ID}}">{{.Title}}</a></td><td>{{rub .From}}</td><td>{{rub .To}}</td><td>{{pct .ChangePct}}</td></tr>
 {{end}}</tbody></table>{{else}}<p>No price changes in the last 24 hours.</p>{{end}}`))

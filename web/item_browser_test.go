@@ -43,7 +43,7 @@ func storeChanges(store pgsink.Querier) func(context.Context) ([]PriceChange, er
 		cs, err := pgsink.Changes(ctx, store, historyStart, 0, 20)
 		out := make([]PriceChange, len(cs))
 		for i, c := range cs {
-			out[i] = PriceChange{At: c.At, Site: c.Site, ID: c.ID, Title: c.Title, From: c.From, To: c.To, Drop: c.Drop}
+			out[i] = PriceChange{At: c.At, Site: c.Site, ID: c.ID, Title: c.Title, From: c.From, To: c.To, ChangePct: c.ChangePct}
 		}
 		return out, err
 	}

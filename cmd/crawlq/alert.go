@@ -293,6 +293,6 @@ func testAlert(r pgsink.Rule) pgsink.Alert {
 	now := time.Now().UTC()
 	in := true
 	return pgsink.Alert{Rule: r.Name, Site: r.Site, ID: "test", Title: "crawlq alert test", Currency: "RUB",
-		OldPrice: 250000, NewPrice: 200000, DropPct: 20, InStock: &in, WasInStock: &in, ObservedAt: now,
+		OldPrice: 250000, NewPrice: 200000, InStock: &in, WasInStock: &in, ObservedAt: now,
 		Key: "test:" + r.Name + ":" + strconv.FormatInt(now.UnixNano(), 10), Test: true}
 }

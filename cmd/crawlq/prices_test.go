@@ -69,3 +69,44 @@ func TestPricesWithoutTables(t *testing.T) {
 		}
 	}
 }
+
+// TestChangesSignAndPrecision: `results changes` prints a rise as +N% and
+// a fall as −N% under CHANGE, as the dashboard does, and its JSON's
+// change_pct is negative for a fall with two decimals at most; on a
+// database without the sink's tables it says to run the sink.
+func TestChangesSignAndPrecision(t *testing.T) {
+	pg := testpg.DB(t)
+	_, stderr, err := runMain(t, "results", "changes", "--postgres", pg)
+	if err == nil || !strings.Contains(stderr, "has no crawlq tables: run `crawlq sink --postgres URL`") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("results changes on an empty database: %v, stderr %q", err, stderr)
+	}
+	ctx := context.Background()
+	st, err := pgsink.Open(ctx, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+	var obs []pgsink.Observation
+	for i, o := range []struct {
+		id    string
+		price int64
+	}{{"up", 100000}, {"third", 30000}, {"up", 106800}, {"third", 20000}} {
+		it := item.Item{Site: "ozon", ID: o.id, Title: o.id, Price: o.price, FetchedAt: at.Add(time.Duration(i) * time.Minute)}
+		obs = append(obs, pgsink.Observation{EntryMS: int64(i + 1), Item: it, Task: "t"})
+	}
+	if _, err := st.Write(ctx, obs, nil); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	out, stderr, err := runMain(t, "results", "changes", "--postgres", pg)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	row := func(i int) string { return strings.Join(strings.Fields(lines[i])[1:], " ") }
+	if err != nil || len(lines) != 3 || row(0) != "SITE ID FROM TO CHANGE TITLE" ||
+		row(1) != "ozon third 300.00 200.00 −33.33% third" || row(2) != "ozon up 1000.00 1068.00 +6.8% up" {
+		t.Errorf("results changes: %v %s\n%s", err, stderr, out)
+	}
+	out, _, err = runMain(t, "results", "changes", "--postgres", pg, "--json")
+	if err != nil || !strings.Contains(out, `"change_pct":-33.33`) || !strings.Contains(out, `"change_pct":6.8`) || strings.Contains(out, "drop") {
+		t.Errorf("results changes --json: %v\n%s", err, out)
+	}
+}

@@ -182,9 +182,10 @@ func newResultsChangesCmd(a *app) *cobra.Command {
 
 func writeChanges(w io.Writer, cs []pgsink.Change) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AT\tSITE\tID\tFROM\tTO\tDROP\tTITLE")
+	fmt.Fprintln(tw, "AT\tSITE\tID\tFROM\tTO\tCHANGE\tTITLE")
 	for _, c := range cs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\n", c.At.Format(time.RFC3339), c.Site, c.ID, rub(c.From), rub(c.To), c.Drop, c.Title)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.At.Format(time.RFC3339), c.Site, c.ID, rub(c.From), rub(c.To),
+			pgsink.FormatChange(c.ChangePct), c.Title)
 	}
 	if len(cs) == 0 {
 		fmt.Fprintln(tw, "(no price changes)")

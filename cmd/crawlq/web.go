@@ -107,7 +107,7 @@ func latestChanges(q pgsink.Querier) func(context.Context) ([]web.PriceChange, e
 		cs, err := pgsink.Changes(ctx, q, time.Now().Add(-24*time.Hour), 0, 20)
 		out := make([]web.PriceChange, len(cs))
 		for i, c := range cs {
-			out[i] = web.PriceChange{At: c.At, Site: c.Site, ID: c.ID, Title: c.Title, From: c.From, To: c.To, Drop: c.Drop}
+			out[i] = web.PriceChange{At: c.At, Site: c.Site, ID: c.ID, Title: c.Title, From: c.From, To: c.To, ChangePct: c.ChangePct}
 		}
 		return out, err
 	}

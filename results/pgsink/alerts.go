@@ -188,7 +188,7 @@ INSERT INTO alert_outbox (key, rule, site, id, webhook, payload)
 SELECT f.rule || ':' || f.site || ':' || f.id || ':' || f.entry_ms || '-' || f.entry_seq, f.rule, f.site, f.id, f.webhook,
        jsonb_build_object('rule', f.rule, 'site', f.site, 'id', f.id, 'title', coalesce(f.title, ''),
            'url', coalesce(f.url, ''), 'currency', coalesce(f.currency, ''), 'old_price', f.prev_price,
-           'new_price', f.price, 'drop_pct', round(100.0 * (f.prev_price - f.price) / f.prev_price, 2),
+           'new_price', f.price,
            'in_stock', f.in_stock, 'was_in_stock', f.prev_in_stock, 'observed_at', f.observed_at,
            'key', f.rule || ':' || f.site || ':' || f.id || ':' || f.entry_ms || '-' || f.entry_seq)
 FROM fired f
@@ -206,8 +206,10 @@ type Alert struct {
 	Currency string `json:"currency"`
 	OldPrice int64  `json:"old_price"`
 	NewPrice int64  `json:"new_price"`
-	// DropPct is the fall in percent of OldPrice (negative: a rise).
-	DropPct    float64   `json:"drop_pct"`
+	// ChangePct is the change OldPrice → NewPrice in percent of
+	// OldPrice, two decimals, negative for a fall (ChangePct); the sender
+	// computes it.
+	ChangePct  float64   `json:"change_pct"`
 	InStock    *bool     `json:"in_stock"`
 	WasInStock *bool     `json:"was_in_stock"`
 	ObservedAt time.Time `json:"observed_at"`
@@ -220,8 +222,9 @@ type Alert struct {
 	Test bool `json:"test,omitempty"`
 }
 
-// withText is a with its Text written.
+// withText is a with its ChangePct and Text written.
 func (a Alert) withText() Alert {
+	a.ChangePct = ChangePct(a.OldPrice, a.NewPrice)
 	title := a.Title
 	if title == "" {
 		title = a.Site + " " + a.ID
@@ -231,8 +234,8 @@ func (a Alert) withText() Alert {
 	case a.InStock != nil && *a.InStock && a.WasInStock != nil && !*a.WasInStock && a.NewPrice >= a.OldPrice:
 		what = "back in stock at " + money(a.NewPrice, a.Currency)
 	case a.NewPrice < a.OldPrice:
-		what = fmt.Sprintf("%s → %s (−%s%%)", money(a.OldPrice, a.Currency), money(a.NewPrice, a.Currency),
-			strconv.FormatFloat(a.DropPct, 'f', -1, 64))
+		what = fmt.Sprintf("%s → %s (%s)", money(a.OldPrice, a.Currency), money(a.NewPrice, a.Currency),
+			FormatChange(a.ChangePct))
 	default:
 		what = money(a.OldPrice, a.Currency) + " → " + money(a.NewPrice, a.Currency)
 	}

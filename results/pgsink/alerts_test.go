@@ -127,7 +127,7 @@ func TestAlertsDecidedWithTheRows(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT payload FROM alert_outbox WHERE key = 'drop:ozon:1:5-0'").Scan(&body); err != nil {
 		t.Fatal(err)
 	}
-	if body.OldPrice != 100000 || body.NewPrice != 85000 || body.DropPct != 15 || !*body.InStock || body.Title != "mug" ||
+	if body.OldPrice != 100000 || body.NewPrice != 85000 || !*body.InStock || body.Title != "mug" ||
 		!body.ObservedAt.Equal(at.Add(time.Minute)) {
 		t.Fatalf("payload %+v", body)
 	}
@@ -195,8 +195,8 @@ func TestSenderDeliversOnceByKey(t *testing.T) {
 			t.Errorf("key %s received %d times, want once", k, got[k])
 		}
 	}
-	if a := rcv.last[keys[0]]; a.Text == "" || a.Key != keys[0] || a.Rule != "any" {
-		t.Errorf("body %+v: want the key, the rule and a text", a)
+	if a := rcv.last[keys[0]]; a.Key != keys[0] || a.Rule != "any" || a.ChangePct != -10 || !strings.Contains(a.Text, "10 ₽ → 9 ₽ (−10%)") {
+		t.Errorf("body %+v: want the key, the rule, change_pct -10 and a text with (−10%%)", a)
 	}
 	as, err = pgsink.AlertStatus(ctx, conn)
 	if err != nil || as.Delivered != 30 || as.Pending != 0 || as.Rules != 1 {

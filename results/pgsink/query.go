@@ -136,8 +136,9 @@ type Change struct {
 	At    time.Time `json:"at"`
 	From  int64     `json:"from"`
 	To    int64     `json:"to"`
-	// Drop is the fall in percent of From (negative: a rise).
-	Drop float64 `json:"drop_pct"`
+	// ChangePct is the change From → To in percent of From, two
+	// decimals, negative for a fall (ChangePct).
+	ChangePct float64 `json:"change_pct"`
 }
 
 // Changes lists the price changes observed at or after since, newest
@@ -154,19 +155,18 @@ func Changes(ctx context.Context, conn Querier, since time.Time, minDrop float64
 	        SELECT o.site, o.id, o.observed_at, o.price,
 	               lag(o.price) OVER (PARTITION BY o.site, o.id ORDER BY o.observed_at, o.entry_ms, o.entry_seq) AS prev
 	        FROM observations o JOIN touched USING (site, id) WHERE o.price IS NOT NULL)
-	    SELECT s.site, s.id, coalesce(i.title, ''), s.observed_at, s.prev, s.price,
-	           100.0 * (s.prev - s.price) / s.prev AS drop
+	    SELECT s.site, s.id, coalesce(i.title, ''), s.observed_at, s.prev, s.price
 	    FROM seq s LEFT JOIN items i USING (site, id)
 	    WHERE s.observed_at >= $1 AND s.prev IS NOT NULL AND s.prev <> s.price
 	      AND ($2 <= 0 OR 100.0 * (s.prev - s.price) / s.prev >= $2)
 	    ORDER BY s.observed_at DESC, s.site, s.id LIMIT $3`, since, minDrop, limit)
 	if err != nil {
-		return nil, fmt.Errorf("price changes: %w", err)
+		return nil, fmt.Errorf("price changes: %w", SchemaHint(err))
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Change, error) {
 		var c Change
-		err := r.Scan(&c.Site, &c.ID, &c.Title, &c.At, &c.From, &c.To, &c.Drop)
-		c.At = c.At.UTC()
+		err := r.Scan(&c.Site, &c.ID, &c.Title, &c.At, &c.From, &c.To)
+		c.At, c.ChangePct = c.At.UTC(), ChangePct(c.From, c.To)
 		return c, err
 	})
 }

@@ -195,11 +195,11 @@ func TestSinkItemsKeepLatestPrice(t *testing.T) {
 		t.Fatalf("prices: %+v %v", ps, err)
 	}
 	ch, err := pgsink.Changes(context.Background(), c, t0, 10, 0)
-	if err != nil || len(ch) != 1 || ch[0].From != 1000 || ch[0].To != 800 || ch[0].Drop != 20 {
+	if err != nil || len(ch) != 1 || ch[0].From != 1000 || ch[0].To != 800 || ch[0].ChangePct != -20 {
 		t.Fatalf("changes with a 10%% drop: %+v %v; want the one fall 1000 -> 800", ch, err)
 	}
 	ch, _ = pgsink.Changes(context.Background(), c, t0, 0, 0)
-	if len(ch) != 2 || ch[0].To != 900 {
+	if len(ch) != 2 || ch[0].To != 900 || ch[0].ChangePct != 12.5 {
 		t.Fatalf("all changes: %+v; want the rise to 900 then the fall", ch)
 	}
 }
