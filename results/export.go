@@ -128,6 +128,9 @@ func fill(a, b item.Item) item.Item {
 	if b.Reviews != 0 {
 		a.Reviews = b.Reviews
 	}
+	if b.InStock != nil {
+		a.InStock = b.InStock
+	}
 	if b.FetchedAt.After(a.FetchedAt) {
 		a.FetchedAt = b.FetchedAt
 	}
@@ -151,16 +154,17 @@ func writeJSONL(w io.Writer, items []item.Item) error {
 	return nil
 }
 
-// csvHeader names the CSV columns; prices are kopecks, an unknown old
-// price an empty cell (never 0).
-var csvHeader = []string{"site", "id", "title", "price", "old_price", "currency", "seller", "rating", "reviews", "url", "fetched_at"}
+// csvHeader names the CSV columns, in the order of the items table;
+// prices are kopecks, an unknown old price or stock an empty cell (never
+// 0 or false).
+var csvHeader = []string{"site", "id", "title", "price", "old_price", "currency", "seller", "rating", "reviews", "in_stock", "url", "fetched_at"}
 
 func writeCSV(w io.Writer, items []item.Item) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write(csvHeader)
 	for _, it := range items {
 		_ = cw.Write([]string{it.Site, it.ID, it.Title, i64(it.Price), optional(it.OldPrice), it.Currency,
-			it.Seller, strconv.FormatFloat(it.Rating, 'f', -1, 64), strconv.Itoa(it.Reviews), it.URL,
+			it.Seller, strconv.FormatFloat(it.Rating, 'f', -1, 64), strconv.Itoa(it.Reviews), optionalBool(it.InStock), it.URL,
 			it.FetchedAt.UTC().Format(time.RFC3339)})
 	}
 	cw.Flush()
@@ -175,6 +179,14 @@ func optional(v int64) string {
 		return ""
 	}
 	return i64(v)
+}
+
+// optionalBool writes an unknown (nil) value as an empty cell.
+func optionalBool(v *bool) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatBool(*v)
 }
 
 // Tail writes items as JSON lines as they arrive, until ctx ends.

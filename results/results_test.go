@@ -80,7 +80,8 @@ func TestExportMergesAndFormats(t *testing.T) {
 	ctx := context.Background()
 	s := results.NewSink(rdb, 0)
 	card := item.Item{Site: "avito", ID: "7", Title: "Чехол, \"синий\"", Price: 52600, Currency: "RUB", URL: "https://www.avito.ru/x_7", FetchedAt: at}
-	page := item.Item{Site: "avito", ID: "7", Seller: "Техносфера", Rating: 4.2, Reviews: 12, FetchedAt: at.Add(time.Minute)}
+	sold := false
+	page := item.Item{Site: "avito", ID: "7", Seller: "Техносфера", Rating: 4.2, Reviews: 12, InStock: &sold, FetchedAt: at.Add(time.Minute)}
 	other := item.Item{Site: "wildberries", ID: "9", Title: "Кофе", Price: 100, Currency: "RUB", FetchedAt: at}
 	for i, its := range [][]item.Item{{card, other}, {page}} {
 		if err := s.WritePage(ctx, "t", i+1, its); err != nil {
@@ -92,7 +93,7 @@ func TestExportMergesAndFormats(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("export: %d %v", n, err)
 	}
-	want := `{"site":"avito","id":"7","title":"Чехол, \"синий\"","price":52600,"currency":"RUB","seller":"Техносфера","rating":4.2,"reviews":12,"url":"https://www.avito.ru/x_7","fetched_at":"2026-12-02T10:01:00Z"}` + "\n"
+	want := `{"site":"avito","id":"7","title":"Чехол, \"синий\"","price":52600,"currency":"RUB","seller":"Техносфера","rating":4.2,"reviews":12,"in_stock":false,"url":"https://www.avito.ru/x_7","fetched_at":"2026-12-02T10:01:00Z"}` + "\n"
 	if diff := cmp.Diff(want, jl.String()); diff != "" {
 		t.Errorf("merged jsonl (-want +got):\n%s", diff)
 	}
@@ -103,8 +104,8 @@ func TestExportMergesAndFormats(t *testing.T) {
 	if _, err := results.Export(ctx, rdb, &csv, results.ExportOptions{Site: "avito", Format: results.CSV}); err != nil {
 		t.Fatal(err)
 	}
-	wantCSV := "site,id,title,price,old_price,currency,seller,rating,reviews,url,fetched_at\n" +
-		"avito,7,\"Чехол, \"\"синий\"\"\",52600,,RUB,Техносфера,4.2,12,https://www.avito.ru/x_7,2026-12-02T10:01:00Z\n"
+	wantCSV := "site,id,title,price,old_price,currency,seller,rating,reviews,in_stock,url,fetched_at\n" +
+		"avito,7,\"Чехол, \"\"синий\"\"\",52600,,RUB,Техносфера,4.2,12,false,https://www.avito.ru/x_7,2026-12-02T10:01:00Z\n"
 	if diff := cmp.Diff(wantCSV, csv.String()); diff != "" {
 		t.Errorf("csv (-want +got):\n%s", diff)
 	}
@@ -113,14 +114,15 @@ func TestExportMergesAndFormats(t *testing.T) {
 	}
 }
 
-// TestUnknownOldPriceIsEmpty: an item whose old price is unknown has an
-// empty old_price cell in CSV and no old_price in JSON lines, never 0; a
-// known one is written.
+// TestUnknownOldPriceIsEmpty: an item whose old price or stock is
+// unknown has an empty old_price or in_stock cell in CSV and no
+// old_price in JSON lines, never 0 or false; a known one is written.
 func TestUnknownOldPriceIsEmpty(t *testing.T) {
 	rdb := testredis.Client(t, testredis.DBResults)
 	ctx := context.Background()
+	in := true
 	its := []item.Item{{Site: "ozon", ID: "1", Price: 100, Currency: "RUB", FetchedAt: at},
-		{Site: "ozon", ID: "2", Price: 100, OldPrice: 150, Currency: "RUB", FetchedAt: at}}
+		{Site: "ozon", ID: "2", Price: 100, OldPrice: 150, Currency: "RUB", InStock: &in, FetchedAt: at}}
 	if err := results.NewSink(rdb, 0).WritePage(ctx, "t", 1, its); err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +134,8 @@ func TestUnknownOldPriceIsEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := strings.Split(csv.String(), "\n")
-	if !strings.HasPrefix(rows[1], "ozon,1,,100,,RUB,") || !strings.HasPrefix(rows[2], "ozon,2,,100,150,RUB,") {
-		t.Errorf("csv rows, want an empty old_price for item 1 and 150 for item 2:\n%s", csv.String())
+	if !strings.HasPrefix(rows[1], "ozon,1,,100,,RUB,,0,0,,,") || !strings.HasPrefix(rows[2], "ozon,2,,100,150,RUB,,0,0,true,,") {
+		t.Errorf("csv rows, want an empty old_price and in_stock for item 1, 150 and true for item 2:\n%s", csv.String())
 	}
 	lines := strings.Split(jl.String(), "\n")
 	if strings.Contains(lines[0], "old_price") || !strings.Contains(lines[1], `"old_price":150`) {
