@@ -1,10 +1,9 @@
 package detect
 
 import (
+	"crawlq/internal/mask"
 	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 	"time"
 )
 
@@ -64,7 +63,7 @@ func (e *RateLimitedError) Unwrap() error { return ErrRateLimited }
 // error wrapping ErrProxyFailure, ErrNotFound or ErrServerError otherwise.
 // proxy should already be masked; a password in it is masked anyway.
 func (v Verdict) Err(site, proxy string) error {
-	proxy = MaskProxy(proxy)
+	proxy = mask.URL(proxy)
 	switch v.Kind {
 	case OK:
 		return nil
@@ -89,16 +88,4 @@ func (v Verdict) sentinel() error {
 		return ErrChallenge
 	}
 	return fmt.Errorf("invalid verdict kind %d", uint8(v.Kind))
-}
-
-// credentials matches "user:password@" in a proxy spec or in error text.
-var credentials = regexp.MustCompile(`([A-Za-z0-9._~%!$&'()*+,;=-]+):[^@\s/]+@`)
-
-// MaskProxy replaces every password in s ("scheme://user:pass@host:port" or
-// "user:pass@host:port") with "***".
-func MaskProxy(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
-	}
-	return credentials.ReplaceAllString(s, "$1:***@")
 }

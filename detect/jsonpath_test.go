@@ -80,19 +80,3 @@ func TestTitleOf(t *testing.T) {
 		})
 	}
 }
-
-func TestMaskProxy(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{"url", "http://bob:s3cr:et@1.2.3.4:80", "http://bob:***@1.2.3.4:80"},
-		{"bare", "bob:pw@1.2.3.4:80", "bob:***@1.2.3.4:80"},
-		{"no password", "socks5://1.2.3.4:1080", "socks5://1.2.3.4:1080"},
-		{"in text", `proxyconnect tcp: http://u:p@h:1: refused`, `proxyconnect tcp: http://u:***@h:1: refused`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := MaskProxy(tt.in); got != tt.want {
-				t.Errorf("MaskProxy(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}

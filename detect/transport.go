@@ -2,6 +2,7 @@ package detect
 
 import (
 	"context"
+	"crawlq/internal/mask"
 	"errors"
 	"net/url"
 	"os"
@@ -22,7 +23,7 @@ type timeouter interface{ Timeout() bool }
 // ProxyFailure (a failure count, never a ban): a target timeout says
 // nothing about the proxy being banned.
 func judgeErr(err error) Verdict {
-	v := Verdict{Kind: ProxyFailure, Rule: "error: " + MaskProxy(err.Error())}
+	v := Verdict{Kind: ProxyFailure, Rule: "error: " + mask.Text(err.Error())}
 	var pf proxyFaulter
 	proxyFault := errors.As(err, &pf) && pf.ProxyFault()
 	switch {

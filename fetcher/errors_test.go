@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"crawlq/fetcher"
+	"crawlq/internal/mask"
 	"crawlq/testbed"
 )
 
@@ -140,8 +141,8 @@ func checkClassified(t *testing.T, resp *fetcher.Response, err error, want fetch
 		if pass, ok := proxy.User.Password(); ok {
 			secrets = append(secrets, pass)
 		}
-		if fe.Proxy != fetcher.MaskProxy(proxy) {
-			t.Errorf("Proxy = %q, want masked %q", fe.Proxy, fetcher.MaskProxy(proxy))
+		if want := mask.URL(proxy.String()); fe.Proxy != want {
+			t.Errorf("Proxy = %q, want masked %q", fe.Proxy, want)
 		}
 	}
 	for _, s := range secrets {

@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"crawlq/internal/mask"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -53,7 +54,8 @@ func (p ExitProbe) Learn(ctx context.Context, proxy *url.URL) (string, error) {
 	defer tr.CloseIdleConnections()
 	ip, err := p.ask(ctx, tr, &told)
 	if err != nil {
-		return "", fmt.Errorf("exit probe through %s: %w", MaskProxy(proxy), redactErr(err, proxy))
+		pw, _ := proxy.User.Password()
+		return "", fmt.Errorf("exit probe through %s: %w", printable(proxy), mask.Err(err, pw))
 	}
 	return ip, nil
 }
@@ -101,14 +103,4 @@ func validIP(s string) (string, error) {
 		return "", fmt.Errorf("%w: %.40q", ErrExitUnknown, s)
 	}
 	return ip.String(), nil
-}
-
-// redactErr is err, or its text with u's password cut out if it holds it
-// (then no longer matching errors.Is).
-func redactErr(err error, u *url.URL) error {
-	pw, ok := u.User.Password()
-	if !ok || pw == "" || !strings.Contains(err.Error(), pw) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(err.Error(), pw, "***"))
 }

@@ -70,7 +70,7 @@ func (f *Fetcher) finish(ctx context.Context, req Request, hresp *http.Response,
 	if err != nil {
 		return nil, f.fail(req, classify(ctx, err, phaseConnected, req.Proxy != nil), err)
 	}
-	resp := newResponse(hresp, b, start, MaskProxy(req.Proxy))
+	resp := newResponse(hresp, b, start, printable(req.Proxy))
 	if resp.Truncated {
 		return resp, f.fail(req, BodyTooLarge, fmt.Errorf("decoded body passed the %d byte cap", f.cfg.BodyCap))
 	}
@@ -115,7 +115,7 @@ func (f *Fetcher) checkRedirect(_ *http.Request, via []*http.Request) error {
 
 // fail wraps err as an *Error of kind and logs it, the proxy masked.
 func (f *Fetcher) fail(req Request, kind ErrorKind, err error) *Error {
-	e := &Error{Kind: kind, Proxy: MaskProxy(req.Proxy), Err: err}
+	e := &Error{Kind: kind, Proxy: printable(req.Proxy), Err: err}
 	f.log.Debug("fetch failed", zap.String("url", req.URL), zap.String("proxy", e.Proxy),
 		zap.Stringer("kind", kind), zap.Error(err))
 	return e

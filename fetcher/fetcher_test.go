@@ -199,24 +199,3 @@ func TestCloseRefusesFurtherRequests(t *testing.T) {
 		t.Errorf("Do after Close: %v, want ErrClosed", err)
 	}
 }
-
-func TestMaskProxy(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
-		{name: "user and password", in: "http://user1:s3cret@10.0.0.1:8080", want: "http://user1:***@10.0.0.1:8080"},
-		{name: "user only", in: "socks5://user1@10.0.0.1:1080", want: "socks5://user1@10.0.0.1:1080"},
-		{name: "no userinfo", in: "https://10.0.0.1:443", want: "https://10.0.0.1:443"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			u, _ := url.Parse(tc.in)
-			if got := fetcher.MaskProxy(u); got != tc.want {
-				t.Errorf("MaskProxy(%s) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-	if got := fetcher.MaskProxy(nil); got != "" {
-		t.Errorf("MaskProxy(nil) = %q", got)
-	}
-}

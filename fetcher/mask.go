@@ -1,20 +1,15 @@
 package fetcher
 
-import "net/url"
+import (
+	"net/url"
 
-// MaskProxy prints a proxy URL with its password masked:
-// scheme://user:***@host:port. It returns "" for nil.
-func MaskProxy(p *url.URL) string {
+	"crawlq/internal/mask"
+)
+
+// printable is mask.URL of a proxy that may be nil (a direct request: "").
+func printable(p *url.URL) string {
 	if p == nil {
 		return ""
 	}
-	s := p.Scheme + "://"
-	if p.User != nil {
-		s += url.User(p.User.Username()).String()
-		if _, ok := p.User.Password(); ok {
-			s += ":***"
-		}
-		s += "@"
-	}
-	return s + p.Host
+	return mask.URL(p.String())
 }

@@ -130,7 +130,7 @@ func checkProxy(p *url.URL) error {
 		return fmt.Errorf("%w %q", ErrUnsupportedProxy, p.Scheme)
 	}
 	if p.Hostname() == "" {
-		return fmt.Errorf("proxy %s has no host", MaskProxy(p))
+		return fmt.Errorf("proxy %s has no host", printable(p))
 	}
 	return nil
 }

@@ -44,3 +44,26 @@ var (
 	// credentials is user:pass@ outside a URL.
 	credentials = regexp.MustCompile(`([A-Za-z0-9._~%!$&'()*+,;=-]+):[^@\s/]+@`)
 )
+
+// Err is err with its message masked by Text (nil stays nil, an error with
+// nothing to hide is returned as is); errors.Is and errors.As still see
+// through it.
+func Err(err error, known ...string) error {
+	if err == nil {
+		return nil
+	}
+	msg := Text(err.Error(), known...)
+	if msg == err.Error() {
+		return err
+	}
+	return &maskedError{msg: msg, err: err}
+}
+
+// maskedError prints a masked message and unwraps to the original.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }

@@ -1,6 +1,8 @@
 package mask
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -43,5 +45,21 @@ func TestText(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestErr masks the message and keeps the chain.
+func TestErr(t *testing.T) {
+	sentinel := errors.New("refused")
+	err := fmt.Errorf("dial http://u:Pr0xy@h:1: %w", sentinel)
+	got := Err(err, "Pr0xy")
+	if got.Error() != "dial http://u:***@h:1: refused" || !errors.Is(got, sentinel) {
+		t.Errorf("Err(%v) = %v, want it masked and still a %v", err, got, sentinel)
+	}
+	if plain := fmt.Errorf("x: %w", sentinel); Err(plain) != plain {
+		t.Error("Err changed an error with nothing to hide")
+	}
+	if Err(nil) != nil {
+		t.Error("Err(nil) is not nil")
 	}
 }
