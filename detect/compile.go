@@ -86,6 +86,9 @@ func parseJSONPaths(srcs []string) ([]jsonPath, error) {
 func (c *compiled) blockStatus(st int) bool { return slices.Contains(c.rule.BlockStatus, st) }
 func (c *compiled) rateStatus(st int) bool  { return slices.Contains(c.rule.RateLimitStatus, st) }
 
+// defectStatus tells whether a status is in the rule's defect_status.
+func (c *compiled) defectStatus(st int) bool { return slices.Contains(c.rule.DefectStatus, st) }
+
 // challenge says whether r is a JavaScript challenge: a challenge status,
 // or a challenge marker in its body.
 func (c *compiled) challenge(r *Response) (Verdict, bool) {

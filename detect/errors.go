@@ -22,6 +22,9 @@ var (
 	// ErrChallenge is wrapped by the error of a Challenge verdict: the page
 	// is behind a JavaScript challenge no browser has cleared.
 	ErrChallenge = errors.New("js challenge")
+	// ErrRequestDefect is wrapped by the error of a RequestDefect verdict:
+	// the site refused the request as sent (its headers), not the proxy.
+	ErrRequestDefect = errors.New("request defect")
 )
 
 // BlockedError says a site blocked a proxy. Proxy is masked (user:***).
@@ -86,6 +89,8 @@ func (v Verdict) sentinel() error {
 		return ErrServerError
 	case Challenge:
 		return ErrChallenge
+	case RequestDefect:
+		return ErrRequestDefect
 	}
 	return fmt.Errorf("invalid verdict kind %d", uint8(v.Kind))
 }

@@ -36,6 +36,11 @@ type Rule struct {
 	BlockStatus []int
 	// RateLimitStatus: statuses judged RateLimited, with Retry-After.
 	RateLimitStatus []int
+	// DefectStatus: statuses judged RequestDefect: the site refuses the
+	// request as sent (Wildberries' 403 to a call without the headers its
+	// page sends), not the IP; checked before BlockStatus. A body with a
+	// block marker at such a status is still Blocked.
+	DefectStatus []int
 	// ChallengeStatus: statuses judged Challenge (Wildberries' 498: the
 	// x_wbaas_token cookie is missing or no longer valid).
 	ChallengeStatus []int
@@ -115,6 +120,7 @@ func (r Rule) Merge(over Rule) Rule {
 	out := r.clone()
 	out.BlockStatus = union(out.BlockStatus, over.BlockStatus)
 	out.RateLimitStatus = union(out.RateLimitStatus, over.RateLimitStatus)
+	out.DefectStatus = union(out.DefectStatus, over.DefectStatus)
 	out.ChallengeStatus = union(out.ChallengeStatus, over.ChallengeStatus)
 	out.ChallengeMarkers = union(out.ChallengeMarkers, over.ChallengeMarkers)
 	out.URLPatterns = union(out.URLPatterns, over.URLPatterns)
@@ -154,6 +160,7 @@ func (r *Rule) mergeScalars(over Rule) {
 func (r Rule) clone() Rule {
 	r.BlockStatus = slices.Clone(r.BlockStatus)
 	r.RateLimitStatus = slices.Clone(r.RateLimitStatus)
+	r.DefectStatus = slices.Clone(r.DefectStatus)
 	r.ChallengeStatus = slices.Clone(r.ChallengeStatus)
 	r.ChallengeMarkers = slices.Clone(r.ChallengeMarkers)
 	r.URLPatterns = slices.Clone(r.URLPatterns)
@@ -305,6 +312,11 @@ func (r Rule) validateNumbers(at string) error {
 	for i, st := range r.RateLimitStatus {
 		if err := checkStatus(st); err != nil {
 			return fmt.Errorf("%s.rate_limit_status[%d]: %w", at, i, err)
+		}
+	}
+	for i, st := range r.DefectStatus {
+		if err := checkStatus(st); err != nil {
+			return fmt.Errorf("%s.defect_status[%d]: %w", at, i, err)
 		}
 	}
 	for i, st := range r.ChallengeStatus {

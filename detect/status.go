@@ -23,6 +23,12 @@ func (d *Detector) judgeStatus(c *compiled, r *Response) (Verdict, bool) {
 			return b, true
 		}
 		v.Kind, v.Reason, v.RetryAfter = RateLimited, "rate limited", d.retryAfter(r.Header)
+	case c.defectStatus(st):
+		if b, banned := c.markerHit(r.Body); banned {
+			b.Reason, b.Status = "block page at a defect status", st
+			return b, true
+		}
+		v.Kind, v.Reason = RequestDefect, "request defect"
 	case c.blockStatus(st):
 		v.Kind, v.Reason = Blocked, "blocked status"
 	default:

@@ -38,12 +38,18 @@ const (
 	// nor an answer. The browser tier clears it through the same proxy,
 	// and the page is asked again; the proxy is never punished for it (I7).
 	Challenge
+	// RequestDefect: the site refused the request as crawlq sent it, not
+	// the IP (Wildberries' 403 to an API call without the headers its
+	// page sends): no proxy is punished, and asking again, from any
+	// proxy, gets the same answer. The job fails at once, naming the
+	// endpoint; the request must be fixed.
+	RequestDefect
 )
 
 var kindNames = map[Kind]string{
 	OK: "ok", Blocked: "blocked", RateLimited: "rate_limited",
 	ProxyFailure: "proxy_failure", NotFound: "not_found", ServerError: "server_error",
-	Suspect: "suspect", Challenge: "challenge",
+	Suspect: "suspect", Challenge: "challenge", RequestDefect: "request_defect",
 }
 
 // String returns the kind's snake_case name, e.g. "rate_limited".

@@ -56,7 +56,7 @@ func LoadRules(path string) (Rules, error) {
 //	    kinds: {KIND: RULE, ...}
 //
 // where RULE has the fields replace, block_status, rate_limit_status,
-// challenge_status, url_patterns, markers, challenge_markers, title_markers, selectors, json_paths,
+// defect_status, challenge_status, url_patterns, markers, challenge_markers, title_markers, selectors, json_paths,
 // empty_json_paths, empty_list_blocked, empty_list_not_found,
 // unknown_json_suspect, page_size, min_size, drop_fraction,
 // baseline_samples, confirm.
@@ -151,7 +151,7 @@ func (p *parser) site(n *yaml.Node, at string) Site {
 }
 
 // ruleFields are the keys of a rule, in documentation order.
-var ruleFields = []string{"replace", "block_status", "rate_limit_status", "challenge_status", "url_patterns", "markers", "challenge_markers",
+var ruleFields = []string{"replace", "block_status", "rate_limit_status", "defect_status", "challenge_status", "url_patterns", "markers", "challenge_markers",
 	"title_markers", "selectors", "json_paths", "empty_json_paths", "empty_list_blocked", "empty_list_not_found", "unknown_json_suspect", "page_size", "min_size", "drop_fraction", "baseline_samples", "confirm"}
 
 // rule decodes one rule.
@@ -172,6 +172,8 @@ func (p *parser) rule(n *yaml.Node, at string) Rule {
 			p.statusList(v, f, &r.BlockStatus)
 		case "rate_limit_status":
 			p.statusList(v, f, &r.RateLimitStatus)
+		case "defect_status":
+			p.statusList(v, f, &r.DefectStatus)
 		case "challenge_status":
 			p.statusList(v, f, &r.ChallengeStatus)
 		case "min_size":

@@ -11,6 +11,38 @@ import (
 func TestWorkerMetricsNilIgnores(t *testing.T) {
 	var m *WorkerMetrics
 	m.ObserveRequest("avito", "ok", time.Second) // must not panic
+	m.ObserveDefect("wildberries", "card", "status 403")
+}
+
+// TestRequestDefectsCounted: request defects are counted per site, job
+// kind and reason (issue 36.4).
+func TestRequestDefectsCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewWorkerMetrics(reg)
+	m.ObserveDefect("wildberries", "card", "status 403")
+	m.ObserveDefect("wildberries", "card", "status 403")
+	m.ObserveDefect("wildberries", "search", "status 403")
+	got := map[string]float64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, mt := range mf.GetMetric() {
+			key := mf.GetName()
+			for _, l := range mt.GetLabel() {
+				key += "," + l.GetValue()
+			}
+			got[key] = mt.GetCounter().GetValue()
+		}
+	}
+	want := map[string]float64{ // labels sorted by name: kind, reason, site
+		"crawlq_worker_request_defects_total,card,status 403,wildberries":   2,
+		"crawlq_worker_request_defects_total,search,status 403,wildberries": 1,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("counters (-want +got):\n%s", d)
+	}
 }
 
 // fakeBrowser stands for a browser tier's gauges.

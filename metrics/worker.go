@@ -13,6 +13,7 @@ type WorkerMetrics struct {
 	requests *prometheus.CounterVec
 	verdicts *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	defects  *prometheus.CounterVec
 }
 
 // NewWorkerMetrics creates the worker's metrics and registers them with reg
@@ -30,9 +31,13 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 			Name: "crawlq_worker_request_duration_seconds", Help: "Request latency through the proxy, per site.",
 			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"site"}),
+		defects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawlq_worker_request_defects_total",
+			Help: "Requests a site refused as sent (its headers), not the proxy, per site, job kind and reason (status 403).",
+		}, []string{"site", "kind", "reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.verdicts, m.latency)
+		reg.MustRegister(m.requests, m.verdicts, m.latency, m.defects)
 	}
 	return m
 }
@@ -46,6 +51,15 @@ func (m *WorkerMetrics) ObserveRequest(site, verdict string, latency time.Durati
 	m.requests.WithLabelValues(site).Inc()
 	m.verdicts.WithLabelValues(site, verdict).Inc()
 	m.latency.WithLabelValues(site).Observe(latency.Seconds())
+}
+
+// ObserveDefect counts one request defect: site refused a request of a
+// job of kind as sent, for reason ("status 403").
+func (m *WorkerMetrics) ObserveDefect(site, kind, reason string) {
+	if m == nil {
+		return
+	}
+	m.defects.WithLabelValues(site, kind, reason).Inc()
 }
 
 // SessionErrors is what /metrics reads of a worker's sessions

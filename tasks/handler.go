@@ -53,6 +53,9 @@ type HandlerConfig struct {
 	Browser Solver
 	// OnChallenge, if set, is told every browser visit.
 	OnChallenge func(ChallengeStats)
+	// OnDefect, if set, is told every request defect (the worker's
+	// metrics count them per site, kind and reason).
+	OnDefect func(DefectStats)
 	// Now stamps items. Default time.Now.
 	Now func() time.Time
 }
@@ -69,6 +72,8 @@ type Handler struct {
 	// active counts the attempts running, until their leases are released
 	// (Drain waits for them).
 	active sync.WaitGroup
+	// defects are the request defects this worker warned about.
+	defects defects
 }
 
 var _ asynq.Handler = (*Handler)(nil)

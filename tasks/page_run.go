@@ -89,6 +89,8 @@ func (r *run) verdict(ctx context.Context, page int, step sessions.Step) (bool, 
 		return false, retryAfter(time.Second, err)
 	case detect.Challenge:
 		return false, retryAfter(challengeRetry, err) // never a ban (I7)
+	case detect.RequestDefect:
+		return false, r.defect(ctx, step)
 	}
 	return false, err // server error: back off
 }
