@@ -1,11 +1,14 @@
 package proxies
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"crawlq/internal/yamlstrict"
 )
 
 // SessionPlaceholder marks where a gateway's username takes the session
@@ -66,18 +69,52 @@ func (p Proxy) WithSession(id string) *url.URL {
 	return q.URL()
 }
 
-// parseEntry reads one line of a proxy list: a proxy, then options. A
-// username with {session} or a gateway option makes it a gateway, which
-// expands into its slots.
-func parseEntry(line string) ([]Proxy, error) {
+// listEntry is one proxy of a list as written: the proxy and its
+// options, each with the line it is on (a YAML mapping gives each option
+// a line of its own).
+type listEntry struct {
+	proxy string
+	line  int
+	opts  []lineOption
+}
+
+// lineOption is one option of a list entry, as key=value ("rotating"
+// alone).
+type lineOption struct {
+	text string
+	line int
+}
+
+// lineEntry is a line of a text list: the proxy, then options separated
+// by spaces, all on line n.
+func lineEntry(line string, n int) listEntry {
 	fields := strings.Fields(line)
-	p, err := ParseLine(fields[0])
-	if err != nil {
-		return nil, err
+	e := listEntry{proxy: fields[0], line: n}
+	for _, f := range fields[1:] {
+		e.opts = append(e.opts, lineOption{text: f, line: n})
 	}
-	gw, exit, modem, err := parseOptions(fields[1:], strings.Contains(p.User, SessionPlaceholder))
+	return e
+}
+
+// parseEntry reads one proxy of a list and its options; file names the
+// list in errors, each a *LineError on the line of the option at fault
+// (the entry's own for the proxy and for options that do not go
+// together). A username with {session} or a gateway option makes it a
+// gateway, which expands into its slots. Every proxy's At is FILE:LINE.
+func parseEntry(e listEntry, file string) ([]Proxy, error) {
+	p, err := ParseLine(e.proxy)
 	if err != nil {
-		return nil, err
+		return nil, &LineError{File: file, Line: e.line, Reason: err.Error()}
+	}
+	p.At = fmt.Sprintf("%s:%d", file, e.line)
+	gw, exit, modem, err := parseOptions(e, strings.Contains(p.User, SessionPlaceholder))
+	var le *LineError
+	if errors.As(err, &le) {
+		le.File = file
+		return nil, le
+	}
+	if err != nil {
+		return nil, &LineError{File: file, Line: e.line, Reason: err.Error()}
 	}
 	p.Exit, p.Modem = exit, modem
 	if gw == nil {
@@ -86,32 +123,49 @@ func parseEntry(line string) ([]Proxy, error) {
 	return gatewaySlots(p, *gw), nil
 }
 
+// optionKeys are the options a proxy line may carry.
+var optionKeys = []string{"sessions", "ttl", "idle", "exit", "rotating",
+	"change", "change_method", "change_every", "change_settle", "change_timeout"}
+
 // optionNames lists the options a proxy line may carry, for errors.
 const optionNames = "sessions=N, ttl=D, idle=D, exit=header:NAME, exit=probe[:URL], rotating, change=URL, change_method=GET|POST, change_every=D, change_settle=D or change_timeout=D"
 
-// parseOptions reads the options after a proxy: a gateway's sessions=N,
-// ttl=D, idle=D, rotating; exit=header:NAME, exit=probe[:URL]; a modem's
-// change=URL and change_*. sticky says the username has a {session}.
-func parseOptions(opts []string, sticky bool) (*Gateway, *ExitSource, *Modem, error) {
+// unknownOption says a key is no option, with the one it was most likely
+// meant to be.
+func unknownOption(k string) string {
+	if s := yamlstrict.Suggest(k, optionKeys); s != "" {
+		return fmt.Sprintf("unknown option %q (did you mean %s?)", k, s)
+	}
+	return fmt.Sprintf("unknown option %q (want %s)", k, optionNames)
+}
+
+// parseOptions reads the options of e: a gateway's sessions=N, ttl=D,
+// idle=D, rotating; exit=header:NAME, exit=probe[:URL]; a modem's
+// change=URL and change_*. sticky says the username has a {session}. An
+// error about one option is a *LineError on its line (File left empty);
+// any other is about the options together.
+func parseOptions(e listEntry, sticky bool) (*Gateway, *ExitSource, *Modem, error) {
 	gw := &Gateway{Sessions: 1, TTL: DefaultGatewayTTL, Idle: DefaultGatewayIdle}
 	var exit *ExitSource
 	var modem *Modem
 	isGateway := sticky
-	for _, o := range opts {
-		k, v, _ := strings.Cut(o, "=")
+	first := map[string]int{}
+	for _, o := range e.opts {
+		k, v, _ := strings.Cut(o.text, "=")
+		if line, twice := first[k]; twice {
+			return nil, nil, nil, optionError(o.line, "option %s given twice (first on line %d)", k, line)
+		}
+		first[k] = o.line
 		isModem, err := modemOption(&modem, k, v)
 		if isModem {
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("option %s: %v", k, err)
+				return nil, nil, nil, optionError(o.line, "option %s: %v", k, err)
 			}
 			continue
 		}
 		switch k {
 		case "sessions":
-			gw.Sessions, err = strconv.Atoi(v)
-			if err == nil && (gw.Sessions < 1 || gw.Sessions > 100_000) {
-				err = fmt.Errorf("want 1 to 100000")
-			}
+			gw.Sessions, err = sessionCount(v)
 		case "ttl":
 			gw.TTL, err = positiveDuration(v)
 		case "idle":
@@ -121,10 +175,10 @@ func parseOptions(opts []string, sticky bool) (*Gateway, *ExitSource, *Modem, er
 		case "rotating":
 			gw.Rotating = true
 		default:
-			return nil, nil, nil, fmt.Errorf("unknown option %q (want %s)", k, optionNames)
+			return nil, nil, nil, optionError(o.line, "%s", unknownOption(k))
 		}
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("option %s: %v", k, err)
+			return nil, nil, nil, optionError(o.line, "option %s: %v", k, err)
 		}
 		isGateway = isGateway || k != "exit"
 	}
@@ -136,6 +190,20 @@ func parseOptions(opts []string, sticky bool) (*Gateway, *ExitSource, *Modem, er
 		return nil, nil, nil, err
 	}
 	return g, exit, modem, nil
+}
+
+// optionError is a *LineError on line, its file left to the caller.
+func optionError(line int, format string, args ...any) *LineError {
+	return &LineError{Line: line, Reason: fmt.Sprintf(format, args...)}
+}
+
+// sessionCount reads sessions=N: 1 to 100000.
+func sessionCount(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100_000 {
+		return 0, fmt.Errorf("want 1 to 100000, got %q", v)
+	}
+	return n, nil
 }
 
 // gatewayOf checks what the options made: a sticky gateway needs its

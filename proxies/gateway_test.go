@@ -75,7 +75,12 @@ func TestGatewayLineErrors(t *testing.T) {
 		{"http://u-{session}:pw@gw:1 sessions=many", "option sessions"},
 		{"http://u-{session}:pw@gw:1 ttl=-5m", "option ttl: want a positive duration"},
 		{"http://u-{session}:pw@gw:1 exit=telepathy", "option exit: want header:NAME, probe or probe:URL"},
-		{"http://u-{session}:pw@gw:1 sesions=5", `unknown option "sesions"`},
+		{"http://u-{session}:pw@gw:1 sesions=5", `unknown option "sesions" (did you mean sessions?)`},
+		{"http://u-{session}:pw@gw:1 colour=red", `unknown option "colour" (want sessions=N, ttl=D`},
+		{"http://u-{session}:pw@gw:1 ttl=5m sessions=2 ttl=6m", "option ttl given twice"},
+		{"http://u-{session}:pw@gw:1 rotating rotating", "option rotating given twice"},
+		{"http://h:1 change=http://x/c/KEY1 change=http://x/c/KEY2", "option change given twice"},
+		{"http://u-{session}:pw@gw:1 sessions", `option sessions: want 1 to 100000, got ""`},
 		{"http://u:pw@gw:1 sessions=5", "a gateway needs {session} in its username"},
 		{"http://u-{session}:pw@gw:1 rotating", "a rotating gateway has no {session}"},
 	} {
@@ -100,8 +105,9 @@ func TestRotatingGatewayRefusedForPacedSites(t *testing.T) {
 		Sites: map[string]SiteConfig{"wildberries": {MinInterval: 200 * time.Millisecond}, "ozon": noGap}})
 	_, err = paced.Import(ctx, ps, ImportOptions{})
 	var re *RotatingError
-	if !errors.As(err, &re) || len(re.Sites) != 1 || re.Sites[0] != "wildberries" || strings.Contains(err.Error(), "pw") {
-		t.Fatalf("rotating gateway on a paced site: %v, want a RotatingError naming wildberries", err)
+	if !errors.As(err, &re) || len(re.Sites) != 1 || re.Sites[0] != "wildberries" || strings.Contains(err.Error(), "pw") ||
+		!strings.HasPrefix(err.Error(), "rot.txt:1: http://rot:***@gw.example:7000 is a rotating gateway") {
+		t.Fatalf("rotating gateway on a paced site: %v, want rot.txt:1 and a RotatingError naming wildberries", err)
 	}
 	if got := listPool(t, paced); len(got) != 0 {
 		t.Fatalf("a refused import wrote %d proxies", len(got))
@@ -137,9 +143,13 @@ func TestYAMLListReadsGatewaysAndLines(t *testing.T) {
 		t.Errorf("YAML list = %v, want %v", got, want)
 	}
 	for _, tc := range []struct{ doc, want string }{
-		{"proxies:\n  - url: http://u-{session}:pw@gw:1\n    sesions: 5\n", `pool.yaml:2: unknown field "sesions" in a proxy (did you mean sessions?)`},
-		{"proxies:\n  - http://u:pw@gw:1\n  - url: http://u-{session}:pw@gw:1\n    ttl: soon\n", "pool.yaml:3: option ttl: want a positive duration"},
+		{"proxies:\n  - url: http://u-{session}:pw@gw:1\n    sesions: 5\n", `pool.yaml:3: unknown field "sesions" in a proxy (did you mean sessions?)`},
+		{"proxies:\n  - http://u:pw@gw:1\n  - url: http://u-{session}:pw@gw:1\n    ttl: soon\n", "pool.yaml:4: option ttl: want a positive duration"},
 		{"proxeis:\n  - http://u:pw@gw:1\n", `pool.yaml:1: unknown field "proxeis" at the top level (did you mean proxies?)`},
+		{"proxies:\n  - url: http://u-{session}:pw@gw:1\n    ttl: 5m\n    idle: 5s\n    ttl: 6m\n", "pool.yaml:5: ttl: duplicate key (first at line 3)"},
+		{"proxies:\n  - url: http://u-{session}:pw@gw:1\n    sessions: 5\n   ttl: 10m\n", "pool.yaml:4: yaml: did not find expected '-' indicator"},
+		{"proxies:\n  - url: http://u-{session}:pw@gw:1\n    rotating: true\n", "pool.yaml:2: a rotating gateway has no {session}"},
+		{"proxies:\n  - http://u-{session}:pw@gw:1 sessions=2 sessions=3\n", "pool.yaml:2: option sessions given twice (first on line 2)"},
 	} {
 		_, err := ParseYAML(strings.NewReader(tc.doc), "pool.yaml")
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "pw") {

@@ -35,13 +35,15 @@ type ImportOptions struct {
 // with a new exit IP per connection, two requests of one IP can come
 // closer than the site allows and crawlq cannot know (I2).
 type RotatingError struct {
+	// At is where the proxy was read (FILE:LINE), if known.
+	At    string
 	Proxy string   // masked
 	Sites []string // the sites whose min_interval it cannot keep
 }
 
 func (e *RotatingError) Error() string {
-	return fmt.Sprintf("%s is a rotating gateway (no sticky sessions: a new exit IP per connection), so it cannot keep the min_interval of %s; give it a %s in its username, or allow it knowingly",
-		e.Proxy, strings.Join(e.Sites, ", "), SessionPlaceholder)
+	return fmt.Sprintf("%s%s is a rotating gateway (no sticky sessions: a new exit IP per connection), so it cannot keep the min_interval of %s; give it a %s in its username, or allow it knowingly",
+		at(e.At), e.Proxy, strings.Join(e.Sites, ", "), SessionPlaceholder)
 }
 
 // ImportResult is what an import did.
@@ -147,13 +149,21 @@ func (b *RedisBroker) checkRotating(p Proxy, allowed bool) error {
 	if len(paced) == 0 {
 		return nil
 	}
-	return &RotatingError{Proxy: p.Masked(), Sites: paced}
+	return &RotatingError{At: p.At, Proxy: p.Masked(), Sites: paced}
+}
+
+// at is "FILE:LINE: " for a proxy read at where, "" if unknown.
+func at(where string) string {
+	if where == "" {
+		return ""
+	}
+	return where + ": "
 }
 
 // prepare applies opt and checks p.
 func prepare(p Proxy, opt ImportOptions) (Proxy, error) {
 	if err := p.validate(); err != nil {
-		return p, fmt.Errorf("import %s: %w", p.Masked(), err)
+		return p, fmt.Errorf("%simport %s: %w", at(p.At), p.Masked(), err)
 	}
 	if opt.Class != "" {
 		p.Class = opt.Class

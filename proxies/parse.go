@@ -56,9 +56,9 @@ func ParseReader(r io.Reader, name string) ([]Proxy, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		ps, err := parseEntry(line)
+		ps, err := parseEntry(lineEntry(line, n), name)
 		if err != nil {
-			return nil, &LineError{File: name, Line: n, Reason: err.Error()}
+			return nil, err
 		}
 		for _, p := range ps {
 			if !seen[p.ID] {

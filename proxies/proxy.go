@@ -42,6 +42,9 @@ type Proxy struct {
 	Exit *ExitSource `json:"exit,omitempty"`
 	// Modem is set on a mobile proxy that can change its exit IP.
 	Modem *Modem `json:"modem,omitempty"`
+	// At is where the proxy was read (FILE:LINE of its list), for
+	// errors; not stored in the pool.
+	At string `json:"-"`
 }
 
 // Valid reports whether c is one of the known classes.

@@ -1,21 +1,16 @@
 package proxies
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"crawlq/internal/yamlstrict"
 )
-
-// gatewayKeys are the keys of a proxy given as a mapping in a YAML list;
-// every one but url is the line option of the same name.
-var gatewayKeys = []string{"url", "sessions", "ttl", "idle", "exit", "rotating",
-	"change", "change_method", "change_every", "change_settle", "change_timeout"}
 
 // ParseYAML reads a proxy list written as YAML: a document with one key,
 // proxies, a list whose items are lines of a proxy list (a string) or a
@@ -29,7 +24,8 @@ var gatewayKeys = []string{"url", "sessions", "ttl", "idle", "exit", "rotating",
 //	    idle: 60s
 //	    exit: header:x-luminati-ip
 //
-// A bad item refuses the whole list with a *LineError naming its line.
+// A bad item refuses the whole list with a *LineError naming the line
+// at fault: a mapping's option on its own line.
 func ParseYAML(r io.Reader, name string) ([]Proxy, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -42,13 +38,13 @@ func ParseYAML(r io.Reader, name string) ([]Proxy, error) {
 	var out []Proxy
 	seen := map[string]bool{}
 	for _, it := range items {
-		line, err := itemLine(it)
+		e, err := itemEntry(it)
 		if err != nil {
-			return nil, &LineError{File: name, Line: it.Line, Reason: err.Error()}
+			return nil, yamlLineError(err, name, it.Line)
 		}
-		ps, err := parseEntry(line)
+		ps, err := parseEntry(e, name)
 		if err != nil {
-			return nil, &LineError{File: name, Line: it.Line, Reason: err.Error()}
+			return nil, err
 		}
 		for _, p := range ps {
 			if !seen[p.ID] {
@@ -60,16 +56,26 @@ func ParseYAML(r io.Reader, name string) ([]Proxy, error) {
 	return out, nil
 }
 
+// yamlLineError is err as a *LineError of file: on its own line if it
+// has one, else on line.
+func yamlLineError(err error, file string, line int) error {
+	var le *LineError
+	if errors.As(err, &le) {
+		le.File = file
+		return le
+	}
+	return &LineError{File: file, Line: line, Reason: err.Error()}
+}
+
 // yamlItems are the items of the document's proxies list.
 func yamlItems(data []byte, name string) ([]*yaml.Node, error) {
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, yamlstrict.WithFile(fmt.Errorf("%v", err), name)
+	root, err := yamlstrict.Parse(data)
+	if err != nil {
+		return nil, yamlstrict.WithFile(err, name)
 	}
-	root := doc.Content[0]
+	if root == nil {
+		return nil, nil
+	}
 	if root.Kind != yaml.MappingNode {
 		return nil, &LineError{File: name, Line: root.Line, Reason: "want a mapping with the key proxies"}
 	}
@@ -79,6 +85,9 @@ func yamlItems(data []byte, name string) ([]*yaml.Node, error) {
 		if k.Value != "proxies" {
 			return nil, &LineError{File: name, Line: k.Line, Reason: yamlstrict.UnknownField(k.Value, "", []string{"proxies"})}
 		}
+		if list != nil {
+			return nil, &LineError{File: name, Line: k.Line, Reason: "proxies: duplicate key"}
+		}
 		list = v
 	}
 	if list == nil || list.Kind != yaml.SequenceNode {
@@ -87,55 +96,50 @@ func yamlItems(data []byte, name string) ([]*yaml.Node, error) {
 	return list.Content, nil
 }
 
-// itemLine is a list item as a line of a proxy list: a string as it is,
-// a mapping as its url and options.
-func itemLine(it *yaml.Node) (string, error) {
+// itemEntry is a list item as an entry: a string as a line of a proxy
+// list, a mapping as its url and options, each on its key's line.
+func itemEntry(it *yaml.Node) (listEntry, error) {
 	switch it.Kind {
 	case yaml.ScalarNode:
 		if strings.TrimSpace(it.Value) == "" {
-			return "", errors.New("empty proxy")
+			return listEntry{}, errors.New("empty proxy")
 		}
-		return it.Value, nil
+		return lineEntry(it.Value, it.Line), nil
 	case yaml.MappingNode:
-		return mappingLine(it)
+		return mappingEntry(it)
 	}
-	return "", errors.New("want a proxy line or a mapping with url")
+	return listEntry{}, errors.New("want a proxy line or a mapping with url")
 }
 
-// mappingLine turns {url: U, sessions: N, …} into "U sessions=N …".
-func mappingLine(it *yaml.Node) (string, error) {
-	var url string
-	var opts []string
+// mappingEntry turns {url: U, sessions: N, …} into U and its options
+// sessions=N, …; an error about one key is a *LineError on its line.
+func mappingEntry(it *yaml.Node) (listEntry, error) {
+	e := listEntry{line: it.Line}
+	first := map[string]int{}
 	for i := 0; i+1 < len(it.Content); i += 2 {
 		k, v := it.Content[i], it.Content[i+1]
+		if line, twice := first[k.Value]; twice {
+			return e, optionError(k.Line, "%s: duplicate key (first at line %d)", k.Value, line)
+		}
+		first[k.Value] = k.Line
 		switch {
 		case k.Value == "url":
-			url = v.Value
+			e.proxy, e.line = v.Value, k.Line
 		case k.Value == "rotating" && v.Value == "true":
-			opts = append(opts, "rotating")
+			e.opts = append(e.opts, lineOption{text: "rotating", line: k.Line})
 		case k.Value == "rotating" && v.Value == "false":
 		case k.Value == "rotating":
-			return "", fmt.Errorf("rotating: want true or false, got %q", v.Value)
-		case v.Kind != yaml.ScalarNode || strings.ContainsAny(v.Value, " \t"):
-			return "", fmt.Errorf("%s: want a single value", k.Value)
+			return e, optionError(k.Line, "rotating: want true or false, got %q", v.Value)
+		case !slices.Contains(optionKeys, k.Value):
+			return e, optionError(k.Line, "%s", yamlstrict.UnknownField(k.Value, "a proxy", append([]string{"url"}, optionKeys...)))
+		case v.Kind != yaml.ScalarNode || v.Value == "" || strings.ContainsAny(v.Value, " \t"):
+			return e, optionError(k.Line, "%s: want a single value", k.Value)
 		default:
-			if !containsKey(k.Value) {
-				return "", errors.New(yamlstrict.UnknownField(k.Value, "a proxy", gatewayKeys))
-			}
-			opts = append(opts, k.Value+"="+v.Value)
+			e.opts = append(e.opts, lineOption{text: k.Value + "=" + v.Value, line: k.Line})
 		}
 	}
-	if strings.TrimSpace(url) == "" || strings.ContainsAny(url, " \t") {
-		return "", errors.New("url: want the proxy's URL")
+	if strings.TrimSpace(e.proxy) == "" || strings.ContainsAny(e.proxy, " \t") {
+		return e, errors.New("url: want the proxy's URL")
 	}
-	return strings.Join(append([]string{url}, opts...), " "), nil
-}
-
-func containsKey(k string) bool {
-	for _, g := range gatewayKeys {
-		if g == k {
-			return true
-		}
-	}
-	return false
+	return e, nil
 }

@@ -139,7 +139,7 @@ func TestProxiesImportGateway(t *testing.T) {
 	}
 	before, _ := run(t, "proxies", "list", "--json")
 	_, err = run(t, "proxies", "import", rot)
-	if err == nil || !strings.Contains(err.Error(), "import refused, pool unchanged") || !strings.Contains(err.Error(), "rotating gateway") ||
+	if err == nil || !strings.Contains(err.Error(), "import refused, pool unchanged: "+rot+":2: http://rot:***@127.0.0.8:7000 is a rotating gateway") ||
 		strings.Contains(err.Error(), "rot-s3cret") {
 		t.Fatalf("rotating gateway: %v", err)
 	}

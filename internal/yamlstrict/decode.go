@@ -44,9 +44,9 @@ func parse(data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, syntaxError(err)
+		return nil, syntaxError(err, data)
 	}
-	if err := oneDocument(dec); err != nil {
+	if err := oneDocument(dec, data); err != nil {
 		return nil, err
 	}
 	if k := complexKey(&root); k != nil {
@@ -60,15 +60,16 @@ func parse(data []byte) (*yaml.Node, error) {
 	return &root, nil
 }
 
-// oneDocument refuses a second document after the first.
-func oneDocument(dec *yaml.Decoder) error {
+// oneDocument refuses a second document after the first (data is the
+// whole input, for the line of a syntax error).
+func oneDocument(dec *yaml.Decoder, data []byte) error {
 	var extra yaml.Node
 	err := dec.Decode(&extra)
 	switch {
 	case errors.Is(err, io.EOF):
 		return nil
 	case err != nil:
-		return syntaxError(err)
+		return syntaxError(err, data)
 	}
 	return &Error{Line: extra.Line, Msg: "one YAML document expected, found another"}
 }
@@ -93,4 +94,16 @@ func complexKey(n *yaml.Node) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// Parse reads the one YAML document of data as a node tree, for a caller
+// that walks the tree itself, with Decode's first checks: a syntax error
+// on the line of the problem, one document, plain keys. An empty
+// document is nil.
+func Parse(data []byte) (*yaml.Node, error) {
+	root, err := parse(data)
+	if root == nil || err != nil {
+		return nil, err
+	}
+	return resolve(root), nil
 }

@@ -1,11 +1,16 @@
 package yamlstrict
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Error is one problem at one place of a YAML document.
@@ -50,12 +55,70 @@ func WithFile(err error, file string) error {
 // yamlLine finds the line in a yaml.v3 syntax error.
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// syntaxError turns a yaml.v3 syntax error into an *Error.
-func syntaxError(err error) *Error {
-	m := yamlLine.FindStringSubmatch(err.Error())
-	if m == nil {
-		return &Error{Msg: "yaml: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+// syntaxError turns a yaml.v3 syntax error met reading data into an
+// *Error on the line of the problem (problemLine).
+func syntaxError(err error, data []byte) *Error {
+	line, msg := splitError(err)
+	return &Error{Line: max(line, problemLine(data, msg)), Msg: "yaml: " + msg}
+}
+
+// splitError splits a yaml.v3 syntax error into its line (0 when it names
+// none, as on the first line) and its message.
+func splitError(err error) (int, string) {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return line, m[2]
 	}
-	line, _ := strconv.Atoi(m[1])
-	return &Error{Line: line, Msg: "yaml: " + m[2]}
+	return 0, strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+// problemLine is the line where reading data meets the syntax error msg:
+// the last line of the shortest prefix of data whose reading fails with
+// msg (0 when none does). yaml.v3 names the line where the block around
+// the problem starts, counted from 0 for a parser's error: an item
+// indented wrong on line 4 of a list begun on line 2 is "line 1". Once
+// its line is in, every longer prefix fails the same way, so the search
+// halves: O(log lines) reads, only for a document that is wrong.
+func problemLine(data []byte, msg string) int {
+	ends := lineEnds(data)
+	k := sort.Search(len(ends), func(i int) bool {
+		err := readAll(data[:ends[i]])
+		if err == nil {
+			return false
+		}
+		_, m := splitError(err)
+		return m == msg
+	})
+	if k == len(ends) {
+		return 0
+	}
+	return k + 1
+}
+
+// lineEnds is where each line of data ends, its newline included.
+func lineEnds(data []byte) []int {
+	var ends []int
+	for i, c := range data {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		ends = append(ends, len(data))
+	}
+	return ends
+}
+
+// readAll reads every document of data; the first error, or nil.
+func readAll(data []byte) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
 }

@@ -73,6 +73,12 @@ func TestDecodeErrorsNameThePlace(t *testing.T) {
 			want: `line 2: yaml: a key must be a plain value, not a mapping or a list`},
 		{name: "syntax", yaml: "sites:\n  ozon:\n\t- a\n",
 			want: `line 3: yaml: found character that cannot start any token`},
+		{name: "syntax on the first line", yaml: "\tsites: {}\n",
+			want: `line 1: yaml: found character that cannot start any token`},
+		{name: "key indented wrong", yaml: "rules: a\nsites:\n  ozon: {}\n   avito: {}\n", // yaml.v3 says line 2
+			want: `line 4: yaml: did not find expected key`},
+		{name: "second document", yaml: "rules: a\n---\nrules: b\n  tags: c\n",
+			want: `line 4: yaml: mapping values are not allowed in this context`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
