@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -65,15 +64,6 @@ type FarmProxy struct {
 
 // Addr is the proxy's host:port.
 func (p FarmProxy) Addr() string { return net.JoinHostPort(p.IP, strconv.Itoa(p.Port)) }
-
-// Redacted is URL with the password masked, for logs.
-func (p FarmProxy) Redacted() string {
-	u, err := url.Parse(p.URL)
-	if err != nil {
-		return p.Scheme + "://" + p.Addr()
-	}
-	return u.Redacted()
-}
 
 // Farm is a running set of loopback proxies.
 type Farm struct {

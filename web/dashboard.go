@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -319,7 +318,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	http.Error(w, "collect cluster state: "+err.Error(), http.StatusBadGateway)
 }
 
-// proxyRow is one table row; masked is maskSpec(p.Masked), computed once
+// proxyRow is one table row; masked is mask.URL(p.Masked), computed once
 // per proxy.
 func proxyRow(p proxies.ProxyStats, masked, site string, st proxies.ProxySiteStats) ProxyRow {
 	return ProxyRow{
@@ -359,23 +358,4 @@ func holderCounts(ps []proxies.ProxyStats) []HolderCount {
 		return out[i].Holder < out[j].Holder
 	})
 	return out
-}
-
-// maskSpec makes sure a proxy spec shows no password, whatever the broker
-// sent: a URL with a password gets user:***; anything that is not a
-// scheme://host URL is hidden.
-func maskSpec(spec string) string {
-	u, err := url.Parse(spec)
-	if err != nil || u.Host == "" || u.Opaque != "" {
-		return "<unparseable proxy spec>"
-	}
-	if u.User == nil {
-		return spec
-	}
-	if _, ok := u.User.Password(); !ok {
-		return spec
-	}
-	u.User = url.UserPassword(u.User.Username(), "***")
-	s, _ := url.PathUnescape(u.String())
-	return s
 }

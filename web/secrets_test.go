@@ -49,23 +49,3 @@ func proxyID(t *testing.T, c *cluster, user string) string {
 	t.Fatalf("no proxy of %s in %+v", user, ps.Proxies)
 	return ""
 }
-
-func TestMaskSpec(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
-		{name: "already masked", in: "http://u:***@h:1", want: "http://u:***@h:1"},
-		{name: "password", in: "socks5://u:" + plantedPassword + "@h:1", want: "socks5://u:***@h:1"},
-		{name: "escaped password", in: "http://u:p%40ss@h:1", want: "http://u:***@h:1"},
-		{name: "no credentials", in: "http://h:1", want: "http://h:1"},
-		{name: "user only", in: "http://u@h:1", want: "http://u@h:1"},
-		{name: "unparseable", in: "h:1:u:" + plantedPassword, want: "<unparseable proxy spec>"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := maskSpec(tt.in); got != tt.want {
-				t.Errorf("maskSpec(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"crawlq/internal/mask"
 	"crawlq/proxies"
 )
 
@@ -111,7 +112,7 @@ func proxyRows(ps []proxies.ProxyStats) []ProxyRow {
 	}
 	rows := make([]ProxyRow, 0, n)
 	for _, p := range ps {
-		masked, allowed := maskSpec(p.Masked), allowedSites(p.Allowed)
+		masked, allowed := mask.URL(p.Masked), allowedSites(p.Allowed)
 		if len(p.Sites) == 0 {
 			rows = append(rows, ProxyRow{ID: p.ID, Proxy: masked, Class: p.Class, Allowed: allowed})
 		}

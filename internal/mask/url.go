@@ -23,8 +23,8 @@ const stars = "***"
 //
 // A PostgreSQL key=value string shows with its password (and any *secret*
 // or *token* value) hidden, user:pass@host:port shows as user:***@host:port,
-// and anything else that is not a URL with a valid host (and a scheme that
-// does not look like a key) prints as ***.
+// and anything else that is not a URL with a valid host or user info (and
+// a scheme that does not look like a key) prints as ***.
 func URL(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok || !validScheme.MatchString(scheme) {
@@ -34,7 +34,7 @@ func URL(raw string) string {
 	rest, frag, hasFrag := strings.Cut(rest, "#")
 	rest, query, hasQuery := strings.Cut(rest, "?")
 	host, path, hasPath := strings.Cut(rest, "/")
-	if !validHosts(host) || words(scheme) != scheme {
+	if auth == "" && !validHosts(host) || words(scheme) != scheme {
 		return stars
 	}
 	out := scheme + "://" + auth + host
@@ -77,7 +77,9 @@ func userinfo(s string) string {
 }
 
 // validHosts says s is host[:port][,host[:port]…] (several for Redis
-// Sentinel and Cluster), so nothing else is printed as a host.
+// Sentinel and Cluster), so that without an '@' nothing else (such as
+// host:port:user:pass) is printed as a host. After an '@' the credentials
+// are behind, and a wrong host shows as written, for the error naming it.
 var validHosts = regexp.MustCompile(`^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]*)(:[0-9]*)?(,(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~-]+)(:[0-9]*)?)*$`).MatchString
 
 // databaseSchemes name a database in their path: it is shown.

@@ -87,6 +87,8 @@ func TestURL(t *testing.T) {
 			secrets: []string{"R3disPass", "S3ntPass"}},
 		{name: "redis cluster", in: "rediss-cluster://app:R3disPass@n1:7000,n2:7001",
 			want: "rediss-cluster://app:***@n1:7000,n2:7001", secrets: []string{"R3disPass"}},
+		{name: "redis, bad port after the credentials", in: "redis-cluster://:R3disPass@n1:7000,n2:70x1",
+			want: "redis-cluster://:***@n1:7000,n2:70x1", secrets: []string{"R3disPass"}},
 		{name: "redis without password", in: "redis://host:6379/0", want: "redis://host:6379/0"},
 		{name: "redis address", in: "127.0.0.1:6379", want: "127.0.0.1:6379"},
 		{name: "redis user:pass without scheme", in: "app:R3disPass@host", want: "app:***@host", secrets: []string{"R3disPass"}},

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -130,44 +129,6 @@ func (c *Conn) Close() {
 		c.stopTTL()
 		c.mini.Close()
 	}
-}
-
-// Mask hides the passwords of a Redis URL of any topology:
-// redis://user:***@host:port/db, …?sentinel_password=***.
-func Mask(raw string) string {
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		if strings.Contains(raw, "@") {
-			return "<unparseable redis url>"
-		}
-		return raw
-	}
-	rest, query, hasQuery := strings.Cut(rest, "?")
-	authority, path, hasPath := strings.Cut(rest, "/")
-	if i := strings.LastIndex(authority, "@"); i >= 0 {
-		if user, _, ok := strings.Cut(authority[:i], ":"); ok {
-			authority = user + ":***" + authority[i:]
-		}
-	}
-	out := scheme + "://" + authority
-	if hasPath {
-		out += "/" + path
-	}
-	if hasQuery {
-		out += "?" + maskQuery(query)
-	}
-	return out
-}
-
-// maskQuery hides the values of password parameters.
-func maskQuery(q string) string {
-	parts := strings.Split(q, "&")
-	for i, p := range parts {
-		if k, _, ok := strings.Cut(p, "="); ok && strings.Contains(strings.ToLower(k), "password") {
-			parts[i] = k + "=***"
-		}
-	}
-	return strings.Join(parts, "&")
 }
 
 // scrub drops wrapped errors that could carry the URL, keeping the message.

@@ -10,21 +10,6 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMaskHidesPasswords(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{name: "password", in: "redis://:s3cret@host:6379/2", want: "redis://:***@host:6379/2"},
-		{name: "user and password", in: "rediss://app:s3cret@host:6380/0", want: "rediss://app:***@host:6380/0"},
-		{name: "none", in: "redis://host:6379/0", want: "redis://host:6379/0"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Mask(tc.in); got != tc.want {
-				t.Errorf("Mask(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
 // TestEmbeddedRunsAsynq: the zero-setup Redis answers and Asynq can queue
 // and inspect on it (the embedded default itself is what is tested here).
 func TestEmbeddedRunsAsynq(t *testing.T) {

@@ -1,6 +1,7 @@
 package redisx
 
 import (
+	"crawlq/internal/mask"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -86,7 +87,7 @@ var schemes = map[string]struct {
 // ParseURL reads a Redis URL of any topology (URLSyntax). Errors are
 // *URLError, naming the wrong part, with passwords masked.
 func ParseURL(raw string) (*Target, error) {
-	t := &Target{masked: Mask(raw)}
+	t := &Target{masked: mask.URL(raw)}
 	fail := func(part, format string, a ...any) error {
 		return &URLError{URL: t.masked, Part: part, Reason: fmt.Sprintf(format, a...)}
 	}

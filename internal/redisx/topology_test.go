@@ -83,23 +83,6 @@ func TestParseURLErrorsNameThePart(t *testing.T) {
 	}
 }
 
-func TestMaskTopologies(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{name: "sentinel", in: "redis-sentinel://:s3cret@s1:26379,s2:26379/m/0?sentinel_password=s3cret",
-			want: "redis-sentinel://:***@s1:26379,s2:26379/m/0?sentinel_password=***"},
-		{name: "cluster user", in: "rediss-cluster://app:s3cret@n1:7000,n2:7001",
-			want: "rediss-cluster://app:***@n1:7000,n2:7001"},
-		{name: "no scheme with password", in: "app:s3cret@host", want: "<unparseable redis url>"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Mask(tc.in); got != tc.want {
-				t.Errorf("Mask(%q) = %q, want %q", tc.in, got, tc.want)
-			}
-		})
-	}
-}
-
 // TestTargetClients: each topology gets the matching go-redis client and
 // Asynq option, with the same servers, DB and credentials.
 func TestTargetClients(t *testing.T) {
