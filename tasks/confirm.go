@@ -97,9 +97,10 @@ func (r *run) clearWitness(ctx context.Context, w *sessions.Session, url string)
 // confirmed takes a Suspect answer two proxies agreed on as the true
 // answer: NotFound for a gone item; otherwise the page as it is, when it
 // is the site's own (a well-formed page with no results has no items, no
-// follow-ups and no next page). An answer the parser does not recognize
-// (a wall, a stub, an unknown JSON) fails the job, its copy kept: it is
-// never stored as "no results", however many proxies agree.
+// follow-ups and no next page). A redirect stub is followed; an answer
+// the parser does not recognize (a wall, an unknown JSON) fails the
+// job, its copy kept: it is never stored as "no results", however many
+// proxies agree.
 func (r *run) confirmed(ctx context.Context, page int, first sessions.Step) (bool, error) {
 	v := first.Verdict
 	if v.IfConfirmed == detect.NotFound {
@@ -108,7 +109,7 @@ func (r *run) confirmed(ctx context.Context, page int, first sessions.Step) (boo
 	}
 	p, err := r.parse(first)
 	if err != nil {
-		return false, r.unknownShape(ctx, first, err, true)
+		return r.unparsed(ctx, page, first, err, true)
 	}
 	if len(p.Items) == 0 {
 		p = site.Page{}

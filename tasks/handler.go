@@ -205,6 +205,8 @@ type run struct {
 	followed []Queued
 	// next is the URL the last page named for the next one (site.Page.NextURL).
 	next string
+	// hop is the redirect stub followed for a page, if any (redirect).
+	hop hop
 	// latency is the last response's, for the proxy's latency average
 	// when the job releases it.
 	latency time.Duration

@@ -98,6 +98,12 @@ func ozonAt(t *testing.T, ozonURL string) (*redis.Client, *site.Registry) {
 // enqueueArchived queues job and waits until it is archived.
 func enqueueArchived(t *testing.T, reg *site.Registry, job tasks.Job) *asynq.TaskInfo {
 	t.Helper()
+	return enqueueUntil(t, reg, job, asynq.TaskStateArchived)
+}
+
+// enqueueUntil queues job and waits until its task reaches state.
+func enqueueUntil(t *testing.T, reg *site.Registry, job tasks.Job, state asynq.TaskState) *asynq.TaskInfo {
+	t.Helper()
 	task, err := tasks.NewTask(reg, job)
 	if err != nil {
 		t.Fatal(err)
@@ -110,5 +116,5 @@ func enqueueArchived(t *testing.T, reg *site.Registry, job tasks.Job) *asynq.Tas
 	}
 	insp := asynq.NewInspector(asynqOpt(t))
 	defer insp.Close()
-	return waitTask(t, insp, info.Queue, info.ID, asynq.TaskStateArchived)
+	return waitTask(t, insp, info.Queue, info.ID, state)
 }

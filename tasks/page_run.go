@@ -97,13 +97,24 @@ func (r *run) verdict(ctx context.Context, page int, step sessions.Step) (bool, 
 
 func (r *run) ok(ctx context.Context, page int, step sessions.Step) (bool, error) {
 	p, err := r.parse(step)
-	if errors.Is(err, site.ErrUnrecognized) {
-		return false, r.unknownShape(ctx, step, err, false)
-	}
 	if err != nil {
-		return false, err
+		return r.unparsed(ctx, page, step, err, false)
 	}
 	return r.write(ctx, page, p)
+}
+
+// unparsed acts on a page the parser refused (err): a redirect stub is
+// followed, an answer not recognized is an unknown shape (any refused
+// answer, when agreed: two proxies gave it).
+func (r *run) unparsed(ctx context.Context, page int, step sessions.Step, err error, agreed bool) (bool, error) {
+	var stub *site.RedirectError
+	switch {
+	case errors.As(err, &stub):
+		return r.redirect(ctx, page, step, stub)
+	case agreed, errors.Is(err, site.ErrUnrecognized):
+		return false, r.unknownShape(ctx, step, err, agreed)
+	}
+	return false, err
 }
 
 // write queues the page's follow-ups and writes its items, progress and
@@ -191,6 +202,9 @@ func (r *run) recordFollows(ctx context.Context) []func(redis.Pipeliner) error {
 }
 
 func (r *run) url(page int) (string, error) {
+	if r.hop.page == page {
+		return r.hop.url, nil // the URL the page's redirect stub named
+	}
 	if r.job.Kind == KindFetch {
 		return r.job.Fetch.URL, nil
 	}

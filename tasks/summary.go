@@ -36,6 +36,9 @@ type Summary struct {
 	// Answer is the Redis key of the copy of the answer the job failed on
 	// when it was not of the site's own shape (ErrUnknownShape).
 	Answer string `json:"answer,omitempty"`
+	// Redirects counts the site's redirect stubs this attempt followed
+	// (once per page) to the URL they named.
+	Redirects int `json:"redirects,omitempty"`
 	// Confirmations counts the Suspect answers of this attempt asked once
 	// more from a second proxy; SoftBans those the second proxy
 	// contradicted (the first proxy was quarantined).

@@ -85,6 +85,9 @@ func (a *avito) items(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *avito) search(w http.ResponseWriter, r *http.Request) {
+	if a.redirectStub(w, r) {
+		return
+	}
 	q, page := r.URL.Query().Get("q"), pageParam(r, "p")
 	d := avitoPage{Query: q, Location: r.PathValue("location"), Current: page, Last: a.c.Pages(SiteAvito, q)}
 	for _, p := range a.c.Search(SiteAvito, q, page) {

@@ -110,7 +110,7 @@ func parseJSItems(s *site.Site, body []byte, pageURL string, at time.Time) (site
 		return site.Page{}, site.BadBody("json: %w", err)
 	}
 	if a.Redirected || a.URL != "" && a.list() == nil {
-		return site.Page{}, site.Unrecognized("redirect stub to %q, not a js/items answer", a.URL)
+		return site.Page{}, site.Redirected(a.URL, "a js/items answer")
 	}
 	list := a.list()
 	if list == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"crawlq/detect"
 	"crawlq/results/item"
 	"crawlq/tasks/site"
 )
@@ -110,6 +111,28 @@ func TestParseRedirectStubConstructed(t *testing.T) {
 	}
 	if want := `redirect stub to "/moskva/noutbuki?q=`; !contains(err.Error(), want) {
 		t.Errorf("error %q does not name the redirect (%s…)", err, want)
+	}
+}
+
+// TestRedirectStubReal: the real redirect stub of 2026-07 (a category
+// URL answered 200 with loaderData.data {status 301, redirected, url}:
+// testdata/README.md) is judged OK, so it reaches the parser, which
+// returns the *site.RedirectError naming the canonical URL the job then
+// follows (never an empty page, never Blocked).
+func TestRedirectStubReal(t *testing.T) {
+	body := testdata(t, "avito_redirect_stub_2026-07.html.gz")
+	const pageURL = "https://www.avito.ru/nizhniy_novgorod/kvartiry/prodam"
+	v := detect.New(detect.Builtin()).Judge("avito", "category", &detect.Response{Status: 200, FinalURL: pageURL, Body: body})
+	if v.Kind != detect.OK {
+		t.Errorf("verdict %v, want ok (the stub is the site's answer, not a ban)", v)
+	}
+	_, err := site.Parse("avito", "category", body, pageURL, at)
+	var stub *site.RedirectError
+	if !errors.As(err, &stub) || !errors.Is(err, site.ErrUnrecognized) {
+		t.Fatalf("got %v, want a *site.RedirectError (ErrUnrecognized)", err)
+	}
+	if want := "/nizhniy_novgorod/kvartiry/prodam-ASgBAgICAUSSA8YQ?localPriority=0"; stub.To != want {
+		t.Errorf("stub names %q, want %q", stub.To, want)
 	}
 }
 

@@ -161,7 +161,7 @@ func digits(s string) bool {
 func emptySERP(doc *goquery.Document, states []mfeState) error {
 	for _, st := range states {
 		if to, ok := st.redirectTo(); ok {
-			return site.Unrecognized("redirect stub to %q, not a results page", to)
+			return site.Redirected(to, "a results page")
 		}
 	}
 	if doc.Find(`[data-marker="catalog-serp"], [data-marker="page-title"]`).Length() == 0 {

@@ -71,3 +71,26 @@ func Unrecognized(format string, args ...any) error {
 func BadBody(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrBadBody}, args...)...)
 }
+
+// RedirectError is the site's redirect stub: instead of the page, an
+// answer that names the URL whose page the user asked for (Avito's
+// {"redirected": true, "url": …} page state). The job follows it once;
+// as a page it is never a result, so it wraps ErrUnrecognized.
+type RedirectError struct {
+	// To is the URL the stub names, as it is written (often a path).
+	To string
+	// What says what the stub stood in for ("a results page").
+	What string
+}
+
+// Error implements error.
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("%v: redirect stub to %q, not %s", ErrUnrecognized, e.To, e.What)
+}
+
+// Unwrap makes errors.Is(err, ErrUnrecognized) true.
+func (e *RedirectError) Unwrap() error { return ErrUnrecognized }
+
+// Redirected returns the *RedirectError of a stub naming to instead of
+// what.
+func Redirected(to, what string) error { return &RedirectError{To: to, What: what} }
