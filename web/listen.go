@@ -37,23 +37,25 @@ func loadTLS(cfg Config) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// admit decides whether the server may serve on a: on loopback always;
-// beyond it only with Auth or InsecureNoAuth. It warns when beyond
-// loopback whoever reaches the port sees the queues (InsecureNoAuth) or
-// the password crosses the network in clear text (Auth over plain HTTP).
-func (s *Server) admit(a net.Addr) error {
+// admit decides whether the server may serve on a, the listener of the
+// address the user wrote as name ("0.0.0.0:8080", which a names [::]:8080):
+// on loopback always; beyond it only with Auth or InsecureNoAuth. It warns
+// when beyond loopback whoever reaches the port sees the queues
+// (InsecureNoAuth) or the password crosses the network in clear text
+// (Auth over plain HTTP). Its refusal and warnings name name.
+func (s *Server) admit(a net.Addr, name string) error {
 	if isLoopback(a) {
 		return nil
 	}
 	switch {
 	case s.cfg.Auth == "" && !s.cfg.InsecureNoAuth:
-		return fmt.Errorf("web: %s: %w, whoever reaches the port could manage the queues", a, ErrNoAuth)
+		return fmt.Errorf("web: %s: %w, whoever reaches the port could manage the queues", name, ErrNoAuth)
 	case s.cfg.Auth == "":
 		s.log.Warn("web: listening beyond loopback without auth (--insecure-no-auth): whoever reaches this port sees the pool and can manage the queues",
-			zap.String("listen", a.String()))
+			zap.String("listen", name))
 	case s.tls == nil:
 		s.log.Warn("web: basic auth over plain HTTP beyond loopback: the password crosses the network in clear text; serve HTTPS with --tls-cert and --tls-key, or put a TLS proxy in front",
-			zap.String("listen", a.String()))
+			zap.String("listen", name))
 	}
 	return nil
 }

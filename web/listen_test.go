@@ -52,7 +52,7 @@ func TestAdmit(t *testing.T) {
 			if tt.tls {
 				s.tls = &tls.Config{}
 			}
-			err := s.admit(tt.addr)
+			err := s.admit(tt.addr, tt.addr.String())
 			if refused := errors.Is(err, ErrNoAuth); refused != tt.refused {
 				t.Fatalf("admit(%v) = %v, want refused=%t", tt.addr, err, tt.refused)
 			}

@@ -194,7 +194,7 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("web: listen %s: %w", addr, err)
 	}
-	if err := s.admit(l.Addr()); err != nil {
+	if err := s.admit(l.Addr(), addr); err != nil {
 		l.Close()
 		return err
 	}
@@ -208,7 +208,7 @@ func (s *Server) Run(ctx context.Context, addr string) error {
 // l. A listener beyond loopback without Auth or InsecureNoAuth is closed
 // at once and Serve returns ErrNoAuth.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	if err := s.admit(l.Addr()); err != nil {
+	if err := s.admit(l.Addr(), l.Addr().String()); err != nil {
 		l.Close()
 		return err
 	}

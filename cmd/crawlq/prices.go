@@ -19,8 +19,8 @@ func newPricesCmd() *cobra.Command {
 	var pg, format string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "prices SITE ID --postgres URL [--format table|csv|json]",
-		Short: "Print an item's price history from PostgreSQL, oldest first",
+		Use:   "prices SITE ID|URL --postgres URL [--format table|csv|json]",
+		Short: "Print an item's price history from PostgreSQL, oldest first (the item by its ID or its product or listing URL)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {
@@ -29,7 +29,12 @@ func newPricesCmd() *cobra.Command {
 			if !slices.Contains(priceFormats, format) {
 				return fmt.Errorf("--format %q: want one of %s", format, strings.Join(priceFormats, ", "))
 			}
-			return runPrices(cmd, pg, strings.ToLower(strings.TrimSpace(args[0])), args[1], format)
+			siteName := strings.ToLower(strings.TrimSpace(args[0]))
+			id, err := itemID(siteName, args[1])
+			if err != nil {
+				return err
+			}
+			return runPrices(cmd, pg, siteName, id, format)
 		},
 	}
 	postgresFlag(cmd, &pg, "PostgreSQL URL of the sink's store")
@@ -62,14 +67,24 @@ func runPrices(cmd *cobra.Command, pg, siteName, id, format string) error {
 	}
 	w := cmd.OutOrStdout()
 	switch {
+	case len(ps) == 0: // in every format: a script sees what a person sees
+		return fmt.Errorf("no observations of %s %s", siteName, id)
 	case format == "json":
 		return jsonLine(w, ps)
-	case len(ps) == 0:
-		return fmt.Errorf("no observations of %s %s", siteName, id)
 	case format == "csv":
 		return pgsink.WritePricesCSV(w, siteName, id, ps)
 	}
 	return writePrices(w, ps)
+}
+
+// itemID is the ID arg names on a built-in site: an ID, or a product or
+// listing URL as enqueue takes it; on another site, arg as it is.
+func itemID(siteName, arg string) (string, error) {
+	s, err := site.Default().Get(siteName)
+	if err != nil {
+		return arg, nil
+	}
+	return s.ItemID(arg)
 }
 
 // knownSite refuses a site that is neither built in nor in the store.
@@ -78,7 +93,12 @@ func knownSite(ctx context.Context, conn pgsink.Querier, name string) error {
 	if err != nil {
 		return err
 	}
-	known := append(site.Default().Names(), stored...)
+	return siteIn(name, stored)
+}
+
+// siteIn refuses a site that is neither built in nor one of also.
+func siteIn(name string, also []string) error {
+	known := append(site.Default().Names(), also...)
 	if slices.Contains(known, name) {
 		return nil
 	}

@@ -15,7 +15,8 @@ import (
 // TestPricesFormats: `prices --format csv` prints the dashboard's CSV of
 // the history (header, kopecks, oldest first), `--format json` the same
 // points as `--json`, the default a table; an unknown format is refused
-// naming the flag.
+// naming the flag. The item may be named by its product URL, as enqueue
+// takes it; an item never observed exits 1 in every format.
 func TestPricesFormats(t *testing.T) {
 	pg := testpg.DB(t)
 	ctx := context.Background()
@@ -54,6 +55,22 @@ func TestPricesFormats(t *testing.T) {
 	_, stderr, err = runMain(t, "prices", "ozon", "7", "--postgres", pg, "--format", "xml")
 	if err == nil || !strings.Contains(stderr, `--format "xml"`) {
 		t.Errorf("prices --format xml: %v %s", err, stderr)
+	}
+	for _, u := range []string{"https://www.ozon.ru/product/kettle-7/", "https://www.ozon.ru/product/7/?at=x"} {
+		out, stderr, err = runMain(t, "prices", "ozon", u, "--postgres", pg)
+		if err != nil || strings.Count(out, "\n") != 4 || !strings.Contains(out, "900.00") {
+			t.Errorf("prices ozon %s: %v %s\n%s", u, err, stderr, out)
+		}
+	}
+	_, stderr, err = runMain(t, "prices", "ozon", "https://www.ozon.ru/category/kettles/", "--postgres", pg)
+	if err == nil || !strings.Contains(stderr, "no product ID") {
+		t.Errorf("prices with a category URL: %v %s", err, stderr)
+	}
+	for _, format := range priceFormats {
+		out, stderr, err = runMain(t, "prices", "ozon", "8", "--postgres", pg, "--format", format)
+		if err == nil || out != "" || stderr != "crawlq: no observations of ozon 8\n" {
+			t.Errorf("prices of an item never seen, --format %s: %v\nstdout %q\nstderr %q", format, err, out, stderr)
+		}
 	}
 }
 

@@ -69,6 +69,11 @@ func exportStream(cmd *cobra.Command, a *app, o results.ExportOptions) error {
 	if err != nil {
 		return err
 	}
+	if n == 0 && o.Site != "" {
+		if err := siteIn(o.Site, nil); err != nil { // else: a site whose items are not in the stream yet
+			return fmt.Errorf("--site: %w", err)
+		}
+	}
 	sink, err := results.SinkAttached(cmd.Context(), conn.Client)
 	if err != nil {
 		return err
@@ -92,6 +97,15 @@ func exportPostgres(cmd *cobra.Command, pg, since string, o results.ExportOption
 		return postgresErr(err)
 	}
 	defer conn.Close(context.WithoutCancel(cmd.Context()))
+	if o.Site != "" {
+		stored, err := pgsink.Sites(cmd.Context(), conn)
+		if err != nil {
+			return pgsink.SchemaHint(err)
+		}
+		if err := siteIn(o.Site, stored); err != nil {
+			return fmt.Errorf("--site: %w", err)
+		}
+	}
 	n, err := pgsink.Export(cmd.Context(), conn, cmd.OutOrStdout(), pgsink.ExportOptions{ExportOptions: o, Since: from})
 	if err == nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "exported %d items\n", n)

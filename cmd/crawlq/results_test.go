@@ -7,9 +7,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
 	"crawlq/results"
 	"crawlq/results/item"
+	"crawlq/results/pgsink"
 )
 
 // TestExportSaysRowsAreInPostgres: `results export` of the stream says
@@ -66,5 +68,39 @@ func drain(t *testing.T, rdb redis.UniversalClient) {
 	}
 	if n, _ := rdb.XLen(ctx, results.StreamKey).Result(); n != 0 {
 		t.Fatalf("stream holds %d entries after the drain", n)
+	}
+}
+
+// TestExportRefusesUnknownSite: `results export --site` of a site that is
+// neither built in nor has items (in the stream, or in PostgreSQL) exits 1
+// naming the known sites; a built-in site without items exports nothing;
+// a database without the sink's tables says to run the sink.
+func TestExportRefusesUnknownSite(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	url := testredis.URL(t, testredis.DBCmd)
+	want := "crawlq: --site: unknown site \"amazon\" (known: avito, ozon, wildberries)\n"
+	out, stderr, err := runMain(t, "--redis", url, "results", "export", "--site", "amazon")
+	if err == nil || out != "" || stderr != want {
+		t.Errorf("stream export --site amazon: %v\nstdout %q\nstderr %q\nwant %q", err, out, stderr, want)
+	}
+	if _, stderr, err := runMain(t, "--redis", url, "results", "export", "--site", "ozon"); err != nil || stderr != "exported 0 items\n" {
+		t.Errorf("stream export --site ozon: %v %q", err, stderr)
+	}
+	pg := testpg.DB(t)
+	_, stderr, err = runMain(t, "results", "export", "--postgres", pg, "--site", "ozon")
+	if err == nil || !strings.Contains(stderr, "has no crawlq tables") {
+		t.Errorf("export --postgres of a database without tables: %v %q", err, stderr)
+	}
+	st, err := pgsink.Open(context.Background(), pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	out, stderr, err = runMain(t, "results", "export", "--postgres", pg, "--site", "amazon")
+	if err == nil || out != "" || stderr != want {
+		t.Errorf("export --postgres --site amazon: %v\nstdout %q\nstderr %q\nwant %q", err, out, stderr, want)
+	}
+	if _, stderr, err := runMain(t, "results", "export", "--postgres", pg, "--site", "ozon"); err != nil || stderr != "exported 0 items\n" {
+		t.Errorf("export --postgres --site ozon: %v %q", err, stderr)
 	}
 }

@@ -78,7 +78,7 @@ func TestWebRefusesBeyondLoopbackWithoutAuth(t *testing.T) {
 	if p.err == nil || len(p.stderr) != 1 {
 		t.Fatalf("exit %v, stderr %d lines, want a failure with one line:\n%s", p.err, len(p.stderr), strings.Join(p.stderr, "\n"))
 	}
-	for _, want := range []string{"--auth USER:PASS", "--insecure-no-auth", "beyond loopback"} {
+	for _, want := range []string{"web: 0.0.0.0:0: listening beyond loopback", "--auth USER:PASS", "--insecure-no-auth"} {
 		if !strings.Contains(p.stderr[0], want) {
 			t.Errorf("refusal %q does not say %q", p.stderr[0], want)
 		}

@@ -70,7 +70,7 @@ func Export(ctx context.Context, conn Querier, w io.Writer, o ExportOptions) (in
 	}
 	rows, err := conn.Query(ctx, q, o.Site, o.Since)
 	if err != nil {
-		return 0, fmt.Errorf("export: %w", err)
+		return 0, fmt.Errorf("export: %w", SchemaHint(err))
 	}
 	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (item.Item, error) {
 		var it item.Item
