@@ -39,6 +39,26 @@ func TestAvitoIPBlockPage(t *testing.T) {
 	}
 }
 
+// TestAvitoPoWPageIsAChallenge: QRATOR's proof-of-work page, as captured
+// answering 439 on 2026-08-27, is a Challenge (work to solve, never a
+// ban) under every kind, while the IP-ban pages stay Blocked
+// (TestAvitoIPBlockPage) and a 439 without it stays Blocked.
+func TestAvitoPoWPageIsAChallenge(t *testing.T) {
+	d := detect.New(detect.Builtin())
+	body, err := detect.ReadSaved(filepath.Join(samplesDir(t), "avito", "avito_pow_challenge_439_2026-08.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"search", "category", "search-api", "item"} {
+		if v := d.Judge("avito", kind, &detect.Response{Status: 439, Body: body}); v.Kind != detect.Challenge || v.Status != 439 {
+			t.Errorf("the proof of work at 439 as %s: got %v (status %d), want challenge", kind, v, v.Status)
+		}
+	}
+	if v := d.Judge("avito", "search", &detect.Response{Status: 439, Body: []byte("<html><title>Доступ ограничен</title></html>")}); v.Kind != detect.Blocked {
+		t.Errorf("another 439: got %v, want blocked", v)
+	}
+}
+
 // TestAvitoSearchAPIAnswers: the js/items JSON answer is OK with items or
 // with the site's own empty list; a redirect stub or another JSON (the
 // API's firewall answer) is not an empty result.

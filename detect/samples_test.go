@@ -31,6 +31,7 @@ var sampleCases = map[string]sampleCase{
 	"avito/avito_block_ip_mobile_nocaptcha.html":        {"avito", "item", detect.Blocked},
 	"avito/avito_item_buyerItem_extracted.json":         {"avito", "item", detect.OK},
 	"avito/avito_item_page_2024.html":                   {"avito", "item", detect.OK},
+	"avito/avito_pow_challenge_439_2026-08.html":        {"avito", "search", detect.Challenge},
 	"avito/avito_search_serp_2024.html.gz":              {"avito", "search", detect.OK},
 	"ozon/ozon_block_antibot_challenge_2025-06.html":    {"ozon", "product", detect.Challenge},
 	"ozon/ozon_block_no_connection_2026-06.html":        {"ozon", "search", detect.Blocked},

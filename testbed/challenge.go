@@ -55,6 +55,9 @@ type ChallengeRule struct {
 	// page challenge and its APIs' refusal): 498 as captured in 2026
 	// (default), or 200, the variant reported served too.
 	WallStatus int `json:"wall_status,omitempty"`
+	// PoWCompl is the difficulty of Avito's proof of work: the hex zeros
+	// its sha256 must start with. Default DefaultPoWCompl, at most 6.
+	PoWCompl int `json:"pow_compl,omitempty"`
 }
 
 // Default challenge settings.
@@ -70,13 +73,17 @@ func (c ChallengeRule) withDefaults() ChallengeRule {
 	if c.Bits <= 0 || c.Bits > 24 {
 		c.Bits = DefaultChallengeBits
 	}
+	if c.PoWCompl <= 0 || c.PoWCompl > maxPoWCompl {
+		c.PoWCompl = DefaultPoWCompl
+	}
 	return c
 }
 
 // ChallengeCookie is the clearance cookie's name on each site: Ozon's
-// antibot cookie, Wildberries' token and the one of Avito's JS check.
+// antibot cookie, Wildberries' token and the one Avito's proof of work
+// sets.
 var ChallengeCookie = map[string]string{
-	SiteOzon: "abt_data", SiteWildberries: "x_wbaas_token", SiteAvito: "ft",
+	SiteOzon: "abt_data", SiteWildberries: "x_wbaas_token", SiteAvito: AvitoClearanceCookie,
 }
 
 // nonceGrant is what a challenge's nonce was issued to.
@@ -91,14 +98,19 @@ type challenges struct {
 	rule   ChallengeRule
 	cookie string
 	mu     sync.Mutex
-	grants map[string]*nonceGrant // nonce -> grant
+	grants map[string]*nonceGrant // nonce (Avito: the clearance) -> grant
+	pow    *avitoPoW              // Avito's proof of work; nil elsewhere
 }
 
 func newChallenges(site string, rule *ChallengeRule) *challenges {
 	if rule == nil {
 		return nil
 	}
-	return &challenges{rule: rule.withDefaults(), cookie: ChallengeCookie[site], grants: map[string]*nonceGrant{}}
+	c := &challenges{rule: rule.withDefaults(), cookie: ChallengeCookie[site], grants: map[string]*nonceGrant{}}
+	if site == SiteAvito {
+		c.pow = newAvitoPoW(c.rule.PoWCompl)
+	}
+	return c
 }
 
 // issue makes a nonce for (ip, ua), valid until its cookie would expire.
@@ -121,9 +133,8 @@ func (c *challenges) clearance(r *http.Request, ip string, now time.Time) string
 	if err != nil {
 		return ""
 	}
-	nonce, work, ok := strings.Cut(ck.Value, ".")
-	n, err := strconv.ParseUint(work, 10, 64)
-	if !ok || err != nil || !proofOK(nonce, n, c.rule.Bits) {
+	nonce, ok := c.minted(ck.Value)
+	if !ok {
 		return ""
 	}
 	c.mu.Lock()
@@ -139,6 +150,18 @@ func (c *challenges) clearance(r *http.Request, ip string, now time.Time) string
 		return ChallengeSolved
 	}
 	return "ok"
+}
+
+// minted is the nonce a clearance cookie's value was minted for, if its
+// work is right: the script's "nonce.n", or Avito's clearance itself
+// (its work was checked when it was set).
+func (c *challenges) minted(value string) (string, bool) {
+	if c.pow != nil {
+		return value, true
+	}
+	nonce, work, ok := strings.Cut(value, ".")
+	n, err := strconv.ParseUint(work, 10, 64)
+	return nonce, ok && err == nil && proofOK(nonce, n, c.rule.Bits)
 }
 
 // proofOK checks the script's proof of work: fnv1a(nonce ":" n) has bits
@@ -168,6 +191,9 @@ func (s *Site) challenged(w http.ResponseWriter, r *http.Request, e *Entry) (Ver
 	}
 	if s.name == SiteOzon && r.URL.Path == AbtResultPath {
 		return s.abtResult(w, r, e), true
+	}
+	if c.pow != nil && isAvitoPoWPath(r.URL.Path) {
+		return s.avitoPoWExchange(w, r, e), true
 	}
 	switch got := c.clearance(r, e.IP, e.Start); got {
 	case ChallengeSolved:
@@ -241,6 +267,10 @@ func (s *Site) serveChallenge(w http.ResponseWriter, r *http.Request, e *Entry) 
 		wbRefuse(w, s.challenge.rule.wallStatus())
 		return
 	}
+	if s.challenge.pow != nil {
+		s.serveAvitoPoW(w, r, e)
+		return
+	}
 	c := s.challenge
 	nonce := c.issue(e.IP, r.UserAgent(), e.Start)
 	page := challengePage{Nonce: nonce, Bits: c.rule.Bits, Cookie: c.cookie, TTL: int(c.rule.TTL / time.Second), CDN: s.cdnURL(r),
@@ -270,9 +300,9 @@ function h(s){var x=0x811c9dc5;for(var k=0;k<s.length;k++){x^=s.charCodeAt(k);x=
 while((h(n+":"+i)>>>(32-b))!==0)i++;
 document.cookie={{.Cookie}}+"="+n+"."+i+"; path=/; max-age={{.TTL}}";location.reload()})();</script>`
 
-// challengeTmpl are the sites' challenge pages: Ozon's is the real
+// challengeTmpl are the script challenges' pages: Ozon's is the real
 // antibot challenge page's frame (internal/samples), Wildberries' the
-// home page's check, Avito's a JS check before the firewall.
+// home page's check. Avito's proof of work has its own (avitoPoWTmpl).
 var challengeTmpl = map[string]*template.Template{
 	SiteOzon: template.Must(template.New("ozon-challenge").Parse(`<html lang="ru"><head><meta charset="UTF-8">
 <title>Доступ ограничен</title>
@@ -290,12 +320,6 @@ var challengeTmpl = map[string]*template.Template{
 <title>Почти готово...</title>
 <link rel="stylesheet" href="/__wbaas/challenges/antibot/__static/v2/index.css"></head>
 <body><div class="w"><div id="wait_msg"></div><div id="c_cont"></div></div><b id="s-key" data-site-key="7400bd5df8b843b28254659f10915f31"></b>
-` + challengeScript + `
-</body></html>
-`)),
-	SiteAvito: template.Must(template.New("avito-challenge").Parse(`<!DOCTYPE html><html lang="ru"><head><meta charset="utf-8">
-<title>Проверка браузера</title></head><body><div class="js-challenge-form"><h2>Проверяем ваш браузер</h2>
-<p>Это займёт несколько секунд.</p></div>
 ` + challengeScript + `
 </body></html>
 `)),

@@ -137,8 +137,8 @@ func TestHungPageClosedAndDeadBrowserRestarted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tb, b, _, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Challenge: true, Farm: testbed.FarmConfig{Auth: true}}, 3*time.Second)
-	p := &pacer{gap: tb.Rules()[testbed.SiteAvito].MinInterval + 50*time.Millisecond}
-	job := fetcher.BrowserJob{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate, Done: p.done,
+	p := &pacer{gap: tb.Rules()[testbed.SiteWildberries].MinInterval + 50*time.Millisecond}
+	job := fetcher.BrowserJob{URL: tb.SiteURL(testbed.SiteWildberries) + "/", Proxy: proxy, UserAgent: chromiumUA, Gate: p.gate, Done: p.done,
 		Clearance: "never-set"}
 	if _, err := b.Solve(ctx, job); !errors.Is(err, fetcher.ErrNotCleared) || b.Live() != 0 {
 		t.Fatalf("hung page: %v, %d contexts open; want fetcher.ErrNotCleared, none", err, b.Live())
@@ -148,8 +148,8 @@ func TestHungPageClosedAndDeadBrowserRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, pid)
-	job.Clearance = testbed.ChallengeCookie[testbed.SiteAvito]
-	job.Cleared = func(status int, body []byte) bool { return !strings.Contains(string(body), "js-challenge-form") }
+	job.Clearance = testbed.ChallengeCookie[testbed.SiteWildberries]
+	job.Cleared = func(status int, body []byte) bool { return !strings.Contains(string(body), `id="s-key"`) }
 	res, err := b.Solve(ctx, job)
 	if err != nil || b.Starts() != 2 || b.PID() == pid {
 		t.Fatalf("after the kill: %v (result %+v), %d starts, pid %d (was %d); want a new browser that clears it", err, res, b.Starts(), b.PID(), pid)

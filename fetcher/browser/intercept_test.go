@@ -64,9 +64,9 @@ func TestFailedInterceptionEndsTheVisit(t *testing.T) {
 			// failure can end the visit
 			tb, b, _, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Challenge: true, Farm: testbed.FarmConfig{Auth: true}}, time.Hour)
 			browser.WrapPages(b, func(s cdp.Session) cdp.Session { return &failingTarget{Session: s, fail: tc.fail} })
-			p := &pacer{gap: tb.Rules()[testbed.SiteAvito].MinInterval}
-			_, err := b.Solve(ctx, fetcher.BrowserJob{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA,
-				Gate: p.gate, Done: p.done, Clearance: testbed.ChallengeCookie[testbed.SiteAvito]})
+			p := &pacer{gap: tb.Rules()[testbed.SiteWildberries].MinInterval}
+			_, err := b.Solve(ctx, fetcher.BrowserJob{URL: tb.SiteURL(testbed.SiteWildberries) + "/", Proxy: proxy, UserAgent: chromiumUA,
+				Gate: p.gate, Done: p.done, Clearance: testbed.ChallengeCookie[testbed.SiteWildberries]})
 			if !errors.Is(err, browser.ErrInterception) || !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "Fetch.continueRequest") {
 				t.Fatalf("solve: %v; want ErrInterception naming Fetch.continueRequest and its cause", err)
 			}

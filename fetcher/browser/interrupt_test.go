@@ -61,28 +61,28 @@ func TestInterruptedSolveSendsNothingUnpaced(t *testing.T) {
 		onFirstAnswer bool
 	}{
 		{name: "job ended while the challenge script runs", onFirstAnswer: true},
-		{name: "job ended with the reload held at the gate", hold: 2},
+		{name: "job ended with the reload held at the gate", hold: 3},
 		{name: "browser closed while the challenge script runs", onFirstAnswer: true, closeBrowser: true},
-		{name: "browser closed with the reload held at the gate", hold: 2, closeBrowser: true},
+		{name: "browser closed with the reload held at the gate", hold: 3, closeBrowser: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			rules := testbed.DefaultRules()[testbed.SiteAvito]
+			rules := testbed.DefaultRules()[testbed.SiteWildberries]
 			rules.Challenge = &testbed.ChallengeRule{Bits: 21} // a proof of work of some 2M hashes
-			tb, b, _, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Sites: map[string]testbed.SiteRules{testbed.SiteAvito: rules},
+			tb, b, _, proxy := farmBrowser(ctx, t, testbed.Config{Proxies: 1, Sites: map[string]testbed.SiteRules{testbed.SiteWildberries: rules},
 				Farm: testbed.FarmConfig{Auth: true}}, time.Minute)
-			g := &holdingGate{pacer: pacer{gap: tb.Rules()[testbed.SiteAvito].MinInterval}, hold: tc.hold, held: make(chan struct{})}
+			g := &holdingGate{pacer: pacer{gap: tb.Rules()[testbed.SiteWildberries].MinInterval}, hold: tc.hold, held: make(chan struct{})}
 			answered := make(chan struct{})
 			var once sync.Once
 			jctx, endJob := context.WithCancel(ctx)
 			defer endJob()
 			done := make(chan error, 1)
 			go func() {
-				_, err := b.Solve(jctx, fetcher.BrowserJob{URL: tb.SiteURL(testbed.SiteAvito) + "/rossiya?q=x", Proxy: proxy, UserAgent: chromiumUA,
-					Gate: g.gate, Done: func() { g.done(); once.Do(func() { close(answered) }) }, Clearance: testbed.ChallengeCookie[testbed.SiteAvito],
-					Cleared: func(status int, body []byte) bool { return !strings.Contains(string(body), "js-challenge-form") }})
+				_, err := b.Solve(jctx, fetcher.BrowserJob{URL: tb.SiteURL(testbed.SiteWildberries) + "/", Proxy: proxy, UserAgent: chromiumUA,
+					Gate: g.gate, Done: func() { g.done(); once.Do(func() { close(answered) }) }, Clearance: testbed.ChallengeCookie[testbed.SiteWildberries],
+					Cleared: func(status int, body []byte) bool { return !strings.Contains(string(body), `id="s-key"`) }})
 				done <- err
 			}()
 			trigger := g.held

@@ -23,6 +23,10 @@ const (
 // results (web/1/js/items; evidence in docs/sites.md).
 const ItemsPath = "/web/1/js/items"
 
+// ClearanceCookie is the cookie QRATOR's proof of work sets once solved
+// (captured 2026-08-27; docs/sites.md).
+const ClearanceCookie = "_adcc"
+
 // WebURL is the real host.
 const WebURL = "https://www.avito.ru"
 
@@ -45,8 +49,8 @@ func New() *site.Site {
 		Class:       proxies.Residential,
 		Endpoints:   map[string]string{site.EndpointWeb: WebURL},
 		XHR:         site.XHR{Paths: []string{"/web/"}}, // web/1/js/items JSON
-		// The JS check reloads the page once it has set its cookie.
-		Challenge: site.Challenge{},
+		// QRATOR's proof of work (439) sets _adcc once solved.
+		Challenge: site.Challenge{Cookie: ClearanceCookie},
 		Kinds: map[string]site.Kind{
 			KindSearch: {Name: KindSearch, Listing: true, Follow: KindItem,
 				Normalize: normalizeSearch, Build: listingURL, Parse: parseSERP},

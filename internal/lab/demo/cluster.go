@@ -106,10 +106,7 @@ const demoClearanceWait = 2 * time.Second
 // and a min_interval at least politeMargin times the testbed's limit (the
 // site defaults are already slower), so the broker's pacing keeps I2. It
 // names each site's clearance cookie as the testbed sets it, as a user
-// who knows a site's cookie does (challenge: {cookie: …}): the built-in
-// Avito names none, since no sample shows the real one, and its visits
-// would otherwise wait for the page the challenge reloads to, a second
-// browser request.
+// who knows a site's cookie does (challenge: {cookie: …}).
 func testbedRegistry(tb *testbed.Testbed) (*site.Registry, map[string]time.Duration, error) {
 	reg := site.Default().Clone()
 	cfg := site.Config{Sites: map[string]site.SiteConfig{}}
