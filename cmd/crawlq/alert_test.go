@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
 	"crawlq/results/pgsink"
@@ -29,7 +30,7 @@ func TestAlertCLI(t *testing.T) {
 		_ = json.NewDecoder(r.Body).Decode(&body)
 	}))
 	defer srv.Close()
-	hook := srv.URL + "/bot99:TOPSECRET/sendMessage?chat_id=7"
+	hook := srv.URL + "/bot99:" + masktest.WebhookToken + "/sendMessage?chat_id=7#" + masktest.WebhookFragment
 	run := func(args ...string) (string, string, error) {
 		return runMain(t, append(append([]string{"alert"}, args...), "--postgres", pg)...)
 	}
@@ -43,23 +44,23 @@ func TestAlertCLI(t *testing.T) {
 		{[]string{"add", "x", "--site", "ozon", "--webhook", hook}, "no condition"},
 		{[]string{"add", "x", "--site", "ozon", "--drop-pct", "5", "--webhook", "mailto:me"}, "--webhook"},
 	} {
-		if _, stderr, err := run(c.args...); err == nil || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "TOPSECRET") {
+		if _, stderr, err := run(c.args...); err == nil || !strings.Contains(stderr, c.want) || strings.Contains(stderr, masktest.WebhookToken) {
 			t.Errorf("%v: %v %q, want it to say %q (and no secret)", c.args, err, stderr, c.want)
 		}
 	}
 	out, stderr, err := run("add", "kettles", "--site", "ozon", "--ids", "1,2", "--below", "1999", "--back-in-stock", "--webhook", hook)
-	if err != nil || strings.Contains(out, "TOPSECRET") || !strings.Contains(out, "price ≤ 1999.00 or back in stock") {
+	if err != nil || strings.Contains(out, masktest.WebhookToken) || !strings.Contains(out, "price ≤ 1999.00 or back in stock") {
 		t.Fatalf("add: %v %s %s", err, out, stderr)
 	}
 	if _, stderr, err := run("add", "kettles", "--site", "ozon", "--drop-pct", "5", "--webhook", hook); err == nil || !strings.Contains(stderr, "alert rule exists: kettles") {
 		t.Errorf("second add: %v %s", err, stderr)
 	}
 	out, _, err = run("list")
-	if err != nil || !strings.Contains(out, "kettles") || !strings.Contains(out, "bot99:***") || strings.Contains(out, "TOPSECRET") {
+	if err != nil || !strings.Contains(out, "kettles") || !strings.Contains(out, "bot99:***") || strings.Contains(out, masktest.WebhookToken) {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
 	out, stderr, err = run("test", "kettles")
-	if err != nil || !strings.Contains(out, "answered 200") || strings.Contains(out, "TOPSECRET") {
+	if err != nil || !strings.Contains(out, "answered 200") || strings.Contains(out, masktest.WebhookToken) {
 		t.Fatalf("test: %v %s %s", err, out, stderr)
 	}
 	mu.Lock()
@@ -100,7 +101,7 @@ func TestStatusSaysAlertsFail(t *testing.T) {
 	}
 	out, stderr, err := runMain(t, "--redis", url, "status", "--postgres", pg)
 	if err != nil || !strings.Contains(out, "alerts: failing: 1 pending (1 failed at least once)") ||
-		!strings.Contains(out, "answered 500") || strings.Contains(out, "SECRET") {
+		!strings.Contains(out, "answered 500") || strings.Contains(out, masktest.WebhookToken) {
 		t.Fatalf("status: %v %s\n%s", err, stderr, out)
 	}
 	out, _, err = runMain(t, "--redis", url, "status", "--json", "--postgres", pg)
@@ -125,7 +126,7 @@ func TestAlertAddRefusesWhereWrong(t *testing.T) {
 	if _, stderr, err := runMain(t, "--redis", url, "schedule", "add", "phones", "--cron", "@hourly", "--", "avito", "search", "iphone"); err != nil {
 		t.Fatalf("schedule add: %v %s", err, stderr)
 	}
-	hook := "https://hooks.example.test/bot42:TOPSECRET/sendMessage?chat_id=7"
+	hook := "https://hooks.example.test/bot42:" + masktest.WebhookToken + "/sendMessage?chat_id=7"
 	for _, c := range []struct {
 		name string
 		args []string
@@ -140,19 +141,19 @@ func TestAlertAddRefusesWhereWrong(t *testing.T) {
 		{"drop-pct not a number", []string{"--drop-pct", "5x", "--webhook", hook}, `--drop-pct "5x": want a number of percent`},
 		{"drop-pct zero", []string{"--drop-pct", "0%", "--webhook", hook}, `--drop-pct "0%": want a percent in (0, 100)`},
 		{"drop-pct too big", []string{"--drop-pct", "150%", "--webhook", hook}, "--drop-pct 150: want a percent in (0, 100)"},
-		{"webhook scheme", []string{"--drop-pct", "5", "--webhook", "htps://hooks.example.test/bot42:TOPSECRET/x"},
+		{"webhook scheme", []string{"--drop-pct", "5", "--webhook", "htps://hooks.example.test/bot42:" + masktest.WebhookToken + "/x"},
 			`--webhook "htps://hooks.example.test/bot42:***/***": scheme "htps", want http or https`},
-		{"webhook no scheme", []string{"--drop-pct", "5", "--webhook", "api.telegram.org/bot42:TOPSECRET/sendMessage"},
+		{"webhook no scheme", []string{"--drop-pct", "5", "--webhook", "api.telegram.org/bot42:" + masktest.WebhookToken + "/sendMessage"},
 			`--webhook "api.telegram.org/bot42:***/***": no scheme`},
-		{"webhook space in host", []string{"--drop-pct", "5", "--webhook", "https://hooks example.test/bot42:TOPSECRET/x"},
+		{"webhook space in host", []string{"--drop-pct", "5", "--webhook", "https://hooks example.test/bot42:" + masktest.WebhookToken + "/x"},
 			`--webhook: not a URL: invalid character " " in host name`},
-		{"webhook no host", []string{"--drop-pct", "5", "--webhook", "https:///bot42:TOPSECRET/x"}, `no host after https://`},
+		{"webhook no host", []string{"--drop-pct", "5", "--webhook", "https:///bot42:" + masktest.WebhookToken + "/x"}, `no host after https://`},
 		{"webhook spaces around", []string{"--drop-pct", "5", "--webhook", " " + hook}, "spaces around the URL"},
 		{"webhook empty", []string{"--drop-pct", "5", "--webhook", ""}, "--webhook: required"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, stderr, err := run(append([]string{"x", "--site", "ozon"}, c.args...)...)
-			if err == nil || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "TOPSECRET") {
+			if err == nil || !strings.Contains(stderr, c.want) || strings.Contains(stderr, masktest.WebhookToken) {
 				t.Errorf("%v: %v %q, want it to say %q (and no secret)", c.args, err, stderr, c.want)
 			}
 		})

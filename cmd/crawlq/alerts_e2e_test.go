@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
 	"crawlq/results"
@@ -194,7 +195,7 @@ func (f *pricesFarm) addRules(t *testing.T) {
 	for _, p := range f.tb.Catalog.Matches(testbed.SiteWildberries, f.query)[:10] {
 		ids = append(ids, p.ID)
 	}
-	hook := f.hook.srv.URL + "/bot777:SECRET/sendMessage?chat_id=1"
+	hook := f.hook.srv.URL + "/bot777:" + masktest.WebhookToken + "/sendMessage?chat_id=1"
 	for _, r := range [][]string{{"drops", "--drop-pct", "10"}, {"dips", "--ids", strings.Join(ids, ","), "--drop-pct", "1"},
 		{"restock", "--schedule", "watch", "--back-in-stock"}} {
 		f.run(t, append([]string{"alert", "add", r[0], "--site", "wildberries", "--webhook", hook, "--postgres", f.pg}, r[1:]...)...)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"crawlq/internal/mask/masktest"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,9 +34,11 @@ func TestDemoKeepsDashboardOnTerminal(t *testing.T) {
 	defer tty.Close()
 	exited := make(chan error, 1)
 	lines := make(chan string, 256)
+	printed := masktest.Writer(t, "crawlq demo")
 	go func() {
 		sc := bufio.NewScanner(tty)
 		for sc.Scan() {
+			fmt.Fprintln(printed, sc.Text())
 			lines <- sc.Text()
 		}
 		close(lines)

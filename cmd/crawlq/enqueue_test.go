@@ -12,6 +12,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/schedule"
@@ -27,7 +28,18 @@ func run(t *testing.T, args ...string) (string, error) {
 	root.SetErr(&out)
 	root.SetArgs(append([]string{"--redis", testredis.URL(t, testredis.DBCmd)}, args...))
 	err := root.ExecuteContext(context.Background())
+	checkPrinted(t, args, out.String(), err)
 	return out.String(), err
+}
+
+// checkPrinted fails t if a run's output or error shows a planted secret.
+func checkPrinted(t *testing.T, args []string, out string, err error) {
+	t.Helper()
+	where := "crawlq " + strings.Join(args, " ")
+	masktest.Check(t, where, out)
+	if err != nil {
+		masktest.Check(t, where+" (error)", err.Error())
+	}
 }
 
 func queued(t *testing.T) int {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"crawlq/internal/heartbeat"
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 )
 
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(masktest.Main(m))
 }
 
 // runMain runs crawlq as a process and returns its stdout and stderr.
@@ -39,6 +40,9 @@ func runMain(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
+	where := "crawlq " + strings.Join(args, " ")
+	masktest.Check(t, where+" (stdout)", out.String())
+	masktest.Check(t, where+" (stderr)", errb.String())
 	return out.String(), errb.String(), err
 }
 
@@ -51,13 +55,13 @@ func TestRedisDownPrintsOneLine(t *testing.T) {
 	}
 	for _, args := range [][]string{{"status"}, {"proxies", "list"}, {"status", "--json"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			url := "redis://:hunter2@127.0.0.1:" + strconv.Itoa(port) + "/0"
+			url := "redis://:" + masktest.RedisPassword + "@127.0.0.1:" + strconv.Itoa(port) + "/0"
 			_, stderr, err := runMain(t, append([]string{"--redis", url}, args...)...)
 			if err == nil {
 				t.Fatal("exit status 0 with Redis down")
 			}
 			lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
-			if len(lines) != 1 || !strings.HasPrefix(lines[0], "crawlq: redis at") || strings.Contains(stderr, "hunter2") {
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "crawlq: redis at") || strings.Contains(stderr, masktest.RedisPassword) {
 				t.Fatalf("stderr has %d lines, want crawlq's one error (password masked):\n%s", len(lines), stderr)
 			}
 		})

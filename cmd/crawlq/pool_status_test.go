@@ -11,6 +11,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/tasks"
@@ -24,10 +25,10 @@ func TestProxiesStatsBeforeAnyWorker(t *testing.T) {
 	testredis.Client(t, testredis.DBCmd)
 	dir := t.TempDir()
 	all, ozon := filepath.Join(dir, "all.txt"), filepath.Join(dir, "ozon.txt")
-	if err := os.WriteFile(all, []byte("http://u1:pw-one@127.0.0.2:8080\n"), 0o600); err != nil {
+	if err := os.WriteFile(all, []byte("http://u1:"+masktest.ProxyPassword+"@127.0.0.2:8080\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(ozon, []byte("http://u2:pw-two@127.0.0.3:8080\n"), 0o600); err != nil {
+	if err := os.WriteFile(ozon, []byte("http://u2:"+masktest.ProxyPassword+"@127.0.0.3:8080\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := run(t, "proxies", "import", all); err != nil {
@@ -70,7 +71,7 @@ func TestProxiesStatsBeforeAnyWorker(t *testing.T) {
 	if rows != 4 { // u1 on three sites, u2 on ozon
 		t.Errorf("want 4 ready proxy rows (u1 on every site with sites *, u2 on ozon), got %d:\n%s", rows, out)
 	}
-	if strings.Contains(out, "pw-one") || strings.Contains(out, "pw-two") {
+	if strings.Contains(out, masktest.ProxyPassword) {
 		t.Errorf("proxies stats leaks a password:\n%s", out)
 	}
 }
@@ -82,7 +83,7 @@ func TestProxiesStatsBeforeAnyWorker(t *testing.T) {
 func TestProxiesStatsAndStatusShowCleared(t *testing.T) {
 	rdb := testredis.Client(t, testredis.DBCmd)
 	file := filepath.Join(t.TempDir(), "pool.txt")
-	if err := os.WriteFile(file, []byte("http://u1:pw-one@127.0.0.2:8080\nhttp://u2:pw-two@127.0.0.3:8080\n"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte("http://u1:"+masktest.ProxyPassword+"@127.0.0.2:8080\nhttp://u2:"+masktest.ProxyPassword+"@127.0.0.3:8080\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := run(t, "proxies", "import", file); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 )
 
@@ -22,8 +23,8 @@ func TestProxiesImportBadLineLeavesPool(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(good, "127.0.0.2:8080\nuser:pw-one@127.0.0.3:8080\n")
-	write(bad, "# more\n127.0.0.4:8080\nsocks5://u:pw-two@127.0.0.5:1080\nnot a proxy line\n127.0.0.6:8080:u:p\n")
+	write(good, "127.0.0.2:8080\nuser:"+masktest.ProxyPassword+"@127.0.0.3:8080\n")
+	write(bad, "# more\n127.0.0.4:8080\nsocks5://u:"+masktest.ProxyPassword+"@127.0.0.5:1080\nnot a proxy line\n127.0.0.6:8080:u:p\n")
 	if _, err := run(t, "proxies", "import", good); err != nil {
 		t.Fatalf("import good file: %v", err)
 	}
@@ -39,7 +40,7 @@ func TestProxiesImportBadLineLeavesPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if before != after || strings.Contains(after, "pw-one") {
+	if before != after || strings.Contains(after, masktest.ProxyPassword) {
 		t.Fatalf("pool changed or leaked a password:\nbefore %s\nafter  %s", before, after)
 	}
 }
@@ -51,9 +52,9 @@ func TestRedisDownIsAClearError(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := newRootCmd()
-	root.SetArgs([]string{"--redis", "redis://:hunter2@127.0.0.1:" + strconv.Itoa(port) + "/0", "proxies", "list"})
+	root.SetArgs([]string{"--redis", "redis://:" + masktest.RedisPassword + "@127.0.0.1:" + strconv.Itoa(port) + "/0", "proxies", "list"})
 	err = root.Execute()
-	if err == nil || !strings.Contains(err.Error(), "does not answer") || strings.Contains(err.Error(), "hunter2") ||
+	if err == nil || !strings.Contains(err.Error(), "does not answer") || strings.Contains(err.Error(), masktest.RedisPassword) ||
 		!strings.Contains(err.Error(), ":***@127.0.0.1") {
 		t.Fatalf("err = %v; want 'does not answer' with the password masked", err)
 	}
@@ -68,7 +69,7 @@ func TestProxiesImportRefusesSurprises(t *testing.T) {
 	testredis.Client(t, testredis.DBCmd)
 	url := testredis.URL(t, testredis.DBCmd)
 	file := filepath.Join(t.TempDir(), "proxies.txt")
-	if err := os.WriteFile(file, []byte("127.0.0.2:8080\nuser:pw-one@127.0.0.3:8080\n"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte("127.0.0.2:8080\nuser:"+masktest.ProxyPassword+"@127.0.0.3:8080\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := run(t, "proxies", "import", file); err != nil {
@@ -123,10 +124,10 @@ func TestProxiesImportGateway(t *testing.T) {
 	dir := t.TempDir()
 	gw := filepath.Join(dir, "gw.txt")
 	rot := filepath.Join(dir, "rot.yaml")
-	if err := os.WriteFile(gw, []byte("http://brd-customer-c1-zone-res-session-{session}:gw-s3cret@127.0.0.9:22225 sessions=5 idle=30s exit=header:x-luminati-ip\n"), 0o600); err != nil {
+	if err := os.WriteFile(gw, []byte("http://brd-customer-c1-zone-res-session-{session}:"+masktest.GatewayPassword+"@127.0.0.9:22225 sessions=5 idle=30s exit=header:x-luminati-ip\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(rot, []byte("proxies:\n  - url: http://rot:rot-s3cret@127.0.0.8:7000\n    rotating: true\n"), 0o600); err != nil {
+	if err := os.WriteFile(rot, []byte("proxies:\n  - url: http://rot:"+masktest.GatewayPassword+"@127.0.0.8:7000\n    rotating: true\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := run(t, "proxies", "import", gw); err != nil || !strings.Contains(out, "5 new") {
@@ -134,13 +135,13 @@ func TestProxiesImportGateway(t *testing.T) {
 	}
 	out, err := run(t, "proxies", "stats")
 	if err != nil || !strings.Contains(out, "GATEWAY") || !strings.Contains(out, "header:x-luminati-ip") ||
-		strings.Contains(out, "gw-s3cret") {
+		strings.Contains(out, masktest.GatewayPassword) {
 		t.Fatalf("stats:\n%s\n%v", out, err)
 	}
 	before, _ := run(t, "proxies", "list", "--json")
 	_, err = run(t, "proxies", "import", rot)
 	if err == nil || !strings.Contains(err.Error(), "import refused, pool unchanged: "+rot+":2: http://rot:***@127.0.0.8:7000 is a rotating gateway") ||
-		strings.Contains(err.Error(), "rot-s3cret") {
+		strings.Contains(err.Error(), masktest.GatewayPassword) {
 		t.Fatalf("rotating gateway: %v", err)
 	}
 	if after, _ := run(t, "proxies", "list", "--json"); after != before {
@@ -157,7 +158,7 @@ func TestProxiesImportGateway(t *testing.T) {
 func TestProxiesImportModem(t *testing.T) {
 	testredis.Client(t, testredis.DBCmd)
 	file := filepath.Join(t.TempDir(), "modems.txt")
-	line := "http://mob:mob-s3cret@127.0.0.7:3128 change=http://127.0.0.1:9/changeip/KEY-s3cret/m0 change_every=60s change_settle=10s\n"
+	line := "http://mob:" + masktest.ProxyPassword + "@127.0.0.7:3128 change=http://127.0.0.1:9/changeip/" + masktest.ChangeKey + "/m0 change_every=60s change_settle=10s\n"
 	if err := os.WriteFile(file, []byte(line+"http://127.0.0.6:3128 change_settle=5s\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestProxiesImportModem(t *testing.T) {
 	}
 	for _, args := range [][]string{{"proxies", "stats"}, {"status"}, {"proxies", "list", "--json"}} {
 		out, err := run(t, args...)
-		if err != nil || strings.Contains(out, "s3cret") {
+		if err != nil || strings.Contains(out, masktest.Marker) {
 			t.Fatalf("%v:\n%s\n%v", args, out, err)
 		}
 		if args[0] != "proxies" || args[1] == "stats" {

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
 	"crawlq/results"
@@ -155,6 +156,7 @@ func runMainWithin(t *testing.T, d time.Duration, args ...string) (stderr string
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	err = cmd.Run()
+	masktest.Check(t, "crawlq "+strings.Join(args, " ")+" (stderr)", errb.String())
 	if ctx.Err() != nil {
 		t.Fatalf("crawlq %s still running after %v; stderr:\n%s", strings.Join(args, " "), d, errb.String())
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/tasks"
@@ -62,6 +63,7 @@ func startTestbed(t *testing.T, args ...string) testbedInfo {
 	raw, _ := json.Marshal(append([]string{"testbed", "--json"}, args...))
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), mainEnv+"="+string(raw))
+	cmd.Stderr = masktest.Writer(t, "crawlq testbed (stderr)")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

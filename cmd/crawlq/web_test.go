@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/testbed"
 )
@@ -47,6 +48,7 @@ func startWeb(t *testing.T, args ...string) webProc {
 	var p webProc
 	sc := bufio.NewScanner(pipe)
 	for sc.Scan() {
+		masktest.Check(t, "crawlq web (stderr)", sc.Text())
 		var line struct{ Msg, URL string }
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "web: dashboard up" {
 			p.url = line.URL
