@@ -25,6 +25,11 @@ type Rotator interface {
 	// provider's least interval has passed and no session holds the
 	// modem; else how long to wait before asking again.
 	MayChange(ctx context.Context, r *Rotation) (time.Duration, error)
+	// Changed records r's change as accepted now: called once the link
+	// answered, it moves MayChange's record (made before the call was
+	// sent) to the latest moment the provider can have taken the call,
+	// which its interval counts from.
+	Changed(ctx context.Context, r *Rotation) error
 	// EndRotation ends r with its result.
 	EndRotation(ctx context.Context, r *Rotation, res RotationResult) error
 	// ModemSend asks whether a session holding exit ip may send a request
@@ -165,6 +170,14 @@ func (b *RedisBroker) MayChange(ctx context.Context, r *Rotation) (time.Duration
 	return 0, fmt.Errorf("change IP of %s (%d): %w", r.Proxy.ID, r.Token, ErrStaleLease)
 }
 
+// Changed moves the modem's last change to now (lua/rotate_changed.lua).
+func (b *RedisBroker) Changed(ctx context.Context, r *Rotation) error {
+	if _, err := b.eval(ctx, rotateChangedScript, []any{b.k.modemChanges()}, []any{b.cfg.skew(), r.Proxy.ID}); err != nil {
+		return fmt.Errorf("record the change of %s: %w", r.Proxy.ID, err)
+	}
+	return nil
+}
+
 // EndRotation ends r (lua/rotate_end.lua): a failed one quarantines the
 // modem on its site for a first ban's time.
 func (b *RedisBroker) EndRotation(ctx context.Context, r *Rotation, res RotationResult) error {
@@ -231,6 +244,10 @@ func (f *FallbackBroker) ExtendRotation(ctx context.Context, r *Rotation, ttl ti
 
 func (f *FallbackBroker) MayChange(ctx context.Context, r *Rotation) (time.Duration, error) {
 	return f.primary.MayChange(ctx, r)
+}
+
+func (f *FallbackBroker) Changed(ctx context.Context, r *Rotation) error {
+	return f.primary.Changed(ctx, r)
 }
 
 func (f *FallbackBroker) EndRotation(ctx context.Context, r *Rotation, res RotationResult) error {

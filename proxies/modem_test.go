@@ -228,6 +228,51 @@ func TestChangeWaitsForTheProviderAndTheModemsSessions(t *testing.T) {
 	}
 }
 
+// TestChangeCountsFromTheLinksAnswer: the provider counts its interval
+// from when it took the call, which a slow link makes later than the
+// permission; the change recorded when the link answered is what the
+// next change waits from. An older record never replaces a newer one.
+func TestChangeCountsFromTheLinksAnswer(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b, m := modemPool(t, ck, SiteConfig{MinInterval: NoMinInterval})
+	r, err := b.BeginRotation(ctx, leaseModem(t, b, "av", m), 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wait, err := b.MayChange(ctx, r); err != nil || wait != 0 {
+		t.Fatalf("first change: wait %s, %v", wait, err)
+	}
+	ck.advance(3 * time.Second) // the link took 3 s to answer
+	if err := b.Changed(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.EndRotation(ctx, r, RotationResult{IP: "10.1.1.2", Took: 4 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	ck.advance(58 * time.Second) // 61 s after the permission, 58 s after the answer
+	r, err = b.BeginRotation(ctx, leaseModem(t, b, "av", m), 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait, err := b.MayChange(ctx, r)
+	if err != nil || wait < time.Second || wait > 2100*time.Millisecond {
+		t.Fatalf("change 58 s after the link's answer (provider: 60 s): wait %s, %v", wait, err)
+	}
+	ck.advance(wait)
+	if wait, err := b.MayChange(ctx, r); err != nil || wait != 0 {
+		t.Fatalf("change 60 s after the answer: wait %s, %v", wait, err)
+	}
+	ck.advance(-time.Minute) // a late answer recorded with an earlier clock
+	if err := b.Changed(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	ck.advance(time.Minute)
+	if wait, err := b.MayChange(ctx, r); err != nil || wait < 59*time.Second {
+		t.Fatalf("just after a change, with an older record sent late: wait %s, %v (the newer was replaced)", wait, err)
+	}
+}
+
 // TestFailedRotationQuarantinesOnItsSite: a rotation with no new IP
 // quarantines the modem on the site that banned it, as a ban would; the
 // other site leases it.

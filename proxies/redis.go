@@ -317,7 +317,8 @@ var shas = map[*redis.Script]any{
 	exitHoldScript: exitHoldScript.Hash(), exitReleaseScript: exitReleaseScript.Hash(),
 	exitBanScript: exitBanScript.Hash(), rotateBeginScript: rotateBeginScript.Hash(),
 	rotateExtendScript: rotateExtendScript.Hash(), rotateChangeScript: rotateChangeScript.Hash(),
-	rotateEndScript: rotateEndScript.Hash(), modemSendScript: modemSendScript.Hash(),
+	rotateChangedScript: rotateChangedScript.Hash(),
+	rotateEndScript:     rotateEndScript.Hash(), modemSendScript: modemSendScript.Hash(),
 	coolScript: coolScript.Hash(),
 }
 

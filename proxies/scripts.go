@@ -53,6 +53,8 @@ var (
 	rotateExtendScript = newScript("rotate_extend")
 	// rotateChangeScript: MayChange (lua/rotate_change.lua).
 	rotateChangeScript = newScript("rotate_change")
+	// rotateChangedScript: Changed (lua/rotate_changed.lua).
+	rotateChangedScript = newScript("rotate_changed")
 	// rotateEndScript: EndRotation (lua/rotate_end.lua).
 	rotateEndScript = newScript("rotate_end")
 	// modemSendScript: ModemSend (lua/modem_send.lua).

@@ -149,7 +149,9 @@ func (m *Manager) keepRotating(ctx context.Context, cancel context.CancelFunc, r
 }
 
 // changeIP waits until the change is allowed, calls the modem's link,
-// lets the modem settle and learns its new IP.
+// records when it answered (the provider's interval counts from its
+// taking the call, later than the permission), lets the modem settle
+// and learns its new IP.
 func (m *Manager) changeIP(ctx context.Context, r *proxies.Rotation, old string) (string, error) {
 	md := r.Proxy.Modem
 	if err := m.awaitChange(ctx, r); err != nil {
@@ -157,6 +159,9 @@ func (m *Manager) changeIP(ctx context.Context, r *proxies.Rotation, old string)
 	}
 	if err := m.callChange(ctx, r.Proxy); err != nil {
 		return "", err
+	}
+	if err := m.cfg.Modems.Changed(ctx, r); err != nil {
+		m.cfg.Logger.Warn("modem change not recorded: the next may come too soon", zap.String("proxy", r.Proxy.ID), zap.Error(err))
 	}
 	if m.cfg.Forget != nil {
 		m.cfg.Forget(r.Proxy.URL()) // the modem dropped every connection

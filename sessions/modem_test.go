@@ -86,7 +86,9 @@ func noSettlingTraffic(t *testing.T, tb *testbed.Testbed) testbed.ModemStats {
 // TestModemRotatesOnBanInsteadOfQuarantine: a ban seen through a modem
 // changes its IP; the old IP stays banned for the site; the next session
 // gets the modem on its new IP at once, not after a quarantine; a second
-// ban soon after waits out the provider's interval before the change.
+// ban soon after waits out the provider's interval before the change,
+// counted from when the provider took the first change: its link is
+// slow, so that is well after crawlq was allowed to call it.
 func TestModemRotatesOnBanInsteadOfQuarantine(t *testing.T) {
 	ctx := context.Background()
 	const interval = 1500 * time.Millisecond
@@ -103,6 +105,7 @@ func TestModemRotatesOnBanInsteadOfQuarantine(t *testing.T) {
 	if _, err := s.Get(ctx, w.fetcher, w.detect, "search", searchURL(base, 1), 1); err != nil {
 		t.Fatal(err)
 	}
+	w.tb.Modems.HoldNextChange(300 * time.Millisecond)
 	if act, err := s.Record(ctx, detect.Verdict{Kind: detect.Blocked, Reason: "test ban"}, 0); err != nil || act != sessions.Retired {
 		t.Fatalf("ban: %v, %v", act, err)
 	}
@@ -131,7 +134,8 @@ func TestModemRotatesOnBanInsteadOfQuarantine(t *testing.T) {
 	rotated(t, w.broker, 2)
 	st := noSettlingTraffic(t, w.tb)
 	if len(st.Rotations) != 2 || len(st.Refusals) != 0 {
-		t.Fatalf("modem node: %d rotations, %d refused; want 2 and 0", len(st.Rotations), len(st.Refusals))
+		t.Fatalf("modem node: %d rotations, %d refused; want 2 and 0\nrotations %+v\nrefusals %+v",
+			len(st.Rotations), len(st.Refusals), st.Rotations, st.Refusals)
 	}
 	if gap := st.Rotations[1].At.Sub(st.Rotations[0].At); gap < interval {
 		t.Fatalf("two changes %s apart, the provider allows one per %s", gap, interval)

@@ -85,6 +85,9 @@ type Modems struct {
 	mu    sync.Mutex
 	rng   *rand.Rand
 	stats ModemStats
+	// hold is how long the next change call waits before the node
+	// takes it (HoldNextChange).
+	hold time.Duration
 }
 
 // modem is one modem's state. Every field but name and ln is guarded
@@ -278,6 +281,25 @@ func (m *Modems) NextExit(name, ip string) error {
 		}
 	}
 	return fmt.Errorf("modem %s: %s is not in the exit pool", name, ip)
+}
+
+// HoldNextChange makes the next change call, of any modem, wait d
+// before the node takes it (and its MinInterval counts from then): a
+// slow link or network, the caller's clock running ahead of the
+// provider's.
+func (m *Modems) HoldNextChange(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.hold = d
+}
+
+// takeHold returns the hold set for the next change and clears it.
+func (m *Modems) takeHold() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	d := m.hold
+	m.hold = 0
+	return d
 }
 
 // Close stops the modems and the control server and waits for their

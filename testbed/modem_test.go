@@ -165,6 +165,29 @@ func TestModemRefusesAChangeWithinItsMinInterval(t *testing.T) {
 	}
 }
 
+// TestModemHoldsTheNextChange: a held change is taken (and its interval
+// counted) the hold after the call arrived; the hold is for one call.
+func TestModemHoldsTheNextChange(t *testing.T) {
+	m, err := StartModems(context.Background(), ModemConfig{N: 1, MinInterval: testModemEvery, Settle: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	const hold = 200 * time.Millisecond
+	m.HoldNextChange(hold)
+	sent := time.Now()
+	if a := changeIP(t, http.MethodGet, m.ChangeURL(0)); a.status != http.StatusOK {
+		t.Fatalf("held change: %d %v", a.status, a.body)
+	}
+	st := m.Stats()
+	if len(st.Rotations) != 1 || st.Rotations[0].At.Sub(sent) < hold {
+		t.Fatalf("rotations %+v, want one taken %s after %s", st.Rotations, hold, sent)
+	}
+	if d := m.takeHold(); d != 0 {
+		t.Fatalf("hold left after the change: %s", d)
+	}
+}
+
 // TestModemDropsOpenConnectionsAtTheChange: a CONNECT tunnel and a
 // kept-alive proxy connection open through a modem are cut when its IP
 // changes, and the rotation counts them.

@@ -124,9 +124,31 @@ func (m *Modems) controlHandler() http.Handler {
 		case m.byName[name] == nil:
 			writeModemJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error": "no such modem"})
 		default:
+			if !m.held(r.Context()) {
+				return
+			}
 			m.answerChange(w, m.byName[name])
 		}
 	})
+}
+
+// held waits out HoldNextChange's hold; false when the caller left or
+// the node stopped meanwhile.
+func (m *Modems) held(ctx context.Context) bool {
+	d := m.takeHold()
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-m.ctx.Done():
+		return false
+	}
 }
 
 // answerChange changes md's IP and answers how it went.
