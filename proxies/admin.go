@@ -39,22 +39,11 @@ func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {
 	}
 	var n int
 	err := b.withKnown(ctx, func(fields, ready []string) *redis.Cmd {
-		keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.busy(), b.k.known()}, ready...)
-		sites := map[string]bool{}
-		var perSite []string
-		for _, f := range fields {
-			site, class, _ := strings.Cut(f, "\t")
-			keys = append(keys, b.k.quarantine(site, Class(class)))
-			if !sites[site] {
-				sites[site] = true
-				perSite = append(perSite, b.k.leases(site), b.k.cleared(site))
-			}
-		}
 		args := knownArgs(fields)
 		for _, id := range ids {
 			args = append(args, id)
 		}
-		cmd := removeScript.Run(ctx, b.rdb, append(keys, perSite...), args...)
+		cmd := removeScript.Run(ctx, b.rdb, b.dropKeys(fields, ready), args...)
 		v, _ := cmd.Int64()
 		n = int(v)
 		return cmd
@@ -66,6 +55,25 @@ func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {
 		return n, fmt.Errorf("remove proxies: %w", err)
 	}
 	return n, nil
+}
+
+// dropKeys are the KEYS of the scripts that may take proxies out of the
+// pool (remove.lua, import.lua), for the known fields and their ready
+// sets: the pool's HASHes, the ready and quarantine set of each field,
+// then each site's leases and cleared marks (lua/lib/drop.lua).
+func (b *RedisBroker) dropKeys(fields, ready []string) []string {
+	keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.busy(), b.k.known()}, ready...)
+	sites := map[string]bool{}
+	var perSite []string
+	for _, f := range fields {
+		site, class, _ := strings.Cut(f, "\t")
+		keys = append(keys, b.k.quarantine(site, Class(class)))
+		if !sites[site] {
+			sites[site] = true
+			perSite = append(perSite, b.k.leases(site), b.k.cleared(site))
+		}
+	}
+	return append(keys, perSite...)
 }
 
 // withKnown runs an import or remove script built by run from the known

@@ -3,7 +3,6 @@ package proxies
 import (
 	"context"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -36,7 +35,7 @@ func gatewaysOf(ps *PoolStats, specs []Proxy) []GatewayStats {
 		if p.Gateway == nil {
 			continue
 		}
-		id := p.ID[:strings.LastIndex(p.ID, "-")]
+		id := p.GatewayID()
 		g := byID[id]
 		if g == nil {
 			g = &GatewayStats{ID: id, Masked: p.Masked(), TTL: p.Gateway.TTL, Idle: p.Gateway.Idle,

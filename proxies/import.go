@@ -2,14 +2,10 @@ package proxies
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
 
@@ -48,19 +44,28 @@ func (e *RotatingError) Error() string {
 
 // ImportResult is what an import did.
 type ImportResult struct {
-	// Imported counts the proxies written (a proxy listed twice once).
+	// Imported counts the proxies written (a proxy listed twice once, a
+	// gateway's slots each).
 	Imported int
 	// New counts those that were not in the pool before.
 	New int
-	// Changed are the proxies already in the pool whose class or sites
-	// the import changed (ImportOptions.Update).
+	// Removed counts the gateway slots removed (their sessions lowered).
+	Removed int
+	// Entries counts what the list names by kind: each proxy, modem and
+	// gateway (with its sessions) once. NewEntries counts those not in the
+	// pool before.
+	Entries    Tally
+	NewEntries int
+	// Changed are the entries already in the pool whose class, sites,
+	// options or slots the import changed (ImportOptions.Update).
 	Changed []Change
 }
 
 // Import adds proxies to the pool in one script: all or nothing. A proxy
-// already in the pool with the same class and sites stays as it is; one
-// with another class or other sites is changed only with opt.Update.
-// It returns how many were imported.
+// already in the pool as the list gives it stays as it is; one with
+// another class, other sites or other options (a gateway with other
+// sessions) is changed only with opt.Update. It returns how many proxies
+// were imported.
 func (b *RedisBroker) Import(ctx context.Context, ps []Proxy, opt ImportOptions) (int, error) {
 	r, err := b.ImportReport(ctx, ps, opt)
 	if err != nil {
@@ -69,11 +74,14 @@ func (b *RedisBroker) Import(ctx context.Context, ps []Proxy, opt ImportOptions)
 	return r.Imported, nil
 }
 
-// ImportReport is Import, saying which proxies were new and which
+// ImportReport is Import, saying which entries were new and which
 // changed. It refuses, writing nothing, a site the configuration does not
-// know (*UnknownSiteError) and, without opt.Update, a change to a proxy
-// already in the pool (*ChangeError). What it checked is what it writes:
-// a proxy changed by someone else meanwhile makes it check again.
+// know (*UnknownSiteError) and, without opt.Update, a change to an entry
+// already in the pool (*ChangeError). With opt.Update a gateway's slots
+// are added, changed and removed in the one write; a live lease on a
+// removed slot ends (its holder's next extend or release is refused as
+// stale). What it checked is what it writes: a proxy changed by someone
+// else meanwhile makes it check again.
 func (b *RedisBroker) ImportReport(ctx context.Context, ps []Proxy, opt ImportOptions) (*ImportResult, error) {
 	ready, err := b.prepareAll(ps, opt)
 	if err != nil {
@@ -87,7 +95,7 @@ func (b *RedisBroker) ImportReport(ctx context.Context, ps []Proxy, opt ImportOp
 		if err != nil {
 			return nil, err
 		}
-		written, err := b.writeImport(ctx, plan.args)
+		written, err := b.writeImport(ctx, plan)
 		if err != nil {
 			return nil, fmt.Errorf("import: %w", err)
 		}
@@ -96,7 +104,8 @@ func (b *RedisBroker) ImportReport(ctx context.Context, ps []Proxy, opt ImportOp
 				return nil, fmt.Errorf("import: %w", err)
 			}
 			b.log.Info("proxies imported", zap.Int("count", plan.result.Imported), zap.Int("new", plan.result.New),
-				zap.Int("changed", len(plan.result.Changed)), zap.String("class", string(opt.Class)))
+				zap.Int("changed", len(plan.result.Changed)), zap.Int("removed", plan.result.Removed),
+				zap.String("class", string(opt.Class)))
 			return &plan.result, nil
 		}
 	}
@@ -188,76 +197,6 @@ func prepare(p Proxy, opt ImportOptions) (Proxy, error) {
 	return p, nil
 }
 
-// importPlan is what one attempt of an import writes and reports.
-type importPlan struct {
-	// args are importScript's ARGV after the known fields: per proxy its
-	// id, spec, class and the spec read ("" for none).
-	args   []any
-	result ImportResult
-}
-
-// planImport reads the pool's specs of ready's proxies and plans the
-// write; a change without update is a *ChangeError.
-func (b *RedisBroker) planImport(ctx context.Context, ready []Proxy, update bool) (*importPlan, error) {
-	ids := make([]string, len(ready))
-	for i, p := range ready {
-		ids[i] = p.ID
-	}
-	old, err := b.rdb.HMGet(ctx, b.k.proxies(), ids...).Result()
-	if err != nil {
-		return nil, fmt.Errorf("import: read pool: %w", err)
-	}
-	plan := &importPlan{args: make([]any, 0, 4*len(ready)), result: ImportResult{Imported: len(ready)}}
-	for i, p := range ready {
-		was, _ := old[i].(string)
-		if err := plan.add(b, p, was); err != nil {
-			return nil, err
-		}
-	}
-	if len(plan.result.Changed) > 0 && !update {
-		return nil, &ChangeError{Changes: plan.result.Changed}
-	}
-	return plan, nil
-}
-
-// add plans p, whose spec in the pool is was ("" for none).
-func (plan *importPlan) add(b *RedisBroker, p Proxy, was string) error {
-	spec, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("import %s: %w", p.Masked(), err)
-	}
-	plan.args = append(plan.args, p.ID, string(spec), string(p.Class), was)
-	if was == "" {
-		plan.result.New++
-		return nil
-	}
-	cur, err := b.specs.get(p.ID, was)
-	if err != nil {
-		return fmt.Errorf("proxy %s: %w", p.ID, err)
-	}
-	if from, to := placementOf(cur), placementOf(p); !from.equal(to) {
-		plan.result.Changed = append(plan.result.Changed, Change{ID: p.ID, Proxy: p.Masked(), From: from, To: to})
-	}
-	return nil
-}
-
-// writeImport runs importScript with args; false when a proxy's spec
-// changed since it was read (nothing written: plan again).
-func (b *RedisBroker) writeImport(ctx context.Context, args []any) (bool, error) {
-	var res int64
-	err := b.withKnown(ctx, func(fields, ready []string) *redis.Cmd {
-		keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.known()}, ready...)
-		cmd := importScript.Run(ctx, b.rdb, keys, append(knownArgs(fields), args...)...)
-		res, _ = cmd.Int64()
-		return cmd
-	})
-	return err == nil && res != importChanged, err
-}
-
-// importChanged is importScript's answer when a proxy's spec is not the
-// one read.
-const importChanged = -2
-
 // checkSites refuses a site the configuration does not know: one not in
 // Config.Sites (when it has any) that is not a host name either (a page
 // job's site is its URL's host).
@@ -284,80 +223,4 @@ type UnknownSiteError struct {
 func (e *UnknownSiteError) Error() string {
 	return fmt.Sprintf("site %q is not a site of the configuration (known: %s; or a page job's host, such as shop.example.com)",
 		e.Site, strings.Join(e.Known, ", "))
-}
-
-// Placement is which proxies' jobs a proxy serves: its class and sites.
-type Placement struct {
-	Class Class `json:"class"`
-	// Sites limits the proxy to these sites; empty means every site.
-	Sites []string `json:"sites,omitempty"`
-}
-
-func placementOf(p Proxy) Placement { return Placement{Class: p.Class, Sites: p.Sites} }
-
-func (p Placement) equal(q Placement) bool {
-	return p.Class == q.Class && slices.Equal(p.Sites, q.Sites)
-}
-
-// String is "datacenter on every site" or "residential on avito,ozon".
-func (p Placement) String() string {
-	if len(p.Sites) == 0 {
-		return string(p.Class) + " on every site"
-	}
-	return string(p.Class) + " on " + strings.Join(p.Sites, ",")
-}
-
-// Change is a proxy already in the pool whose class or sites an import
-// changes.
-type Change struct {
-	ID string `json:"id"`
-	// Proxy is the masked address.
-	Proxy string    `json:"proxy"`
-	From  Placement `json:"from"`
-	To    Placement `json:"to"`
-}
-
-// ErrWouldChange is wrapped by *ChangeError.
-var ErrWouldChange = errors.New("import would change proxies already in the pool")
-
-// ChangeError refuses an import that would change the class or sites of
-// proxies already in the pool (ImportOptions.Update allows it).
-type ChangeError struct{ Changes []Change }
-
-func (e *ChangeError) Error() string {
-	return fmt.Sprintf("%s already in the pool would change: %s", proxiesCount(len(e.Changes)), SummarizeChanges(e.Changes))
-}
-
-// Unwrap makes errors.Is(err, ErrWouldChange) true.
-func (e *ChangeError) Unwrap() error { return ErrWouldChange }
-
-// SummarizeChanges says what changes, grouped and most common first: "20
-// from datacenter on every site to datacenter on amazon; 1 from …".
-func SummarizeChanges(cs []Change) string {
-	n := map[string]int{}
-	for _, c := range cs {
-		n["from "+c.From.String()+" to "+c.To.String()]++
-	}
-	moves := make([]string, 0, len(n))
-	for m := range n {
-		moves = append(moves, m)
-	}
-	sort.Slice(moves, func(i, j int) bool {
-		if n[moves[i]] != n[moves[j]] {
-			return n[moves[i]] > n[moves[j]]
-		}
-		return moves[i] < moves[j]
-	})
-	for i, m := range moves {
-		moves[i] = fmt.Sprintf("%d %s", n[m], m)
-	}
-	return strings.Join(moves, "; ")
-}
-
-// proxiesCount is "1 proxy" or "N proxies".
-func proxiesCount(n int) string {
-	if n == 1 {
-		return "1 proxy"
-	}
-	return fmt.Sprintf("%d proxies", n)
 }

@@ -80,9 +80,9 @@ func TestReimportChangesOnlyWithUpdate(t *testing.T) {
 		want string
 	}{
 		{name: "other sites", opt: ImportOptions{Sites: []string{"ozon"}},
-			want: "3 proxies already in the pool would change: 3 from datacenter on every site to datacenter on ozon"},
+			want: "3 proxies already in the pool would change: 3 proxies from datacenter on every site to datacenter on ozon"},
 		{name: "another class", opt: ImportOptions{Class: Residential},
-			want: "3 proxies already in the pool would change: 3 from datacenter on every site to residential on every site"},
+			want: "3 proxies already in the pool would change: 3 proxies from datacenter on every site to residential on every site"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,8 +97,8 @@ func TestReimportChangesOnlyWithUpdate(t *testing.T) {
 		})
 	}
 	r, err := b.ImportReport(ctx, ps, ImportOptions{Sites: []string{"ozon"}, Update: true})
-	if err != nil || r.Imported != 4 || r.New != 1 || len(r.Changed) != 3 ||
-		SummarizeChanges(r.Changed) != "3 from datacenter on every site to datacenter on ozon" {
+	if err != nil || r.Imported != 4 || r.New != 1 || r.NewEntries != 1 || len(r.Changed) != 3 ||
+		SummarizeChanges(r.Changed) != "3 proxies from datacenter on every site to datacenter on ozon" {
 		t.Fatalf("import with Update: %+v, %v; want 4 imported, 1 new, 3 changed to ozon", r, err)
 	}
 	for _, p := range listPool(t, b) {
@@ -134,7 +134,7 @@ func TestImportWritesOnlyWhatItChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := listPool(t, b)
-	written, err := b.writeImport(ctx, plan.args)
+	written, err := b.writeImport(ctx, plan)
 	if err != nil || written {
 		t.Fatalf("write of a stale plan: written %v, err %v; want nothing written", written, err)
 	}

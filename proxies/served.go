@@ -30,7 +30,7 @@ type NotServedError struct {
 func (e *NotServedError) Error() string {
 	head := fmt.Sprintf("no %s proxy serves %s; ", e.Class, e.Site)
 	if len(e.Others) == 0 {
-		return head + fmt.Sprintf("the pool's %s are for other sites only", proxiesCount(e.Total))
+		return head + fmt.Sprintf("the pool's %s are for other sites only", plural(e.Total, "proxy", "proxies"))
 	}
 	classes := make([]string, 0, len(e.Others))
 	for c := range e.Others {
@@ -40,7 +40,7 @@ func (e *NotServedError) Error() string {
 	parts := make([]string, len(classes))
 	for i, c := range classes {
 		n := e.Others[Class(c)]
-		parts[i] = strings.Replace(proxiesCount(n), " ", " "+c+" ", 1)
+		parts[i] = strings.Replace(plural(n, "proxy", "proxies"), " ", " "+c+" ", 1)
 	}
 	return head + "the pool has " + strings.Join(parts, " and ") + " for it"
 }

@@ -51,7 +51,7 @@ func proxiesImportCmd(a *app) *cobra.Command {
 	var f importFlags
 	cmd := &cobra.Command{
 		Use:   "import FILE",
-		Short: "Import a proxy list (one a line, any common format); a bad line, an unknown site or a change to proxies already in the pool (without --update) refuses the whole file",
+		Short: "Import a proxy list (one a line, any common format, gateways and modems with their options); a bad line, an unknown site or a change to what is already in the pool (without --update) refuses the whole file",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := proxies.ParseClass(f.class)
@@ -67,7 +67,7 @@ func proxiesImportCmd(a *app) *cobra.Command {
 				if err != nil {
 					return importRefused(err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "imported %d %s proxies from %s: %s\n", r.Imported, c, args[0], importedText(r))
+				fmt.Fprintf(cmd.OutOrStdout(), "imported %s as %s from %s: %s\n", r.Entries, c, args[0], importedText(r))
 				return nil
 			})
 		},
@@ -75,7 +75,7 @@ func proxiesImportCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&f.class, "class", "datacenter", "proxy class: datacenter, residential or mobile")
 	cmd.Flags().StringSliceVar(&f.sites, "sites", nil, "limit the proxies to these sites of the configuration (comma separated); default every site")
 	cmd.Flags().BoolVar(&f.allowRotating, "allow-rotating", false, "import a rotating gateway (a new exit IP per connection) even for sites with a min_interval, which it cannot keep")
-	cmd.Flags().BoolVar(&f.update, "update", false, "change the class or sites of proxies already in the pool (without it such an import is refused)")
+	cmd.Flags().BoolVar(&f.update, "update", false, "change the class, sites or options of proxies, modems and gateways already in the pool, adding and removing a gateway's slots (without it such an import is refused, saying what would change)")
 	cmd.Flags().StringVar(&f.config, "config", "", "YAML config file whose sites --sites may name (default: the built-in sites)")
 	return cmd
 }
@@ -103,11 +103,11 @@ func importRefused(err error) error {
 	return err
 }
 
-// importedText says which of an import's proxies were new and which
+// importedText says which of an import's entries were new and which
 // changed.
 func importedText(r *proxies.ImportResult) string {
-	same := r.Imported - r.New - len(r.Changed)
-	s := fmt.Sprintf("%d new, %d already in the pool unchanged", r.New, same)
+	same := r.Entries.Entries() - r.NewEntries - len(r.Changed)
+	s := fmt.Sprintf("%d new, %d already in the pool unchanged", r.NewEntries, same)
 	if len(r.Changed) > 0 {
 		s += fmt.Sprintf(", %d changed (%s)", len(r.Changed), proxies.SummarizeChanges(r.Changed))
 	}

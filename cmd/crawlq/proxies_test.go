@@ -87,7 +87,7 @@ func TestProxiesImportRefusesSurprises(t *testing.T) {
 		{name: "unknown site", args: []string{"--sites", "amazon"},
 			want: []string{`import refused, pool unchanged: --sites: site "amazon" is not a site of the configuration`, "known: avito, ozon, wildberries"}},
 		{name: "another class", args: []string{"--class", "residential"},
-			want: []string{"import refused, pool unchanged: 2 proxies already in the pool would change: 2 from datacenter on every site to residential on every site", "--update"}},
+			want: []string{"import refused, pool unchanged: 2 proxies already in the pool would change: 2 proxies from datacenter on every site to residential on every site", "--update"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,7 +107,7 @@ func TestProxiesImportRefusesSurprises(t *testing.T) {
 		})
 	}
 	out, err := run(t, "proxies", "import", file, "--sites", "ozon", "--update")
-	if err != nil || !strings.Contains(out, "2 changed (2 from datacenter on every site to datacenter on ozon)") {
+	if err != nil || !strings.Contains(out, "2 changed (2 proxies from datacenter on every site to datacenter on ozon)") {
 		t.Fatalf("import --sites ozon --update: %v\n%s", err, out)
 	}
 	if list, _ := run(t, "proxies", "list"); strings.Count(list, "ozon") != 2 {
@@ -130,7 +130,7 @@ func TestProxiesImportGateway(t *testing.T) {
 	if err := os.WriteFile(rot, []byte("proxies:\n  - url: http://rot:"+masktest.GatewayPassword+"@127.0.0.8:7000\n    rotating: true\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := run(t, "proxies", "import", gw); err != nil || !strings.Contains(out, "5 new") {
+	if out, err := run(t, "proxies", "import", gw); err != nil || out != "imported 1 gateway (5 sessions) as datacenter from "+gw+": 1 new, 0 already in the pool unchanged\n" {
 		t.Fatalf("import gateway: %q, %v", out, err)
 	}
 	out, err := run(t, "proxies", "stats")
@@ -182,6 +182,54 @@ func TestProxiesImportModem(t *testing.T) {
 				t.Fatalf("%v shows no modem line:\n%s", args, out)
 			}
 		}
+	}
+}
+
+// TestProxiesReimportGatewayAndModem: re-importing a gateway and a modem
+// with every option changed and without --update exits 1 with one line
+// saying what would change, keys masked, and the pool stays as it was;
+// with --update the import says what changed and removed, and the same
+// file again changes nothing.
+func TestProxiesReimportGatewayAndModem(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	url := testredis.URL(t, testredis.DBCmd)
+	dir := t.TempDir()
+	old, changed := filepath.Join(dir, "old.txt"), filepath.Join(dir, "new.txt")
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(old, "http://u-{session}:gw-s3cret@127.0.0.9:22225 sessions=5 ttl=10m exit=header:x-ip\n"+
+		"http://mob:mob-s3cret@127.0.0.7:3128 change=http://127.0.0.1:9/changeip/KEY-s3cret-1/m0 change_every=60s\n")
+	write(changed, "http://u-{session}:gw-s3cret@127.0.0.9:22225 sessions=2 ttl=20m exit=probe\n"+
+		"http://mob:mob-s3cret@127.0.0.7:3128 change=http://127.0.0.1:9/changeip/KEY-s3cret-2/m0 change_every=90s\n")
+	if out, err := run(t, "proxies", "import", old); err != nil || !strings.Contains(out, "imported 1 gateway (5 sessions) and 1 modem as datacenter") {
+		t.Fatalf("import: %q, %v", out, err)
+	}
+	before, _ := run(t, "proxies", "list", "--json")
+	_, stderr, err := runMain(t, "--redis", url, "proxies", "import", changed)
+	for _, w := range []string{"import refused, pool unchanged: 1 gateway and 1 modem already in the pool would change: ",
+		"gateway http://u-{session}:***@127.0.0.9:22225 (" + changed + ":1): sessions 5 → 2 (3 slots removed), ttl 10m → 20m, exit header:x-ip → probe",
+		"modem http://mob:***@127.0.0.7:3128 (" + changed + ":2): change http://127.0.0.1:9/changeip/***/*** → another that prints the same (masked), change_every 1m → 1m30s",
+		"rerun with --update"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr %q does not say %q", stderr, w)
+		}
+	}
+	if err == nil || strings.Count(stderr, "\n") != 1 || strings.Contains(stderr, "s3cret") {
+		t.Fatalf("re-import without --update: err %v, stderr %q; want one line, no secret", err, stderr)
+	}
+	if after, _ := run(t, "proxies", "list", "--json"); after != before {
+		t.Fatalf("a refused re-import changed the pool:\nbefore %s\nafter  %s", before, after)
+	}
+	out, err := run(t, "proxies", "import", changed, "--update")
+	if err != nil || !strings.Contains(out, "imported 1 gateway (2 sessions) and 1 modem as datacenter from "+changed+": 0 new, 0 already in the pool unchanged, 2 changed (") ||
+		strings.Contains(out, "s3cret") {
+		t.Fatalf("re-import --update: %q, %v", out, err)
+	}
+	if out, err := run(t, "proxies", "import", changed); err != nil || !strings.Contains(out, "0 new, 2 already in the pool unchanged\n") {
+		t.Fatalf("the same file again: %q, %v", out, err)
 	}
 }
 
