@@ -21,8 +21,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
-	"go.uber.org/zap/zaptest"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 )
 
@@ -149,7 +149,7 @@ func (c *fbCluster) addServer(t *testing.T, ctx context.Context, wg *sync.WaitGr
 	down, up := &atomic.Int32{}, &atomic.Int32{}
 	c.down[id], c.up[id] = down, up
 	fb := NewFallbackBroker(c.primary[id], FallbackConfig{
-		Logger: zaptest.NewLogger(t), ServerID: id, Heartbeat: 10 * time.Millisecond, PoolRefresh: 10 * time.Millisecond,
+		Logger: masktest.Logger(t), ServerID: id, Heartbeat: 10 * time.Millisecond, PoolRefresh: 10 * time.Millisecond,
 		ProbeInterval: 10 * time.Millisecond, Grace: time.Millisecond, Clock: c.clk.now,
 		OnFallback: func(active bool) {
 			if active {

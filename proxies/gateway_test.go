@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 )
 
@@ -17,7 +18,7 @@ import (
 // keeps what it is.
 func TestGatewayLineImportsAsSlots(t *testing.T) {
 	list := "# a residential gateway\n" +
-		"http://brd-customer-c1-zone-res-session-{session}:s3cret@gw.example.net:22225 sessions=3 ttl=5m idle=30s exit=header:x-luminati-ip\n" +
+		"http://brd-customer-c1-zone-res-session-{session}:" + masktest.GatewayPassword + "@gw.example.net:22225 sessions=3 ttl=5m idle=30s exit=header:x-luminati-ip\n" +
 		"http://u:p@10.0.0.9:8080 exit=probe:http://echo.example/ip\n"
 	ps, err := ParseReader(strings.NewReader(list), "gw.txt")
 	if err != nil {
@@ -39,7 +40,7 @@ func TestGatewayLineImportsAsSlots(t *testing.T) {
 		t.Errorf("slot IDs %v are not distinct", ids)
 	}
 	u := ps[0].WithSession("ab12")
-	if u.User.Username() != "brd-customer-c1-zone-res-session-ab12" || strings.Contains(ps[0].Masked(), "s3cret") {
+	if u.User.Username() != "brd-customer-c1-zone-res-session-ab12" || strings.Contains(ps[0].Masked(), masktest.GatewayPassword) {
 		t.Errorf("session URL user %q; masked %q", u.User.Username(), ps[0].Masked())
 	}
 	if p := ps[3]; p.Gateway != nil || p.Exit == nil || p.Exit.ProbeURL != "http://echo.example/ip" || !p.LearnsExit() {
@@ -62,7 +63,7 @@ func TestGatewayLineImportsAsSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(st.Gateways) != 1 || st.Gateways[0].Slots != 3 || st.Gateways[0].Leased != 1 || st.Gateways[0].Exit != "header:x-luminati-ip" ||
-		strings.Contains(st.Gateways[0].Masked, "s3cret") || st.Sites["ozon"].Exits == nil {
+		strings.Contains(st.Gateways[0].Masked, masktest.GatewayPassword) || st.Sites["ozon"].Exits == nil {
 		t.Errorf("stats: gateways %+v, ozon exits %+v", st.Gateways, st.Sites["ozon"].Exits)
 	}
 }
@@ -126,7 +127,7 @@ func TestRotatingGatewayRefusedForPacedSites(t *testing.T) {
 func TestYAMLListReadsGatewaysAndLines(t *testing.T) {
 	doc := "proxies:\n" +
 		"  - http://u:p@10.0.0.9:8080\n" +
-		"  - url: http://brd-customer-c1-zone-res-session-{session}:s3cret@gw.example.net:22225\n" +
+		"  - url: http://brd-customer-c1-zone-res-session-{session}:" + masktest.GatewayPassword + "@gw.example.net:22225\n" +
 		"    sessions: 2\n" +
 		"    idle: 30s\n" +
 		"    exit: header:x-luminati-ip\n"
@@ -135,7 +136,7 @@ func TestYAMLListReadsGatewaysAndLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, err := ParseReader(strings.NewReader("http://u:p@10.0.0.9:8080\n"+
-		"http://brd-customer-c1-zone-res-session-{session}:s3cret@gw.example.net:22225 sessions=2 idle=30s exit=header:x-luminati-ip\n"), "pool.txt")
+		"http://brd-customer-c1-zone-res-session-{session}:"+masktest.GatewayPassword+"@gw.example.net:22225 sessions=2 idle=30s exit=header:x-luminati-ip\n"), "pool.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

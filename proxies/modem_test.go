@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 )
 
-const modemLine = "http://u:secretpw@127.0.0.9:3128 change=http://127.0.0.1:9999/changeip/KEY123/m1 change_every=60s change_settle=10s"
+const modemLine = "http://u:" + masktest.ProxyPassword + "@127.0.0.9:3128 change=http://127.0.0.1:9999/changeip/" + masktest.ChangeKey + "/m1 change_every=60s change_settle=10s"
 
 // TestModemLineParsesAndMasksItsKey: a modem line carries its change
 // link; the link's key never shows in what is printed, nor in an error.
@@ -28,7 +29,7 @@ func TestModemLineParsesAndMasksItsKey(t *testing.T) {
 		t.Fatal("a modem learns its exit IP and rotates")
 	}
 	for _, s := range []string{p.Modem.Masked(), fmt.Sprint(p.Modem), fmt.Sprintf("%#v", p), fmt.Sprintf("%+v", *p.Modem)} {
-		if strings.Contains(s, "KEY123") || strings.Contains(s, "secretpw") {
+		if strings.Contains(s, masktest.ChangeKey) || strings.Contains(s, masktest.ProxyPassword) {
 			t.Fatalf("printed %q leaks a secret", s)
 		}
 	}
@@ -37,10 +38,10 @@ func TestModemLineParsesAndMasksItsKey(t *testing.T) {
 	}
 	bad := []struct{ line, want string }{
 		{"http://h:1 change_every=60s", "need change=URL"},
-		{"http://h:1 change=ftp://x/changeip/KEY123/a", "want an http(s)"},
-		{"http://h:1 change=http://x/c/KEY123 change_every=0s", "change_every"},
-		{"http://u-session-{session}:p@h:1 change=http://x/c/KEY123", "not a gateway"},
-		{"http://h:1 change=http://x/c/KEY123 change_method=PUT", "GET or POST"},
+		{"http://h:1 change=ftp://x/changeip/" + masktest.ChangeKey + "/a", "want an http(s)"},
+		{"http://h:1 change=http://x/c/" + masktest.ChangeKey + " change_every=0s", "change_every"},
+		{"http://u-session-{session}:p@h:1 change=http://x/c/" + masktest.ChangeKey, "not a gateway"},
+		{"http://h:1 change=http://x/c/" + masktest.ChangeKey + " change_method=PUT", "GET or POST"},
 		{"http://h:1 change_colour=red", "unknown option"},
 	}
 	for _, c := range bad {
@@ -48,7 +49,7 @@ func TestModemLineParsesAndMasksItsKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "modems.txt:2") {
 			t.Errorf("%s: %v, want modems.txt:2 and %q", c.line, err, c.want)
 		}
-		if err != nil && strings.Contains(err.Error(), "KEY123") {
+		if err != nil && strings.Contains(err.Error(), masktest.ChangeKey) {
 			t.Errorf("%s: the error leaks the key: %v", c.line, err)
 		}
 	}
@@ -56,7 +57,7 @@ func TestModemLineParsesAndMasksItsKey(t *testing.T) {
 
 // TestYAMLModem: a modem as a YAML mapping is the same modem.
 func TestYAMLModem(t *testing.T) {
-	doc := "proxies:\n  - url: http://u:secretpw@127.0.0.9:3128\n    change: http://127.0.0.1:9999/changeip/KEY123/m1\n    change_every: 60s\n    change_settle: 10s\n"
+	doc := "proxies:\n  - url: http://u:" + masktest.ProxyPassword + "@127.0.0.9:3128\n    change: http://127.0.0.1:9999/changeip/" + masktest.ChangeKey + "/m1\n    change_every: 60s\n    change_settle: 10s\n"
 	ys, err := ParseYAML(strings.NewReader(doc), "p.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"crawlq/detect"
 	"crawlq/fetcher"
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/sessions"
@@ -20,7 +21,7 @@ import (
 func gatewayWorld(t *testing.T, gw testbed.GatewayConfig, sessionsN int) (*world, *sessions.Manager) {
 	t.Helper()
 	ctx := context.Background()
-	gw.User, gw.Password = "customer-u7", "gw-pass"
+	gw.User, gw.Password = "customer-u7", masktest.GatewayPassword
 	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 1, Seed: 7, Gateway: &gw})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +29,7 @@ func gatewayWorld(t *testing.T, gw testbed.GatewayConfig, sessionsN int) (*world
 	t.Cleanup(tb.Close)
 	rdb := testredis.Client(t, testredis.DBSessions)
 	w := &world{tb: tb, rdb: rdb, broker: brokerFor(t, ctx, rdb, tb, false),
-		fetcher: fetcher.New(fetcher.Config{Timeout: 5 * time.Second}), detect: detect.New(detect.Builtin())}
+		fetcher: fetcher.New(fetcher.Config{Timeout: 5 * time.Second, Logger: masktest.Logger(t)}), detect: detect.New(detect.Builtin())}
 	ps, err := proxies.ParseReader(strings.NewReader(tb.GatewayLine(sessionsN)), "gateway.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func gatewayWorld(t *testing.T, gw testbed.GatewayConfig, sessionsN int) (*world
 		t.Fatal(err)
 	}
 	m := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: w.broker, Redis: w.rdb, BrokerSharesRedis: true,
-		Holder: "gw", LeaseTTL: time.Minute, Exits: w.broker, ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()}})
+		Holder: "gw", LeaseTTL: time.Minute, Exits: w.broker, ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()}, Logger: masktest.Logger(t)})
 	return w, m
 }
 

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/sessions"
@@ -62,7 +63,7 @@ func TestReleaseAndStoreFailuresAreLoggedAndCounted(t *testing.T) {
 			}
 			cfg.BrokerSharesRedis = tc.deadBroker == tc.deadRecords // both on one client
 			core, logs := observer.New(zapcore.WarnLevel)
-			cfg.Logger = zap.New(core)
+			cfg.Logger = zap.New(zapcore.NewTee(core, masktest.Core(t)))
 			m := sessions.NewManager(cfg)
 			const task = "job-dead-redis"
 			err := tc.end(ctx, m, dead, task)

@@ -9,6 +9,7 @@ import (
 
 	"crawlq/detect"
 	"crawlq/fetcher"
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/sessions"
@@ -24,7 +25,7 @@ func modemWorld(t *testing.T, interval, settle time.Duration, rotateAfter int) (
 	t.Helper()
 	ctx := context.Background()
 	tb, err := testbed.Start(ctx, testbed.Config{Proxies: 1, Seed: 7, Modems: &testbed.ModemConfig{N: 1,
-		MinInterval: interval, Settle: settle, User: "modem-user", Password: "modem-pass"}})
+		MinInterval: interval, Settle: settle, User: "modem-user", Password: masktest.ProxyPassword, Key: masktest.ChangeKey}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +35,9 @@ func modemWorld(t *testing.T, interval, settle time.Duration, rotateAfter int) (
 	for site, mi := range tb.MinIntervals() {
 		sites[site] = proxies.SiteConfig{MinInterval: mi, RotateAfter: rotateAfter}
 	}
-	b := proxies.NewRedisBroker(rdb, proxies.Config{Sites: sites})
+	b := proxies.NewRedisBroker(rdb, proxies.Config{Sites: sites, Logger: masktest.Logger(t)})
 	w := &world{tb: tb, rdb: rdb, broker: b,
-		fetcher: fetcher.New(fetcher.Config{Timeout: 5 * time.Second}), detect: detect.New(detect.Builtin())}
+		fetcher: fetcher.New(fetcher.Config{Timeout: 5 * time.Second, Logger: masktest.Logger(t)}), detect: detect.New(detect.Builtin())}
 	ps, err := proxies.ParseReader(strings.NewReader(strings.Join(tb.ModemLines(), "\n")), "modems.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func modemWorld(t *testing.T, interval, settle time.Duration, rotateAfter int) (
 	}
 	m := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: b, Redis: rdb, BrokerSharesRedis: true,
 		Holder: "modem", LeaseTTL: 5 * time.Second, Exits: b, ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()},
-		Forget: w.fetcher.Forget})
+		Forget: w.fetcher.Forget, Logger: masktest.Logger(t)})
 	t.Cleanup(func() { m.StopRotations(time.Second) })
 	return w, m
 }

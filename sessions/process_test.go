@@ -14,6 +14,7 @@ import (
 
 	"crawlq/detect"
 	"crawlq/fetcher"
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/sessions"
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(childEnv); role != "" {
 		os.Exit(runChild(role))
 	}
-	os.Exit(m.Run())
+	os.Exit(masktest.Main(m))
 }
 
 // childWorld rebuilds a broker, fetcher and detector from the environment.

@@ -13,12 +13,13 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 )
 
 // plantedPassword is the proxy password no response may ever contain.
-const plantedPassword = "pl4nted-S3CRET-pw"
+const plantedPassword = masktest.ProxyPassword
 
 // cluster is a seeded Redis: queues with tasks and an imported pool.
 type cluster struct {

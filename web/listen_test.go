@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crawlq/internal/mask/masktest"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 )
 
@@ -48,7 +50,7 @@ func TestAdmit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			core, logs := observer.New(zap.WarnLevel)
-			s := &Server{cfg: Config{Auth: tt.auth, InsecureNoAuth: tt.insecure}, log: zap.New(core)}
+			s := &Server{cfg: Config{Auth: tt.auth, InsecureNoAuth: tt.insecure}, log: zap.New(zapcore.NewTee(core, masktest.Core(t)))}
 			if tt.tls {
 				s.tls = &tls.Config{}
 			}

@@ -2,12 +2,14 @@ package web
 
 import (
 	"context"
+	"crawlq/internal/mask/masktest"
 	"net"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 )
 
@@ -40,7 +42,7 @@ func TestRunStopsCleanly(t *testing.T) {
 	c := newCluster(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	core, logs := observer.New(zap.InfoLevel)
-	s, err := NewServer(Config{Redis: c.opt, Broker: c.broker, Logger: zap.New(core), Refresh: 20 * time.Millisecond})
+	s, err := NewServer(Config{Redis: c.opt, Broker: c.broker, Logger: zap.New(zapcore.NewTee(core, masktest.Core(t))), Refresh: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

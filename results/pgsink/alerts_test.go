@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap/zaptest"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/results/item"
 	"crawlq/results/pgsink"
@@ -144,7 +144,7 @@ func TestSenderDeliversOnceByKey(t *testing.T) {
 	conn := connect(t, url)
 	rcv := newReceiver(t)
 	rcv.down, rcv.delay = true, 5*time.Millisecond
-	hook := rcv.srv.URL + "/bot123456:SECRETTOKEN/sendMessage?chat_id=42"
+	hook := rcv.srv.URL + "/bot123456:" + masktest.WebhookToken + "/sendMessage?chat_id=42#" + masktest.WebhookFragment
 	if err := pgsink.AddRule(ctx, conn, pgsink.Rule{Name: "any", Site: "ozon", DropPct: 1, Webhook: hook}); err != nil {
 		t.Fatal(err)
 	}
@@ -169,14 +169,14 @@ func TestSenderDeliversOnceByKey(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 2 {
 		s := pgsink.NewSender(pgsink.SenderConfig{Postgres: url, Batch: 4, Poll: 10 * time.Millisecond,
-			RetryFirst: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, Metrics: m, Logger: zaptest.NewLogger(t)})
+			RetryFirst: 20 * time.Millisecond, RetryMax: 100 * time.Millisecond, Metrics: m, Logger: masktest.Logger(t)})
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = s.Run(sctx) }()
 	}
 	defer func() { stop(); wg.Wait() }()
 	waitFor(t, "a failed post", func() bool { return counterValue(t, reg, "crawlq_alerts_failed_total") >= 2 })
 	as, err := pgsink.AlertStatus(ctx, conn)
-	if err != nil || as.Failing == 0 || as.LastError == "" || strings.Contains(as.LastError, "SECRETTOKEN") ||
+	if err != nil || as.Failing == 0 || as.LastError == "" || strings.Contains(as.LastError, masktest.WebhookToken) ||
 		!strings.Contains(as.LastError, "bot123456:***") {
 		t.Fatalf("alert status while down: %+v %v", as, err)
 	}
@@ -267,7 +267,7 @@ func TestSenderPrunesDoneAlerts(t *testing.T) {
 	}
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
-	s := pgsink.NewSender(pgsink.SenderConfig{Postgres: url, Poll: 10 * time.Millisecond, Keep: 7 * 24 * time.Hour, Logger: zaptest.NewLogger(t)})
+	s := pgsink.NewSender(pgsink.SenderConfig{Postgres: url, Poll: 10 * time.Millisecond, Keep: 7 * 24 * time.Hour, Logger: masktest.Logger(t)})
 	go func() { defer close(done); _ = s.Run(sctx) }()
 	defer func() { stop(); <-done }()
 	waitFor(t, "the old alerts pruned", func() bool {

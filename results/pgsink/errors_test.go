@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testpg"
 	"crawlq/internal/testredis"
 	"crawlq/results"
@@ -72,7 +73,9 @@ func TestTransientErrorRetriedOnOneLine(t *testing.T) {
 	url := fmt.Sprintf("postgres://postgres@localhost:%d/crawlq", port)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- pgsink.New(pgsink.Config{Redis: rdb, Postgres: url, Logger: zap.New(core)}).Run(ctx) }()
+	go func() {
+		done <- pgsink.New(pgsink.Config{Redis: rdb, Postgres: url, Logger: zap.New(zapcore.NewTee(core, masktest.Core(t)))}).Run(ctx)
+	}()
 	waitFor(t, "two retries logged", func() bool { return logs.FilterMessage("postgres not ready; retrying").Len() >= 2 })
 	cancel()
 	if err := <-done; err != nil {

@@ -1,0 +1,12 @@
+package pgsink_test
+
+import (
+	"os"
+	"testing"
+
+	"crawlq/internal/mask/masktest"
+)
+
+// TestMain fails the run if the sink or sender printed a planted secret
+// on stderr, or in a log line after its test ended.
+func TestMain(m *testing.M) { os.Exit(masktest.Main(m)) }
