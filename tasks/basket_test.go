@@ -31,7 +31,8 @@ const deletedNM = "1950012345"
 // the hosts found are kept in Redis. A second worker, the first stopped,
 // asks the card of another product of each kept vol once, on its host,
 // and reaches a host past the probe's reach from the table's end by
-// starting at the newest host kept. Every request of a job went through
+// starting at the newest host kept. The CDN publishes no upstream map
+// (404): the probe goes by the table. Every request of a job went through
 // its session's proxy, and the sites saw no I1/I2 violation.
 func TestCardProbesBasketHosts(t *testing.T) {
 	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 3, Seed: 11})
@@ -181,7 +182,7 @@ func memory(t *testing.T, rdb *redis.Client) map[string]string {
 func withoutTop(m map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range m {
-		if k != "top" {
+		if k != "top" && k != "upstreams" && k != "upstreams_at" { // the upstream map kept, if any
 			out[k] = v
 		}
 	}
@@ -195,6 +196,12 @@ func checkBasketLog(t *testing.T, tb *testbed.Testbed, byID map[string]testbed.P
 	t.Helper()
 	ips := map[string]map[string]bool{}
 	for _, e := range tb.Log.Entries() {
+		if e.Path == testbed.UpstreamsPath { // no map published: 404, and the probe as before
+			if e.Status != http.StatusNotFound {
+				t.Errorf("map read: status %d, want 404", e.Status)
+			}
+			continue
+		}
 		parts := strings.Split(e.Path, "/")
 		if len(parts) < 4 || !strings.HasSuffix(e.Path, "/card.json") {
 			t.Errorf("request %s %s: want only card.json requests", e.Host, e.Path)
@@ -220,5 +227,48 @@ func checkBasketLog(t *testing.T, tb *testbed.Testbed, byID map[string]testbed.P
 	}
 	if rep := tb.Check(); !rep.OK() || rep.Requests == 0 {
 		t.Errorf("politeness: %+v", rep)
+	}
+}
+
+// TestCardHostFromUpstreamMap: with the testbed's basket CDN publishing
+// its upstream map up to basket-56 (issue 36.4), through real farm
+// proxies, a card on the moved vol (9000: basket-40, the table says 39)
+// and one past the table in the map (vol 19000, basket-53) are each
+// asked once, on their host; a card newer than the map (vol 22000,
+// basket-57) is probed from the map's last host; the map is read once
+// for the three jobs, and no vol is kept that the map gives.
+func TestCardHostFromUpstreamMap(t *testing.T) {
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 3, Seed: 11, Sites: map[string]testbed.SiteRules{
+		testbed.SiteWildberries: {Upstreams: &testbed.UpstreamsRule{Upto: 56}, MinInterval: 200 * time.Millisecond,
+			Punishment: testbed.TooMany429, BanFor: time.Minute, SessionCheck: true}}})
+	useBasketHosts(t, tb, reg)
+	byID := basketProducts(t)
+	workerNamed(t, "upstreams", reg)
+	for _, tc := range []struct {
+		nm    string
+		asked int
+	}{{"900012345", 1}, {"1900012345", 1}, {"2200012345", 2}} {
+		if c, infos := enqueueAndWait(t, rdb, reg, cardJobs([]string{tc.nm})); c.Completed != 1 {
+			t.Fatalf("card %s: counts %+v (%s)", tc.nm, c, infos[0].LastErr)
+		}
+		if got := cardRequests(tb.Log.Entries(), tc.nm); len(got) != tc.asked || served(got) != 1 {
+			t.Errorf("card %s: %d card.json requests, %d served; want %d, the last served", tc.nm, len(got), served(got), tc.asked)
+		}
+	}
+	checkCards(t, rdb, byID, []string{"900012345", "1900012345", "2200012345"})
+	reads := 0
+	for _, e := range tb.Log.Entries() {
+		if e.Path == testbed.UpstreamsPath {
+			reads++
+			if e.Host != testbed.UpstreamsHost || e.Status != http.StatusOK {
+				t.Errorf("map read on %s: status %d (%s)", e.Host, e.Status, e.Refused)
+			}
+		}
+	}
+	if reads != 1 {
+		t.Errorf("the map was read %d times, want once", reads)
+	}
+	if kept := withoutTop(memory(t, rdb)); kept["9000"] != "" || kept["19000"] != "" {
+		t.Errorf("kept %v: want nothing for the vols the map gives", kept)
 	}
 }

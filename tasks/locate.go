@@ -61,7 +61,8 @@ func (r *run) locator() (*site.Site, site.Kind, bool) {
 // stopped the probe (acted on as any page's).
 func (r *run) locate(ctx context.Context, s *site.Site, k site.Kind, page int) (string, sessions.Step, error) {
 	var last probed
-	_, err := k.Locate(ctx, s, r.job.Request, r.h.memory(s.Name, k.Name), r.probe(page, &last))
+	ask := site.Ask{Probe: r.probe(page, &last), Read: r.read(page, &last)}
+	_, err := k.Locate(ctx, s, r.job.Request, r.h.memory(s.Name, k.Name), ask)
 	switch {
 	case last.url == "":
 		return "", sessions.Step{}, err
@@ -97,6 +98,28 @@ func (r *run) probe(page int, last *probed) site.Probe {
 			return false, nil
 		}
 		return false, errProbeStopped
+	}
+}
+
+// read is the site.Read of the job's page: a request of the job's
+// session as probe's, whose body is returned when it is a page; an
+// answer neither a page nor "not found" is kept in last for the job to
+// act on.
+func (r *run) read(page int, last *probed) site.Read {
+	return func(ctx context.Context, url string) ([]byte, bool, error) {
+		step, err := r.fetch(ctx, url, page)
+		if err != nil {
+			return nil, false, err
+		}
+		r.observe(step)
+		switch {
+		case step.Verdict.Kind == detect.OK && step.Response != nil:
+			return step.Response.Body, true, nil
+		case step.Verdict.Kind == detect.NotFound && step.Action == sessions.Continue:
+			return nil, false, nil
+		}
+		*last = probed{url: url, step: step}
+		return nil, false, errProbeStopped
 	}
 }
 

@@ -195,14 +195,14 @@ func (n *farmNode) dialLoopback(ctx context.Context, network, addr string) (net.
 }
 
 // loopbackTarget resolves addr by the farm's host table (the sites, the
-// CDN, the basket hosts are all 127.0.0.1) and refuses any destination
+// CDN, the basket hosts and the basket CDN's map host are all 127.0.0.1) and refuses any destination
 // outside loopback.
 func loopbackTarget(addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", err
 	}
-	if host == "localhost" || host == CDNHost || isBasketHost(host) {
+	if host == "localhost" || host == CDNHost || host == UpstreamsHost || isBasketHost(host) {
 		host = "127.0.0.1"
 	}
 	if !isLoopback(host) {

@@ -63,7 +63,7 @@ func requestKind(site, path string) string {
 		switch {
 		case path == "/":
 			return kindNavigate
-		case isWBAPI(path), strings.HasSuffix(path, ".json"): // the APIs and the basket's card.json
+		case isWBAPI(path), strings.HasSuffix(path, ".json"), path == UpstreamsPath: // the APIs, the basket's card.json and map
 			return kindXHR
 		} // the wall's own script and stylesheet, the favicon: not judged
 	case SiteOzon:
@@ -118,7 +118,7 @@ func HeaderMismatch(site, path, kind string, h http.Header, order []string) stri
 	case site != SiteWildberries || kind != kindXHR:
 	case isWBAPI(path):
 		return wbMismatch(h, wbSearchPath(path))
-	case strings.HasSuffix(path, "/card.json"):
+	case strings.HasSuffix(path, "/card.json"), path == UpstreamsPath:
 		return wbBasketMismatch(h)
 	}
 	return ""

@@ -64,6 +64,9 @@ type SiteRules struct {
 	// requests within a window, however spaced (see VolumeRule). Off by
 	// default.
 	Volume *VolumeRule `json:"volume,omitempty"`
+	// Upstreams, on Wildberries, publishes the basket CDN's upstream map
+	// (see UpstreamsRule); nil: none is published (404).
+	Upstreams *UpstreamsRule `json:"upstreams,omitempty"`
 }
 
 // DefaultBanFor is the ban length when SiteRules.BanFor is 0.

@@ -64,10 +64,10 @@ type siteDeps struct {
 	headers bool
 }
 
-func newPages(name string, c catalogAt) (pages, error) {
+func newPages(name string, c catalogAt, rules SiteRules) (pages, error) {
 	switch name {
 	case SiteWildberries:
-		return &wildberries{c: c}, nil
+		return &wildberries{c: c, upstreams: rules.Upstreams}, nil
 	case SiteOzon:
 		return &ozon{c: c}, nil
 	case SiteAvito:
@@ -78,7 +78,7 @@ func newPages(name string, c catalogAt) (pages, error) {
 
 // startSite listens on 127.0.0.1 (a free port) and serves name.
 func startSite(name string, rules SiteRules, c *Catalog, d siteDeps) (*Site, error) {
-	p, err := newPages(name, catalogAt{c: c, now: d.now})
+	p, err := newPages(name, catalogAt{c: c, now: d.now}, rules)
 	if err != nil {
 		return nil, err
 	}

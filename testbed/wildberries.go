@@ -27,8 +27,12 @@ const (
 func wbSearchPath(path string) bool { return path == WBSearchPath || path == WBLegacySearchPath }
 func wbDetailPath(path string) bool { return path == WBDetailPath || path == WBLegacyDetailPath }
 
-// wildberries serves the JSON search and card-detail APIs.
-type wildberries struct{ c catalogAt }
+// wildberries serves the JSON search and card-detail APIs, and its
+// basket CDN's card.json and upstream map.
+type wildberries struct {
+	c         catalogAt
+	upstreams *UpstreamsRule
+}
 
 func (wb *wildberries) cookie() string { return "_wbauid" }
 
@@ -43,6 +47,7 @@ func (wb *wildberries) routes() http.Handler {
 	mux.HandleFunc("GET "+WBCatalogPattern, wb.catalog)
 	mux.HandleFunc("GET "+WBCatalogV2Pattern, http.NotFound) // gone since July 2026
 	mux.HandleFunc("GET "+WBCardJSONPattern, wb.cardJSON)
+	mux.HandleFunc("GET "+UpstreamsPath, wb.upstreamMap)
 	return mux
 }
 

@@ -6,13 +6,27 @@ import (
 )
 
 // Locate finds the URL that serves a request whose host Build can only
-// guess (Wildberries' basket CDN: a table gives the host, and new hosts
-// open past its end). It asks candidate URLs through probe, in order,
-// keeps what it learns in mem for the whole cluster, and returns the URL
-// whose answer is the page; the job then parses the answer probe got.
-// It returns ErrNotLocated when every candidate answered "not found",
-// and probe's error, unchanged or wrapped, when probe stops it.
-type Locate func(ctx context.Context, s *Site, r Request, mem Memory, probe Probe) (string, error)
+// guess (Wildberries' basket CDN: its upstream map or a table gives the
+// host, and new hosts open past its end). It may read what the site
+// publishes of its hosts through ask.Read, asks candidate URLs through
+// ask.Probe, in order, keeps what it learns in mem for the whole
+// cluster, and returns the URL whose answer is the page; the job then
+// parses the answer the probe got. It returns ErrNotLocated when every
+// candidate answered "not found", and ask's error, unchanged or
+// wrapped, when an answer stops it.
+type Locate func(ctx context.Context, s *Site, r Request, mem Memory, ask Ask) (string, error)
+
+// Ask is how a Locate asks the site, through the job's session.
+type Ask struct {
+	Probe Probe
+	Read  Read
+}
+
+// Read asks url through the job's session as Probe does and returns the
+// answer's body when it is a page; found is false with a nil error when
+// it is "not found" there. Any other answer is an error that stops the
+// locator.
+type Read func(ctx context.Context, url string) (body []byte, found bool, err error)
 
 // Probe asks url through the job's session (paced, through its proxy,
 // judged like any page of the kind). found is true when the answer is

@@ -36,14 +36,23 @@ const topField = "top"
 
 // locateCard is the card kind's Locate. A basket endpoint without
 // basket-NN. (a base_url, or endpoints.basket naming one host) serves
-// every nm and is asked alone; else ProbeBasket finds the host.
-func locateCard(ctx context.Context, s *site.Site, r site.Request, mem site.Memory, probe site.Probe) (string, error) {
+// every nm and is asked alone; else ProbeBasket finds the host, first
+// where the CDN's own upstream map puts the vol (read through the job's
+// session, kept for the cluster for upstreamsTTL).
+func locateCard(ctx context.Context, s *site.Site, r site.Request, mem site.Memory, ask site.Ask) (string, error) {
 	nm, _ := strconv.ParseInt(r.ID, 10, 64) // CheckID let only digits through
 	pattern := basketPattern(s)
 	if !strings.Contains(pattern, "://"+basketNN) {
-		return askOne(ctx, pattern+BasketPath(nm), probe)
+		return askOne(ctx, pattern+BasketPath(nm), ask.Probe)
 	}
-	return ProbeBasket(ctx, nm, pattern, mem, probe)
+	var routes Routes
+	if ask.Read != nil {
+		var err error
+		if routes, err = upstreams(ctx, pattern, mem, ask.Read); err != nil {
+			return "", err
+		}
+	}
+	return ProbeBasket(ctx, nm, pattern, routes, mem, ask.Probe)
 }
 
 // basketPattern is the basket base URL of s: endpoints.basket when set
@@ -77,15 +86,16 @@ func BasketURL(pattern string, n int, nm int64) string {
 }
 
 // ProbeBasket finds the basket host of pattern that serves nm's
-// card.json. It asks first the host mem keeps for nm's vol, else the
-// table's, raised for a vol past the table's end to the newest host found
-// there (so the reach grows with what the cluster learns); then the
-// BasketCandidates around it, moving on only when probe says "not found".
-// The host that has the card is kept in mem for the vol when it is not
-// the table's. It returns site.ErrNotLocated (wrapped) after
-// MaxBasketProbes "not found".
-func ProbeBasket(ctx context.Context, nm int64, pattern string, mem site.Memory, probe site.Probe) (string, error) {
-	g, err := guessBasket(ctx, nm/100000, mem)
+// card.json. It asks first the host mem keeps for nm's vol, else the one
+// the CDN's upstream map routes gives it, else the table's, raised for a
+// vol past the table's end to the newest host found there (so the reach
+// grows with what the cluster learns); then the BasketCandidates around
+// it, moving on only when probe says "not found". The host that has the
+// card is kept in mem for the vol when it is not the map's or the
+// table's. It returns site.ErrNotLocated (wrapped) after MaxBasketProbes
+// "not found".
+func ProbeBasket(ctx context.Context, nm int64, pattern string, routes Routes, mem site.Memory, probe site.Probe) (string, error) {
+	g, err := guessBasket(ctx, nm/100000, routes, mem)
 	if err != nil {
 		return "", err
 	}
@@ -120,10 +130,11 @@ func BasketCandidates(first int) []int {
 // basketGuess is the host a probe of a vol asks first, and what memory
 // said.
 type basketGuess struct {
-	vol  int64
-	n    int
-	kept bool      // n is the vol's host in memory
-	top  basketTop // the newest host found past the table, if any
+	vol    int64
+	n      int
+	kept   bool      // n is the vol's host in memory
+	mapped bool      // n is the upstream map's host for the vol
+	top    basketTop // the newest host found past the table, if any
 }
 
 // basketTop is a vol past the table's end and the host found serving it.
@@ -133,12 +144,16 @@ type basketTop struct {
 }
 
 // guessBasket is where the probe of vol starts (see ProbeBasket).
-func guessBasket(ctx context.Context, vol int64, mem site.Memory) (basketGuess, error) {
+func guessBasket(ctx context.Context, vol int64, routes Routes, mem site.Memory) (basketGuess, error) {
 	g := basketGuess{vol: vol, n: tableNumber(vol)}
 	n, ok, err := recallInt(ctx, mem, strconv.FormatInt(vol, 10))
 	if err != nil || ok {
 		g.n, g.kept = n, ok
 		return g, err
+	}
+	if n, ok := routes.Host(vol); ok {
+		g.n, g.mapped = n, true
+		return g, nil
 	}
 	if vol <= lastTableVol() {
 		return g, nil
@@ -147,6 +162,7 @@ func guessBasket(ctx context.Context, vol int64, mem site.Memory) (basketGuess, 
 	if g.top.n > g.n && vol >= g.top.vol {
 		g.n = g.top.n
 	}
+	g.n = max(g.n, routes.below(vol))
 	return g, err
 }
 
@@ -168,10 +184,10 @@ func (g basketGuess) remember(ctx context.Context, mem site.Memory, n int) error
 	return nil
 }
 
-// keepsVol says whether host n is news for the vol: memory had another,
-// or had none and the table says another.
+// keepsVol says whether host n is news for the vol: memory or the map
+// had another, or neither had one and the table says another.
 func (g basketGuess) keepsVol(n int) bool {
-	if g.kept {
+	if g.kept || g.mapped {
 		return n != g.n
 	}
 	return n != tableNumber(g.vol)
@@ -181,7 +197,7 @@ func (g basketGuess) keepsVol(n int) bool {
 // the table's end and the top kept so far. Two workers may move the top
 // at once and the older vol win: the top is only where probes start.
 func (g basketGuess) advancesTop() bool {
-	return !g.kept && g.vol > lastTableVol() && g.vol > g.top.vol
+	return !g.kept && !g.mapped && g.vol > lastTableVol() && g.vol > g.top.vol
 }
 
 // recallInt is the host number mem keeps for field.

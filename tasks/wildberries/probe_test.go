@@ -21,6 +21,15 @@ type basketCDN struct {
 	host  int
 	stop  error
 	asked []string
+	// upstreams is the upstream map the CDN publishes (nil: none, 404);
+	// reads are the URLs it was read at.
+	upstreams []byte
+	reads     []string
+}
+
+func (b *basketCDN) read(_ context.Context, u string) ([]byte, bool, error) {
+	b.reads = append(b.reads, u)
+	return b.upstreams, b.upstreams != nil, nil
 }
 
 func (b *basketCDN) probe(_ context.Context, u string) (bool, error) {
@@ -49,7 +58,7 @@ func (m memory) Remember(_ context.Context, field, value string) error {
 func probe(t *testing.T, nm int64, host int, mem memory) (string, []string, error) {
 	t.Helper()
 	cdn := &basketCDN{host: host}
-	u, err := wildberries.ProbeBasket(context.Background(), nm, wildberries.BasketPattern, mem, cdn.probe)
+	u, err := wildberries.ProbeBasket(context.Background(), nm, wildberries.BasketPattern, nil, mem, cdn.probe)
 	return u, cdn.asked, err
 }
 
@@ -144,7 +153,7 @@ func TestProbeBasketStops(t *testing.T) {
 	stop := errors.New("status 498")
 	cdn := &basketCDN{host: 60, stop: stop}
 	mem := memory{}
-	_, err := wildberries.ProbeBasket(context.Background(), 1280469586, wildberries.BasketPattern, mem, cdn.probe)
+	_, err := wildberries.ProbeBasket(context.Background(), 1280469586, wildberries.BasketPattern, nil, mem, cdn.probe)
 	if !errors.Is(err, stop) || !strings.Contains(err.Error(), "basket-45") || len(cdn.asked) != 1 || len(mem) != 0 {
 		t.Errorf("err %v after %v, memory %v; want the probe stopped at basket-45, nothing kept", err, cdn.asked, mem)
 	}
@@ -171,7 +180,8 @@ func TestLocateCardEndpoints(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := configured(t, tc.config)
 			cdn := &basketCDN{host: 53}
-			u, err := s.Kinds["card"].Locate(context.Background(), s, site.Request{ID: "1900012345"}, memory{}, cdn.probe)
+			u, err := s.Kinds["card"].Locate(context.Background(), s, site.Request{ID: "1900012345"}, memory{},
+				site.Ask{Probe: cdn.probe, Read: cdn.read})
 			if d := cmp.Diff(tc.asked, cdn.asked); d != "" {
 				t.Errorf("asked (-want +got):\n%s", d)
 			}

@@ -56,10 +56,12 @@ func isSearch(u *url.URL) bool {
 	return strings.Contains(u.Path, "/exactmatch/") || strings.HasSuffix(u.Path, "/search")
 }
 
-// isBasket says u is a basket CDN file: a basket-NN host, or a
-// card.json path (a basket endpoint configured as one host).
+// isBasket says u is on the basket CDN: a basket-NN host or another
+// wbbasket host (its upstream map's cdn.), or a card.json path (a basket
+// endpoint configured as one host).
 func isBasket(u *url.URL) bool {
-	return strings.HasPrefix(u.Hostname(), "basket-") || cardPathRe.MatchString(u.Path)
+	h := u.Hostname()
+	return strings.HasPrefix(h, "basket-") || strings.Contains(h, ".wbbasket.") || cardPathRe.MatchString(u.Path)
 }
 
 // xhrFrom is the page whose script calls apiURL: the search page of a

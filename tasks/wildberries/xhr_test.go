@@ -36,6 +36,7 @@ func TestHeadersPerEndpoint(t *testing.T) {
 		{"card", mustURL(t, s, "product", site.Request{ID: "1280469586"}), api, "https://www.wildberries.ru/catalog/1280469586/detail.aspx"},
 		{"catalog", mustURL(t, s, "category", site.Request{Category: "beauty3?cat=9000", Page: 1}), api, "https://www.wildberries.ru/"},
 		{"basket", basket, nil, "https://www.wildberries.ru/catalog/497398643/detail.aspx"},
+		{"basket upstream map", "https://cdn.wbbasket.ru/api/v3/upstreams", nil, "https://www.wildberries.ru/"},
 	} {
 		if d := cmp.Diff(tc.want, names(tc.url)); d != "" {
 			t.Errorf("%s %s headers (-want +got):\n%s", tc.name, tc.url, d)
