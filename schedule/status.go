@@ -7,6 +7,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/heartbeat"
 	"crawlq/tasks"
 )
 
@@ -18,6 +19,10 @@ type Status struct {
 	Paused bool   `json:"paused"`
 	// Next is the next tick (zero while paused).
 	Next time.Time `json:"next,omitzero"`
+	// NoScheduler says the schedule is active but no `crawlq scheduler`
+	// is live (none keeps a heartbeat): its ticks are queued only once
+	// one runs.
+	NoScheduler bool `json:"no_scheduler,omitempty"`
 	State
 	// LastRun are the states of the last run's jobs and of the follow-up
 	// jobs they queued: Done() says the run is over.
@@ -28,10 +33,15 @@ type Status struct {
 func (s Status) Running() bool { return s.LastRun != nil && !s.LastRun.Done() }
 
 // Statuses reads every schedule with its state and its last run's
-// outcome (asking Asynq for each of that run's tasks).
+// outcome (asking Asynq for each of that run's tasks), and whether a
+// scheduler is live to queue its ticks.
 func Statuses(ctx context.Context, insp *asynq.Inspector, rdb redis.UniversalClient, now time.Time) ([]Status, error) {
 	store := NewStore(rdb)
 	all, err := store.List(ctx)
+	if err != nil || len(all) == 0 {
+		return []Status{}, err
+	}
+	live, err := heartbeat.ListRole(ctx, rdb, heartbeat.RoleScheduler)
 	if err != nil {
 		return nil, err
 	}
@@ -41,6 +51,7 @@ func Statuses(ctx context.Context, insp *asynq.Inspector, rdb redis.UniversalCli
 		if err != nil {
 			return nil, err
 		}
+		st.NoScheduler = !st.Paused && len(live) == 0
 		out = append(out, st)
 	}
 	return out, nil

@@ -14,11 +14,17 @@ import (
 // JoinHeartbeats names st's servers by the --server-id of the workers'
 // heartbeat records in rdb (the queue's Redis): a record names the Asynq
 // server it runs, or failing that one of the same host and pid. Servers
-// are then sorted by server ID.
+// are then sorted by server ID. It adds the live schedulers and sinks.
 func JoinHeartbeats(ctx context.Context, rdb redis.UniversalClient, st *Status) error {
 	recs, err := heartbeat.List(ctx, rdb)
 	if err != nil {
 		return fmt.Errorf("server heartbeats: %w", err)
+	}
+	if st.Schedulers, err = heartbeat.ListRole(ctx, rdb, heartbeat.RoleScheduler); err != nil {
+		return fmt.Errorf("scheduler heartbeats: %w", err)
+	}
+	if st.Sinks, err = heartbeat.ListRole(ctx, rdb, heartbeat.RoleSink); err != nil {
+		return fmt.Errorf("sink heartbeats: %w", err)
 	}
 	used := map[int]bool{}
 	for pass := range 2 { // first by Asynq ID, then by host and pid

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"crawlq/internal/heartbeat"
 	"crawlq/proxies"
 	"crawlq/results"
 )
@@ -21,6 +22,11 @@ type Status struct {
 	Queues  []QueueStatus  `json:"queues"`
 	Pool    PoolStatus     `json:"pool"`
 	Servers []ServerStatus `json:"servers"`
+	// Schedulers and Sinks are the live `crawlq scheduler` and `crawlq
+	// sink` processes, by their heartbeats (JoinHeartbeats); nil if not
+	// read, empty when none runs.
+	Schedulers []heartbeat.Record `json:"schedulers"`
+	Sinks      []heartbeat.Record `json:"sinks"`
 	// Results is the results stream's backlog (JoinResults); nil if not read.
 	Results *results.Backlog `json:"results,omitempty"`
 }

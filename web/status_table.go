@@ -8,11 +8,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"crawlq/internal/heartbeat"
 	"crawlq/proxies"
 )
 
-// WriteTable prints the snapshot as three aligned tables: queues, pool per
-// site and live servers.
+// WriteTable prints the snapshot as aligned tables: queues, pool per
+// site, live servers and (when read) live schedulers and sinks.
 func (s *Status) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	s.writeQueues(tw)
@@ -20,6 +21,10 @@ func (s *Status) WriteTable(w io.Writer) error {
 	s.writePool(tw)
 	fmt.Fprintln(tw)
 	s.writeServers(tw)
+	if s.Schedulers != nil || s.Sinks != nil {
+		fmt.Fprintln(tw)
+		s.writeProcesses(tw)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -38,6 +43,9 @@ func (s *Status) writeResults(w io.Writer) {
 	r := s.Results
 	switch {
 	case r == nil:
+	case r.Sink && s.Sinks != nil && len(s.Sinks) == 0:
+		fmt.Fprintf(w, "\nWARNING results: %d entries in the stream, %d not yet in PostgreSQL, and no sink is running: "+
+			"they wait, and workers pause at the backlog's bound (start `crawlq sink --postgres URL`)\n", r.Length, r.Unacked)
 	case r.Sink:
 		fmt.Fprintf(w, "\nresults: %d entries in the stream, %d not yet in PostgreSQL (sink)\n", r.Length, r.Unacked)
 	case r.AtBound():
@@ -71,13 +79,15 @@ func (s *Status) writePool(w io.Writer) {
 	if len(s.Pool.Sites) == 0 {
 		fmt.Fprintln(w, "(pool is empty: import proxies)")
 	}
+	// The exit-IP and modem lines have no tab: they end the table's
+	// columns instead of widening its READY column to their length.
 	for _, site := range sortedKeys(s.Pool.Sites) {
 		if x := s.Pool.Sites[site].Exits; x != nil {
-			fmt.Fprintf(w, "%s\texit IPs: %d held, %d quarantined, %d seen\t\t\t\t\t\t\n", site, x.Held, x.Quarantined, x.Seen)
+			fmt.Fprintf(w, "%s exit IPs: %d held, %d quarantined, %d seen\n", site, x.Held, x.Quarantined, x.Seen)
 		}
 	}
 	if m := s.Pool.Modems; m != nil {
-		fmt.Fprintf(w, "modems\t%s\t\t\t\t\t\t\n", ModemLine(m))
+		fmt.Fprintf(w, "modems: %s\n", ModemLine(m))
 	}
 }
 
@@ -103,6 +113,26 @@ func (s *Status) writeServers(w io.Writer) {
 	}
 	if len(s.Servers) == 0 {
 		fmt.Fprintln(w, "(no live servers)")
+	}
+}
+
+// writeProcesses lists the live schedulers and sinks, or says none runs.
+func (s *Status) writeProcesses(w io.Writer) {
+	fmt.Fprintln(w, "PROCESS\tID\tHOST\tPID\tVERSION\tUP")
+	for _, p := range []struct {
+		role string
+		recs []heartbeat.Record
+	}{{"scheduler", s.Schedulers}, {"sink", s.Sinks}} {
+		for _, r := range p.recs {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\n", p.role, r.ServerID, r.Host, r.PID, dash(r.Version),
+				s.At.Sub(r.Started).Round(time.Second))
+		}
+	}
+	if len(s.Schedulers) == 0 {
+		fmt.Fprintln(w, "(no scheduler running: no schedule is queued; start `crawlq scheduler`)")
+	}
+	if len(s.Sinks) == 0 {
+		fmt.Fprintln(w, "(no sink running: results stay in the Redis stream)")
 	}
 }
 

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"crawlq/internal/heartbeat"
 	"crawlq/schedule"
 	"crawlq/tasks"
 )
@@ -31,9 +33,13 @@ func newSchedulerCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer conn.Close()
-			log.Info("scheduler started", zap.String("redis", conn.URL), zap.Duration("sync", sync))
-			return schedule.Run(cmd.Context(), schedule.Config{RDB: conn.Client,
-				Sites: loaded.Sites, SyncInterval: sync, Logger: log})
+			rec := heartbeat.Self(heartbeat.RoleScheduler, "")
+			log.Info("scheduler started", zap.String("id", rec.ServerID), zap.String("redis", conn.URL), zap.Duration("sync", sync))
+			err = keepAlive(cmd.Context(), conn.Client, rec, log, func(ctx context.Context) error {
+				return schedule.Run(ctx, schedule.Config{RDB: conn.Client, Sites: loaded.Sites, SyncInterval: sync, Logger: log})
+			})
+			log.Info("scheduler stopped", zap.String("id", rec.ServerID), zap.Error(err))
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&config, "config", "", "YAML config file (site overrides: the queues jobs go to)")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,8 +9,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 
+	"crawlq/internal/heartbeat"
 	"crawlq/results"
 	"crawlq/results/pgsink"
 	"crawlq/web"
@@ -102,6 +105,15 @@ func runSink(cmd *cobra.Command, a *app, f sinkFlags) error {
 	reg := prometheus.NewRegistry()
 	s := pgsink.New(pgsink.Config{Redis: conn.Client, Postgres: pg, Consumer: f.consumer, Batch: f.batch,
 		ClaimIdle: f.claimIdle, Logger: log, Metrics: pgsink.NewMetrics(reg, conn.Client)})
+	rec := heartbeat.Self(heartbeat.RoleSink, s.Consumer())
+	return sinkStopped(cmd, s, keepAlive(ctx, conn.Client, rec, log, func(ctx context.Context) error {
+		return sinkParts(ctx, f, pg, reg, s, log)
+	}))
+}
+
+// sinkParts runs the sink, its metrics listener and its alert sender
+// until ctx ends or one of them fails.
+func sinkParts(ctx context.Context, f sinkFlags, pg string, reg *prometheus.Registry, s *pgsink.Sink, log *zap.Logger) error {
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
 		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
@@ -119,7 +131,7 @@ func runSink(cmd *cobra.Command, a *app, f sinkFlags) error {
 			}
 		})
 	}
-	return sinkStopped(cmd, s, g.Wait())
+	return g.Wait()
 }
 
 // sinkStopped says how the sink ended: on err (a permanent PostgreSQL

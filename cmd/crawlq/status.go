@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -60,20 +61,24 @@ func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config, 
 		return err
 	}
 	alerts, err := alertStatus(ctx, pg)
-	if err != nil {
-		return err
+	if errors.Is(err, pgsink.ErrBadURL) {
+		return postgresErr(err)
 	}
+	pgErr := errText(err) // PostgreSQL is optional here: its failure is one line
 	if !asJSON {
 		if err := st.WriteTable(out); err != nil {
 			return err
 		}
 		writeStatusRejected(out, st.Results)
 		writeStatusAlerts(out, alerts)
+		if pgErr != "" {
+			fmt.Fprintf(out, "postgres: %s (alerts not shown)\n", pgErr)
+		}
 		return writeStatusSchedules(out, scheds, st.At)
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
-	return enc.Encode(statusJSON{Status: st, Schedules: scheds, Alerts: alerts})
+	return enc.Encode(statusJSON{Status: st, Schedules: scheds, Alerts: alerts, PostgresError: pgErr})
 }
 
 // alertStatus reads the alert figures from --postgres (or
@@ -85,11 +90,22 @@ func alertStatus(ctx context.Context, flag string) (*pgsink.AlertState, error) {
 	}
 	conn, err := pgsink.Connect(ctx, url)
 	if err != nil {
-		return nil, postgresErr(err)
+		return nil, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	st, err := pgsink.AlertStatus(ctx, conn)
-	return &st, err
+	if err != nil {
+		return nil, pgsink.SchemaHint(err)
+	}
+	return &st, nil
+}
+
+// errText is err's text; "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // writeStatusAlerts says, when alerts fail or were given up, how many
@@ -108,6 +124,9 @@ type statusJSON struct {
 	Schedules []schedule.Status `json:"schedules"`
 	// Alerts are the alert figures, with --postgres.
 	Alerts *pgsink.AlertState `json:"alerts,omitempty"`
+	// PostgresError says why --postgres could not be read (the rest of
+	// the status is there all the same).
+	PostgresError string `json:"postgres_error,omitempty"`
 }
 
 // writeStatusRejected says how many results stream entries the sink kept

@@ -88,3 +88,47 @@ func TestVersionOf(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepRoles: Keep lists a scheduler's record under its role only (not
+// among the workers) while it runs, and removes it when ctx ends.
+func TestKeepRoles(t *testing.T) {
+	rdb := testredis.Client(t, testredis.DBHeartbeat)
+	ctx, cancel := context.WithCancel(context.Background())
+	rec := Self(RoleScheduler, "")
+	if rec.ServerID == "" || rec.PID == 0 || rec.Version == "" {
+		t.Fatalf("Self: %+v", rec)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Keep(ctx, rdb, rec, 20*time.Millisecond, func(err error) { t.Errorf("keep: %v", err) })
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := ListRole(context.Background(), rdb, RoleScheduler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 1 {
+			if !got[0].Started.Equal(rec.Started) || got[0].Role != RoleScheduler || got[0].ServerID != rec.ServerID {
+				t.Errorf("listed %+v, want %+v", got[0], rec)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduler's record never listed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if ws, _ := List(context.Background(), rdb); len(ws) != 0 {
+		t.Errorf("a scheduler listed among the workers: %+v", ws)
+	}
+	if sinks, _ := ListRole(context.Background(), rdb, RoleSink); len(sinks) != 0 {
+		t.Errorf("a scheduler listed among the sinks: %+v", sinks)
+	}
+	cancel()
+	<-done
+	if got, _ := ListRole(context.Background(), rdb, RoleScheduler); len(got) != 0 {
+		t.Errorf("still listed after Keep returned: %+v", got)
+	}
+}

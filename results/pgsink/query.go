@@ -24,7 +24,7 @@ func Connect(ctx context.Context, url string) (*pgx.Conn, error) {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres at %s: %w", mask.URL(url), err)
+		return nil, fmt.Errorf("postgres at %s: %w", mask.URL(url), flat{err}) // one line
 	}
 	return conn, nil
 }

@@ -101,6 +101,10 @@ func (s *Sink) Metrics() *Metrics { return s.cfg.Metrics }
 // Rows is how many observations this sink added so far.
 func (s *Sink) Rows() int64 { return s.rows.Load() }
 
+// Consumer is the sink's name in the consumer group (Config.Consumer or
+// its default).
+func (s *Sink) Consumer() string { return s.cfg.Consumer }
+
 // Run marks the stream (results.MarkSink), removes the group's consumers
 // idle for ClaimIdle with nothing pending, connects to PostgreSQL
 // (applying the migrations) and drains the stream until ctx ends. A
