@@ -31,6 +31,69 @@ func (b *RedisBroker) List(ctx context.Context) ([]Proxy, error) {
 	return out, nil
 }
 
+// ListEntries is the pool as lists give it: each proxy and modem, and
+// each gateway once with its slots, sorted by ID.
+func (b *RedisBroker) ListEntries(ctx context.Context) ([]Entry, error) {
+	ps, err := b.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	es := Entries(ps)
+	sort.Slice(es, func(i, j int) bool { return es[i].ID < es[j].ID })
+	return es, nil
+}
+
+// NotInPoolError refuses a removal naming IDs the pool does not hold.
+type NotInPoolError struct{ IDs []string }
+
+func (e *NotInPoolError) Error() string {
+	return fmt.Sprintf("not in the pool: %s (give the IDs proxies list shows: a proxy's, a modem's or a gateway's)", strings.Join(e.IDs, ", "))
+}
+
+// RemoveEntries removes entries of the pool by ID: a proxy's or a
+// modem's, a gateway's (all its slots), or one slot's. An ID the pool
+// does not hold refuses the whole removal with *NotInPoolError, removing
+// nothing. It returns what it removed: a slot given alone counts as a
+// proxy. It reads the pool (O(N)); a gateway's slots another import adds
+// between the read and the removal stay.
+func (b *RedisBroker) RemoveEntries(ctx context.Context, ids ...string) (Tally, error) {
+	es, err := b.ListEntries(ctx)
+	if err != nil {
+		return Tally{}, err
+	}
+	byID := map[string]Entry{}
+	for _, e := range es {
+		byID[e.ID] = e
+		for _, slot := range e.Slots {
+			byID[slot] = Entry{ID: slot}
+		}
+	}
+	var t Tally
+	var drop, missing []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		e, ok := byID[id]
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		switch {
+		case !ok:
+			missing = append(missing, id)
+		case e.Slots != nil:
+			drop = append(drop, e.Slots...)
+		default:
+			drop = append(drop, id)
+		}
+		t.add(e.Kind(), len(e.Slots))
+	}
+	if len(missing) > 0 {
+		return Tally{}, &NotInPoolError{IDs: missing}
+	}
+	_, err = b.Remove(ctx, drop...)
+	return t, err
+}
+
 // Remove deletes proxies from the pool, with their leases, quarantines and
 // clearance marks. It returns how many were in the pool.
 func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {

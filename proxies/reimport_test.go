@@ -138,3 +138,53 @@ func TestReimportRepairsMixedSlots(t *testing.T) {
 		t.Fatalf("slots after the update (-want +got):\n%s", d)
 	}
 }
+
+// TestRemoveEntries: a gateway's ID removes all its slots, a slot's ID
+// that slot alone; an ID the pool does not hold refuses the whole
+// removal and removes nothing. The pool lists a gateway once, by its ID,
+// with its slots and options as the line gave them.
+func TestRemoveEntries(t *testing.T) {
+	ctx := context.Background()
+	b := siteBroker(t)
+	ps := parseList(t, gatewayBefore+modemBefore+"http://u:p@127.0.0.5:8080\n", "pool.txt")
+	if _, err := b.Import(ctx, ps, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := b.ListEntries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := ps[0].GatewayID()
+	var got []string
+	for _, e := range es {
+		got = append(got, e.Kind()+" "+e.ID+" "+strings.Join(e.Proxy.Options(), " "))
+	}
+	want := []string{"gateway " + gw + " sessions=5 ttl=10m idle=1m exit=header:x-ip",
+		"modem " + ps[5].ID + " exit=probe change=" + ps[5].Modem.Masked() + " change_method=GET change_every=1m change_settle=10s",
+		"proxy " + ps[6].ID + " "}
+	sort.Strings(want)
+	sort.Strings(got)
+	if d := cmp.Diff(want, got); d != "" || len(es[0].Slots)+len(es[1].Slots)+len(es[2].Slots) != 5 {
+		t.Fatalf("entries (-want +got):\n%s", d)
+	}
+	before := listPool(t, b)
+	_, err = b.RemoveEntries(ctx, gw, "nope")
+	var nip *NotInPoolError
+	if !errors.As(err, &nip) || !cmp.Equal(nip.IDs, []string{"nope"}) {
+		t.Fatalf("remove with an unknown ID: %v, want NotInPoolError naming it", err)
+	}
+	if d := cmp.Diff(before, listPool(t, b)); d != "" {
+		t.Fatalf("a refused removal changed the pool:\n%s", d)
+	}
+	tally, err := b.RemoveEntries(ctx, ps[4].ID)
+	if err != nil || tally.String() != "1 proxy" || len(listPool(t, b)) != 6 {
+		t.Fatalf("remove one slot: %v, %v", tally, err)
+	}
+	tally, err = b.RemoveEntries(ctx, gw, ps[6].ID, gw)
+	if err != nil || tally.String() != "1 gateway (4 sessions) and 1 proxy" {
+		t.Fatalf("remove the gateway and a proxy: %v, %v", tally, err)
+	}
+	if left := listPool(t, b); len(left) != 1 || left[0].ID != ps[5].ID {
+		t.Fatalf("left in the pool: %v, want the modem alone", left)
+	}
+}

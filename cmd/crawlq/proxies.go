@@ -114,29 +114,37 @@ func importedText(r *proxies.ImportResult) string {
 	return s
 }
 
-// listedProxy is one line of `proxies list --json`: credentials masked.
+// listedProxy is one line of `proxies list --json`: a proxy, a modem or
+// a gateway as the list gave it, credentials and change key masked.
 type listedProxy struct {
 	ID    string   `json:"id"`
+	Kind  string   `json:"kind"`
 	Proxy string   `json:"proxy"`
 	Class string   `json:"class"`
 	Sites []string `json:"sites,omitempty"`
+	// Options are as a list line writes them (sessions=20 ttl=10m …).
+	Options []string `json:"options,omitempty"`
+	// Slots are a gateway's slot IDs.
+	Slots []string `json:"slots,omitempty"`
 }
 
 func proxiesListCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the pool's proxies (credentials masked)",
+		Short: "List the pool's proxies, modems and gateways (one line each, with their options) as the list gave them, credentials and change keys masked",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withBroker(cmd, a, func(b *proxies.RedisBroker) error {
-				ps, err := b.List(cmd.Context())
+				es, err := b.ListEntries(cmd.Context())
 				if err != nil {
 					return err
 				}
-				out := make([]listedProxy, len(ps))
-				for i, p := range ps {
-					out[i] = listedProxy{ID: p.ID, Proxy: p.Masked(), Class: string(p.Class), Sites: p.Sites}
+				out := make([]listedProxy, len(es))
+				for i, e := range es {
+					p := e.Proxy
+					out[i] = listedProxy{ID: e.ID, Kind: e.Kind(), Proxy: p.Masked(), Class: string(p.Class), Sites: p.Sites,
+						Options: p.Options(), Slots: e.Slots}
 				}
 				return printList(cmd.OutOrStdout(), out, asJSON)
 			})
@@ -151,9 +159,9 @@ func printList(w io.Writer, ps []listedProxy, asJSON bool) error {
 		return writeJSON(w, ps)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROXY\tCLASS\tSITES")
+	fmt.Fprintln(tw, "ID\tKIND\tPROXY\tCLASS\tSITES\tOPTIONS")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.ID, p.Proxy, p.Class, orAll(p.Sites))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Kind, p.Proxy, p.Class, orAll(p.Sites), strings.Join(p.Options, " "))
 	}
 	return tw.Flush()
 }
@@ -299,15 +307,19 @@ func classList(cs []proxies.Class) string {
 func proxiesRemoveCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "remove ID...",
-		Short: "Remove proxies from the pool",
+		Short: "Remove proxies, modems and gateways (a gateway's ID removes all its slots) from the pool; an ID not in the pool removes nothing and fails",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withBroker(cmd, a, func(b *proxies.RedisBroker) error {
-				n, err := b.Remove(cmd.Context(), args...)
+				t, err := b.RemoveEntries(cmd.Context(), args...)
+				var nip *proxies.NotInPoolError
+				if errors.As(err, &nip) {
+					return fmt.Errorf("remove refused, pool unchanged: %w", err)
+				}
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "removed %d of %d proxies\n", n, len(args))
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", t)
 				return nil
 			})
 		},

@@ -233,6 +233,64 @@ func TestProxiesReimportGatewayAndModem(t *testing.T) {
 	}
 }
 
+// TestProxiesListAndRemoveGateway: `proxies list` shows a gateway once,
+// its {session} as written and its options, and a modem with its change
+// link masked; `proxies remove` with the gateway's ID removes all its
+// slots, and with an ID the pool does not hold exits 1 saying so,
+// removing nothing.
+func TestProxiesListAndRemoveGateway(t *testing.T) {
+	testredis.Client(t, testredis.DBCmd)
+	file := filepath.Join(t.TempDir(), "pool.txt")
+	list := "http://brd-customer-c1-session-{session}:gw-s3cret@127.0.0.9:22225 sessions=20 idle=30s exit=header:x-luminati-ip\n" +
+		"http://mob:mob-s3cret@127.0.0.7:3128 change=http://127.0.0.1:9/changeip/KEY-s3cret/m0 change_every=90s\n" +
+		"u:p-s3cret@127.0.0.5:8080\n"
+	if err := os.WriteFile(file, []byte(list), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "proxies", "import", file)
+	if err != nil || out != "imported 1 gateway (20 sessions), 1 modem and 1 proxy as datacenter from "+file+": 3 new, 0 already in the pool unchanged\n" {
+		t.Fatalf("import: %q, %v", out, err)
+	}
+	out, err = run(t, "proxies", "list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if err != nil || len(lines) != 4 || strings.Contains(out, "s3cret") || strings.Contains(out, "%7B") {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	var gw string
+	for _, want := range []string{
+		"gateway  http://brd-customer-c1-session-{session}:***@127.0.0.9:22225  datacenter  *      sessions=20 ttl=10m idle=30s exit=header:x-luminati-ip",
+		"modem    http://mob:***@127.0.0.7:3128  ",
+		"exit=probe change=http://127.0.0.1:9/changeip/***/*** change_method=GET change_every=1m30s change_settle=10s",
+	} {
+		found := false
+		for _, l := range lines {
+			if strings.Contains(l, want) {
+				found = true
+				if strings.Contains(l, "gateway") {
+					gw = strings.Fields(l)[0]
+				}
+			}
+		}
+		if !found {
+			t.Errorf("list has no line with %q:\n%s", want, out)
+		}
+	}
+	before, _ := run(t, "proxies", "list", "--json")
+	_, err = run(t, "proxies", "remove", gw, "f00d")
+	if err == nil || err.Error() != "remove refused, pool unchanged: not in the pool: f00d (give the IDs proxies list shows: a proxy's, a modem's or a gateway's)" {
+		t.Fatalf("remove with an unknown ID: %v", err)
+	}
+	if after, _ := run(t, "proxies", "list", "--json"); after != before {
+		t.Fatal("a refused removal changed the pool")
+	}
+	if out, err := run(t, "proxies", "remove", gw); err != nil || out != "removed 1 gateway (20 sessions)\n" {
+		t.Fatalf("remove the gateway: %q, %v", out, err)
+	}
+	if out, _ := run(t, "proxies", "stats"); !strings.Contains(out, "2 proxies in the pool") {
+		t.Fatalf("after removing the gateway, want its 20 slots gone:\n%s", out)
+	}
+}
+
 // TestWorkerRefusesBadExitFlags: the worker names a bad --exit-busy or
 // --exit-probe before it starts.
 func TestWorkerRefusesBadExitFlags(t *testing.T) {
