@@ -15,6 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/results"
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 	if cfg := os.Getenv(childEnv); cfg != "" {
 		os.Exit(runWorkerChild(cfg))
 	}
-	os.Exit(m.Run())
+	os.Exit(masktest.Main(m))
 }
 
 // childConfig is what a worker child needs from its parent.

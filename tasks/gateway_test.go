@@ -9,8 +9,10 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 
 	"crawlq/fetcher"
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/sessions"
@@ -29,7 +31,7 @@ func gatewayWorld(t *testing.T) (*redis.Client, *testbed.Testbed, *site.Registry
 	tb, err := testbed.Start(context.Background(), testbed.Config{Proxies: 1, Seed: 11,
 		Sites: map[string]testbed.SiteRules{testbed.SiteWildberries: {MinInterval: 200 * time.Millisecond,
 			Punishment: testbed.TooMany429, Strict: true}},
-		Gateway: &testbed.GatewayConfig{Exits: 40, User: "brd-customer-c1-zone-res", Password: "gw-s3cret", Seed: 11}})
+		Gateway: &testbed.GatewayConfig{Exits: 40, User: "brd-customer-c1-zone-res", Password: masktest.GatewayPassword, Seed: 11}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +85,9 @@ func probingWorkers(t *testing.T, tb *testbed.Testbed, cfg tasks.WorkerConfig, i
 		c := cfg
 		c.Redis, c.RDB, c.ServerID = asynqOpt(t), testredis.NewClient(t, testredis.DBTasks), id
 		c.ShutdownTimeout, c.ExitProbe = time.Second, fetcher.ExitProbe{URL: tb.EchoURL()}
+		if c.Logger == nil {
+			c.Logger = zap.New(masktest.Core(t)) // checked for the planted secrets, not printed
+		}
 		w := tasks.NewWorker(c)
 		ws = append(ws, w)
 		runUntilEnd(t, w)

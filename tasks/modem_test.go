@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/sessions"
 	"crawlq/tasks"
@@ -27,7 +28,7 @@ func modemTestbed(t *testing.T, rotateAfter int) (*testbed.Testbed, *site.Regist
 	rules.MinInterval = 100 * time.Millisecond
 	tb, err := testbed.Start(context.Background(), testbed.Config{Proxies: 1, Seed: 13,
 		Sites:  map[string]testbed.SiteRules{testbed.SiteAvito: rules},
-		Modems: &testbed.ModemConfig{N: 2, Exits: 16, MinInterval: time.Second, Settle: 300 * time.Millisecond, Seed: 13}})
+		Modems: &testbed.ModemConfig{N: 2, Exits: 16, MinInterval: time.Second, Settle: 300 * time.Millisecond, Seed: 13, Key: masktest.ChangeKey}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"crawlq/internal/mask/masktest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/results"
@@ -32,11 +33,11 @@ import (
 	"crawlq/web"
 )
 
-// The planted secrets. The farm's own passwords ("pass<i>-<seed>") are
+// The planted secrets, masktest's. The farm's own passwords ("pass<i>-<seed>") are
 // planted too: farmSeed makes them distinctive.
 const (
-	redisPassword = "S3cr3t-redis-PW"
-	proxyPassword = "S3cr3t-proxy-PW"
+	redisPassword = masktest.RedisPassword
+	proxyPassword = masktest.ProxyPassword
 	farmSeed      = 24263
 )
 
