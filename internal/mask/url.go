@@ -27,8 +27,11 @@ const stars = "***"
 // a scheme that does not look like a key) prints as ***.
 func URL(raw string) string {
 	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok || !validScheme.MatchString(scheme) {
+	if !ok {
 		return notURL(raw)
+	}
+	if !validScheme.MatchString(scheme) {
+		return stars
 	}
 	auth, rest := authority(rest)
 	rest, frag, hasFrag := strings.Cut(rest, "#")

@@ -105,6 +105,7 @@ func TestURL(t *testing.T) {
 		{name: "empty", in: "", want: ""},
 		{name: "key-like scheme", in: "Zk2Lm9Xq4Rt8://hooks.example/x",
 			want: "***", secrets: []string{"Zk2Lm9Xq4Rt8"}},
+		{name: "invalid scheme", in: "0://h/x?key=K3yValue", want: "***", secrets: []string{"K3yValue"}},
 		{name: "words", in: "not a url Secr3t", want: "***", secrets: []string{"Secr3t"}},
 	}
 	for _, tc := range tests {
