@@ -77,8 +77,8 @@ func when(t, now time.Time) string {
 }
 
 var htmlTable = template.Must(template.New("schedules").Parse(`{{if not .Rows}}<p>No schedules: <code>crawlq schedule add</code>.</p>{{else}}
-<table class="schedules"><thead><tr><th>Schedule</th><th>Cron</th><th>Jobs</th><th>Next run</th><th>Last run</th><th>Outcome</th><th>Runs</th><th>Skipped</th><th>Paused</th></tr></thead><tbody>
-{{range .Rows}}<tr><td>{{.Name}}</td><td><code>{{.Cron}}</code></td><td>{{.Jobs}}</td><td>{{.Next}}</td><td>{{.Last}}</td><td>{{.Outcome}}</td><td>{{.Runs}}</td><td>{{.Skipped}}</td><td>{{.Paused}}</td></tr>
+<table class="schedules"><thead><tr><th class="l">Schedule</th><th class="l">Cron</th><th>Jobs</th><th class="l">Next run</th><th class="l">Last run</th><th class="l">Outcome</th><th>Runs</th><th>Skipped</th><th class="l">Paused</th></tr></thead><tbody>
+{{range .Rows}}<tr><td class="l">{{.Name}}</td><td class="l"><code>{{.Cron}}</code></td><td>{{.Jobs}}</td><td class="l">{{.Next}}</td><td class="l">{{.Last}}</td><td class="l">{{.Outcome}}</td><td>{{.Runs}}</td><td>{{.Skipped}}</td><td class="l">{{.Paused}}</td></tr>
 {{end}}</tbody></table>{{if .NoScheduler}}<p class="warn">{{.NoSchedulerText}}</p>{{end}}{{end}}`))
 
 // HTML renders the schedules as the dashboard's table.

@@ -20,10 +20,20 @@ func TestHTMLTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<td>sneakers</td>", "<td>in 1h30m0s</td>", "<td>2h30m0s ago</td>",
-		"<td>done: 8 completed, 2 failed</td>", "<td>7</td><td>3</td><td>false</td>", "&lt;b&gt;", "<td>true</td>"} {
+	for _, want := range []string{`<td class="l">sneakers</td>`, `<td class="l">in 1h30m0s</td>`, `<td class="l">2h30m0s ago</td>`,
+		`<td class="l">done: 8 completed, 2 failed</td>`, `<td>7</td><td>3</td><td class="l">false</td>`, "&lt;b&gt;", `<td class="l">true</td>`} {
 		if !strings.Contains(string(h), want) {
 			t.Errorf("table lacks %q:\n%s", want, h)
+		}
+	}
+	if strings.Contains(string(h), "no scheduler") {
+		t.Errorf("says no scheduler runs where NoScheduler is false:\n%s", h)
+	}
+	ss[0].NoScheduler = true
+	h, _ = HTML(ss, now)
+	for _, want := range []string{`<td class="l">in 1h30m0s (no scheduler)</td>`, NoSchedulerText} {
+		if !strings.Contains(string(h), want) {
+			t.Errorf("table of a schedule with no scheduler lacks %q:\n%s", want, h)
 		}
 	}
 }

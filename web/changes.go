@@ -45,6 +45,6 @@ var changesTmpl = template.Must(template.New("changes").Funcs(template.FuncMap{
 	// write "+" as &#43;).
 	"pct":     func(v float64) template.HTML { return template.HTML(pgsink.FormatChange(v)) },
 	"itemURL": ItemURL,
-}).Parse(`{{if .}}<table class="changes"><thead><tr><th>at (UTC)</th><th>site</th><th>id</th><th>title</th><th>from</th><th>to</th><th>change</th></tr></thead><tbody>
-{{range .}}<tr><td>{{ts .At}}</td><td>{{.Site}}</td><td><a href="{{itemURL .Site .ID}}">{{.ID}}</a></td><td><a href="{{itemURL .Site .ID}}">{{.Title}}</a></td><td>{{rub .From}}</td><td>{{rub .To}}</td><td>{{pct .ChangePct}}</td></tr>
+}).Parse(`{{if .}}<table class="changes"><thead><tr><th class="l">at (UTC)</th><th class="l">site</th><th class="l">id</th><th class="l">title</th><th>from</th><th>to</th><th>change</th></tr></thead><tbody>
+{{range .}}<tr><td class="l">{{ts .At}}</td><td class="l">{{.Site}}</td><td class="l"><a href="{{itemURL .Site .ID}}">{{.ID}}</a></td><td class="l"><a href="{{itemURL .Site .ID}}">{{.Title}}</a></td><td>{{rub .From}}</td><td>{{rub .To}}</td><td>{{pct .ChangePct}}</td></tr>
 {{end}}</tbody></table>{{else}}<p>No price changes in the last 24 hours.</p>{{end}}`))

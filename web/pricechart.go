@@ -173,19 +173,51 @@ func (sc priceScale) yTicks() []axisTick {
 	return out
 }
 
-// xTicks are five dates evenly spread over the history.
+// day is a day of the time axis (UTC days: no daylight saving).
+const day = 24 * time.Hour
+
+// tickSteps are the round spacings of the time axis, shortest first;
+// beyond the last, multiples of it.
+var tickSteps = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second,
+	30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, day, 2 * day, 3 * day, 7 * day, 14 * day, 28 * day}
+
+// maxXTicks is the most ticks on the time axis.
+const maxXTicks = 6
+
+// xTicks are ticks at round times (every 5 min, every hour, every day…:
+// the shortest spacing of tickSteps that gives at most maxXTicks over the
+// history), each labelled with its own time (UTC), to the second when
+// the spacing is under a minute and to the day from a day up.
 func (sc priceScale) xTicks() []axisTick {
 	span := sc.t1.Sub(sc.t0)
+	step := tickStep(span)
 	layout := "01-02 15:04"
-	if span >= 72*time.Hour {
+	switch {
+	case step < time.Minute:
+		layout = "01-02 15:04:05"
+	case step >= day:
 		layout = "2006-01-02"
 	}
-	out := make([]axisTick, 0, 5)
-	for i := 0; i < 5; i++ {
-		t := sc.t0.Add(span * time.Duration(i) / 4)
-		out = append(out, axisTick{Pos: sc.x(t), Label: t.UTC().Format(layout)})
+	var out []axisTick
+	for t := sc.t0.UTC().Truncate(step); !t.After(sc.t1); t = t.Add(step) {
+		if !t.Before(sc.t0) {
+			out = append(out, axisTick{Pos: sc.x(t), Label: t.Format(layout)})
+		}
 	}
 	return out
+}
+
+// tickStep is the shortest round spacing that puts at most maxXTicks
+// ticks on span.
+func tickStep(span time.Duration) time.Duration {
+	for _, s := range tickSteps {
+		if span/s < maxXTicks {
+			return s
+		}
+	}
+	last := tickSteps[len(tickSteps)-1]
+	return last * (span/last/(maxXTicks-1) + 1)
 }
 
 // niceStep is the smallest 1, 2 or 5 × 10ⁿ kopecks at least raw (≥ 1).
@@ -199,13 +231,13 @@ func niceStep(raw float64) int64 {
 	}
 }
 
-// priceLabel shows kopecks as roubles, without kopecks when the step is
-// whole roubles.
+// priceLabel shows kopecks as roubles with their unit ("1200 ₽"),
+// without kopecks when the step is whole roubles.
 func priceLabel(k, step int64) string {
 	if step%100 == 0 {
-		return fmt.Sprintf("%d", k/100)
+		return fmt.Sprintf("%d ₽", k/100)
 	}
-	return fmt.Sprintf("%d.%02d", k/100, k%100)
+	return fmt.Sprintf("%d.%02d ₽", k/100, k%100)
 }
 
 // thin keeps at most n of ps (oldest first): all of them when they fit,

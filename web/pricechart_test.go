@@ -59,7 +59,59 @@ func TestPriceChartSteps(t *testing.T) {
 	if len(c.YTicks) < 3 || len(c.XTicks) != 5 || c.XTicks[0].Label != "03-01 00:00" || c.XTicks[4].Label != "03-01 04:00" {
 		t.Errorf("ticks: y %v, x %v", c.YTicks, c.XTicks)
 	}
+	for _, tk := range c.YTicks {
+		if !strings.HasSuffix(tk.Label, " ₽") {
+			t.Errorf("y tick %q has no unit", tk.Label)
+		}
+	}
 	if one := newPriceChart([]pgsink.PricePoint{{At: at, Price: 1}}); !one.Empty {
 		t.Errorf("a chart of one observation is not empty")
+	}
+}
+
+// TestTimeTicksAtRoundTimes: the time axis has at most six ticks, at
+// round times of one spacing, each labelled with the time it stands at
+// (its position is that time's, not a fifth of the span).
+func TestTimeTicksAtRoundTimes(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 7, 13, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		span   time.Duration
+		layout string
+		want   []string
+	}{
+		{"hours", 4*time.Hour + 45*time.Minute, "01-02 15:04", []string{"03-01 11:00", "03-01 12:00", "03-01 13:00", "03-01 14:00"}},
+		{"minutes", 23 * time.Minute, "01-02 15:04", []string{"03-01 10:10", "03-01 10:15", "03-01 10:20", "03-01 10:25", "03-01 10:30"}},
+		{"seconds", 40 * time.Second, "01-02 15:04:05", []string{"03-01 10:07:20", "03-01 10:07:30", "03-01 10:07:40", "03-01 10:07:50"}},
+		{"days", 13 * 24 * time.Hour, "2006-01-02", nil},
+		{"a year", 365 * 24 * time.Hour, "2006-01-02", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := priceScale{t0: at, t1: at.Add(tc.span), lo: 0, hi: 100}
+			ticks := sc.xTicks()
+			if len(ticks) < 2 || len(ticks) > maxXTicks {
+				t.Fatalf("%d ticks over %v, want 2 to %d: %v", len(ticks), tc.span, maxXTicks, ticks)
+			}
+			var labels []string
+			for i, tk := range ticks {
+				labels = append(labels, tk.Label)
+				tt, err := time.Parse(tc.layout, tk.Label)
+				if err != nil {
+					t.Fatalf("label %q: %v", tk.Label, err)
+				}
+				if tc.layout != "2006-01-02" {
+					tt = tt.AddDate(at.Year(), 0, 0)
+				}
+				if x := sc.x(tt); x < tk.Pos-0.01 || x > tk.Pos+0.01 {
+					t.Errorf("tick %d labelled %q sits at %.2f, where %q is at %.2f", i, tk.Label, tk.Pos, tk.Label, x)
+				}
+				if i > 0 && tk.Pos <= ticks[i-1].Pos {
+					t.Errorf("tick %d not after the one before: %v", i, ticks)
+				}
+			}
+			if tc.want != nil && strings.Join(labels, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("labels %v, want %v", labels, tc.want)
+			}
+		})
 	}
 }

@@ -78,8 +78,8 @@ func TestAlertCLI(t *testing.T) {
 
 // TestStatusSaysAlertsFail: with --postgres, status prints a line when
 // an alert's last post failed (pending count, last error with the
-// webhook masked) and status --json carries the figures; none while
-// every alert is delivered.
+// webhook masked, and which rule fails) and status --json carries the
+// figures; none while every alert is delivered.
 func TestStatusSaysAlertsFail(t *testing.T) {
 	testredis.Client(t, testredis.DBCmd)
 	url := testredis.URL(t, testredis.DBCmd)
@@ -93,6 +93,11 @@ func TestStatusSaysAlertsFail(t *testing.T) {
 	if out, _, err := runMain(t, "--redis", url, "status", "--postgres", pg); err != nil || strings.Contains(out, "alerts:") {
 		t.Fatalf("status without failing alerts: %v\n%s", err, out)
 	}
+	for _, name := range []string{"r", "fine"} {
+		if err := pgsink.AddRule(ctx, conn, pgsink.Rule{Name: name, Site: "ozon", DropPct: 5, Webhook: "http://127.0.0.1:9/x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	_, err = conn.Exec(ctx, `INSERT INTO alert_outbox (key, rule, site, id, webhook, payload, attempts, last_error, last_try)
 	    VALUES ('r:ozon:1:1-0', 'r', 'ozon', '1', 'http://127.0.0.1:9/bot1:SECRET/x', '{}', 3,
 	            'webhook http://127.0.0.1:9/bot1:***/***: answered 500 Internal Server Error', now())`)
@@ -101,12 +106,14 @@ func TestStatusSaysAlertsFail(t *testing.T) {
 	}
 	out, stderr, err := runMain(t, "--redis", url, "status", "--postgres", pg)
 	if err != nil || !strings.Contains(out, "alerts: failing: 1 pending (1 failed at least once)") ||
-		!strings.Contains(out, "answered 500") || strings.Contains(out, masktest.WebhookToken) {
+		!strings.Contains(out, "answered 500") || strings.Contains(out, masktest.WebhookToken) ||
+		!strings.Contains(out, "\n  rule r (ozon): failing: 1 failing, 0 given up; last error ") || strings.Contains(out, "rule fine") {
 		t.Fatalf("status: %v %s\n%s", err, stderr, out)
 	}
 	out, _, err = runMain(t, "--redis", url, "status", "--json", "--postgres", pg)
 	var st struct{ Alerts *pgsink.AlertState }
-	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.Alerts == nil || st.Alerts.Failing != 1 {
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.Alerts == nil || st.Alerts.Failing != 1 ||
+		len(st.Alerts.PerRule) != 2 || st.Alerts.PerRule[1].Rule != "r" || st.Alerts.PerRule[1].Failing != 1 {
 		t.Fatalf("status --json alerts: %v %+v\n%s", err, st.Alerts, out)
 	}
 }

@@ -109,13 +109,19 @@ func errText(err error) string {
 }
 
 // writeStatusAlerts says, when alerts fail or were given up, how many
-// wait and the last error (its webhook masked).
+// wait and the last error (its webhook masked), and which rules fail.
 func writeStatusAlerts(w io.Writer, st *pgsink.AlertState) {
 	if st == nil || st.Failing == 0 && st.GivenUp == 0 {
 		return
 	}
 	fmt.Fprintf(w, "alerts: failing: %d pending (%d failed at least once), %d given up, %d delivered; last error %s: %s\n",
 		st.Pending, st.Failing, st.GivenUp, st.Delivered, st.LastErrorAt.Format(time.RFC3339), st.LastError)
+	for _, r := range st.PerRule {
+		if r.State() != "ok" {
+			fmt.Fprintf(w, "  rule %s (%s): %s: %d failing, %d given up; last error %s: %s\n",
+				r.Rule, r.Site, r.State(), r.Failing, r.GivenUp, r.LastErrorAt.Format(time.RFC3339), r.LastError)
+		}
+	}
 }
 
 // statusJSON is `status --json`: the snapshot and the schedules.

@@ -284,3 +284,69 @@ func TestSenderPrunesDoneAlerts(t *testing.T) {
 		t.Fatalf("outbox after pruning: %v %v", left, err)
 	}
 }
+
+// TestAlertStatusPerRule: AlertStatus tells each rule's delivered,
+// pending, failing and given-up alerts and its own last error, so the one
+// rule whose webhook fails is named.
+func TestAlertStatusPerRule(t *testing.T) {
+	ctx := context.Background()
+	_, url := openStore(t)
+	conn := connect(t, url)
+	for _, r := range []pgsink.Rule{
+		{Name: "bad", Site: "ozon", DropPct: 5, Webhook: "http://127.0.0.1:1/b"},
+		{Name: "good", Site: "avito", DropPct: 5, Webhook: "http://127.0.0.1:1/g"},
+		{Name: "quiet", Site: "ozon", BackInStock: true, Webhook: "http://127.0.0.1:1/q"},
+	} {
+		if err := pgsink.AddRule(ctx, conn, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for _, row := range []struct {
+		key, rule   string
+		attempts    int
+		delivered   bool
+		failed      bool
+		err         string
+		lastTryMins int
+	}{
+		{"g1", "good", 1, true, false, "", 0},
+		{"g2", "good", 2, true, false, "", 1},
+		{"b1", "bad", 3, false, false, "webhook http://127.0.0.1:1/b: 502", 2},
+		{"b2", "bad", 100, false, true, "webhook http://127.0.0.1:1/b: 500", 1},
+		{"b3", "bad", 0, false, false, "", 0},
+	} {
+		var delivered, failed, lastTry *time.Time
+		tt := at.Add(time.Duration(row.lastTryMins) * time.Minute)
+		if row.delivered {
+			delivered = &tt
+		}
+		if row.failed {
+			failed = &tt
+		}
+		var lastErr *string
+		if row.err != "" {
+			lastErr, lastTry = &row.err, &tt
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO alert_outbox (key, rule, site, id, webhook, payload, attempts, delivered_at, failed_at, last_error, last_try)
+		    VALUES ($1, $2, 'ozon', '1', 'http://127.0.0.1:1/', '{}', $3, $4, $5, $6, $7)`,
+			row.key, row.rule, row.attempts, delivered, failed, lastErr, lastTry); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := pgsink.AlertStatus(ctx, conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []pgsink.RuleState{
+		{Rule: "bad", Site: "ozon", Pending: 2, Failing: 1, GivenUp: 1, LastError: "webhook http://127.0.0.1:1/b: 502", LastErrorAt: at.Add(2 * time.Minute)},
+		{Rule: "good", Site: "avito", Delivered: 2},
+		{Rule: "quiet", Site: "ozon"},
+	}
+	if d := cmp.Diff(want, st.PerRule); d != "" {
+		t.Errorf("per rule (-want +got):\n%s", d)
+	}
+	if got := []string{st.PerRule[0].State(), st.PerRule[1].State(), st.PerRule[2].State()}; strings.Join(got, ",") != "failing,ok,ok" {
+		t.Errorf("states %v, want failing, ok, ok", got)
+	}
+}

@@ -313,6 +313,63 @@ type AlertState struct {
 	// webhook masked; LastErrorAt when it happened.
 	LastError   string    `json:"last_error,omitempty"`
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+	// PerRule is each rule's state, by name: which rule fails.
+	PerRule []RuleState `json:"per_rule,omitempty"`
+}
+
+// RuleState is how one rule's alerts go.
+type RuleState struct {
+	Rule      string `json:"rule"`
+	Site      string `json:"site"`
+	Delivered int    `json:"delivered"`
+	Pending   int    `json:"pending"`
+	Failing   int    `json:"failing"`
+	GivenUp   int    `json:"given_up"`
+	// LastError is the rule's newest pending or given-up alert's error,
+	// its webhook masked; LastErrorAt when it happened.
+	LastError   string    `json:"last_error,omitempty"`
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+}
+
+// State is the rule's state in a word: "failing" (an alert's last post
+// failed), "given up" (an alert was given up), else "ok".
+func (r RuleState) State() string {
+	switch {
+	case r.Failing > 0:
+		return "failing"
+	case r.GivenUp > 0:
+		return "given up"
+	}
+	return "ok"
+}
+
+// ruleStates reads each rule's alert figures, by rule name.
+func ruleStates(ctx context.Context, conn Querier) ([]RuleState, error) {
+	rows, err := conn.Query(ctx, `SELECT r.name, r.site,
+	    count(o.key) FILTER (WHERE o.delivered_at IS NOT NULL),
+	    count(o.key) FILTER (WHERE o.delivered_at IS NULL AND o.failed_at IS NULL),
+	    count(o.key) FILTER (WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND o.attempts > 0),
+	    count(o.key) FILTER (WHERE o.failed_at IS NOT NULL),
+	    (array_agg(o.last_error ORDER BY o.last_try DESC) FILTER (WHERE o.delivered_at IS NULL AND o.last_error IS NOT NULL))[1],
+	    max(o.last_try) FILTER (WHERE o.delivered_at IS NULL AND o.last_error IS NOT NULL)
+	  FROM alert_rules r LEFT JOIN alert_outbox o ON o.rule = r.name
+	  GROUP BY r.name, r.site ORDER BY r.name`)
+	if err != nil {
+		return nil, fmt.Errorf("alert status per rule: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (RuleState, error) {
+		var st RuleState
+		var last *string
+		var at *time.Time
+		err := r.Scan(&st.Rule, &st.Site, &st.Delivered, &st.Pending, &st.Failing, &st.GivenUp, &last, &at)
+		if last != nil {
+			st.LastError = *last
+		}
+		if at != nil {
+			st.LastErrorAt = at.UTC()
+		}
+		return st, err
+	})
 }
 
 // AlertStatus reads the alert figures. A database the sink never
@@ -348,6 +405,10 @@ func AlertStatus(ctx context.Context, conn Querier) (AlertState, error) {
 	if missingTable(err) {
 		return AlertState{}, nil
 	}
+	if err != nil || st.Rules == 0 {
+		return st, err
+	}
+	st.PerRule, err = ruleStates(ctx, conn)
 	return st, err
 }
 
