@@ -98,8 +98,9 @@ func (p Profile) set(kind Kind) headerSet {
 // target from the page referer ("" for none): the names in the order
 // the browser sends them, lower case, with its values. extra are the
 // page's own headers (a site's x-requested-with, …) in the order its
-// script sets them; a name the browser sends itself replaces its value.
-// Cookie is left to the cookie jar.
+// script sets them; a name the browser sends itself, or sends on some
+// requests only (origin, on a POST to its own origin), takes the
+// browser's place with the value given. Cookie is left to the cookie jar.
 func (p Profile) Headers(kind Kind, target *url.URL, referer string, extra []HeaderField) []HeaderField {
 	return slices.DeleteFunc(p.fields(kind, target, referer, extra), func(f HeaderField) bool { return f.Value == "" })
 }
@@ -109,21 +110,21 @@ func (p Profile) Headers(kind Kind, target *url.URL, referer string, extra []Hea
 func (p Profile) fields(kind Kind, target *url.URL, referer string, extra []HeaderField) []HeaderField {
 	set := p.set(kind)
 	values := p.values(set, kind, target, referer)
+	var page []HeaderField
+	for _, f := range extra {
+		f.Name = strings.ToLower(f.Name)
+		switch {
+		case f.Value == "":
+		case slices.Contains(set.order, f.Name): // the browser's own: in its place
+			values[f.Name] = f.Value
+		default:
+			page = append(page, f)
+		}
+	}
 	var own []HeaderField
 	for _, name := range set.order {
 		if v := values[name]; v != "" || name == "cookie" {
 			own = append(own, HeaderField{Name: name, Value: v})
-		}
-	}
-	var page []HeaderField
-	for _, f := range extra {
-		f.Name = strings.ToLower(f.Name)
-		switch i := slices.IndexFunc(own, func(o HeaderField) bool { return o.Name == f.Name }); {
-		case f.Value == "":
-		case i >= 0:
-			own[i].Value = f.Value
-		default:
-			page = append(page, f)
 		}
 	}
 	return merge(own, page, set.extraAfter)

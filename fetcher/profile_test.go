@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -89,5 +90,27 @@ func TestFingerprintFollowsTheUserAgentsVersion(t *testing.T) {
 				t.Errorf("Fingerprint() = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestOriginOfAPostGoesWhereTheBrowserPutsIt: a script's POST to its own
+// origin carries Origin (both browsers send it on a POST); given as the
+// page's header it takes the browser's place (Chromium: after accept;
+// Firefox: after referer), while the page's content-type stays a page
+// header.
+func TestOriginOfAPostGoesWhereTheBrowserPutsIt(t *testing.T) {
+	target, _ := url.Parse("https://www.avito.ru/web/3/firewallPow/get")
+	extra := []fetcher.HeaderField{{Name: "Content-Type", Value: "application/json"}, {Name: "Origin", Value: "https://www.avito.ru"}}
+	for name, after := range map[string]string{"chromium-156-linux": "accept", "firefox-153-linux": "referer"} {
+		p, _ := fetcher.ProfileByName(name)
+		h := p.Headers(fetcher.XHR, target, "https://www.avito.ru/moskva", extra)
+		var names []string
+		for _, f := range h {
+			names = append(names, f.Name)
+		}
+		i := slices.Index(names, "origin")
+		if i < 1 || names[i-1] != after || !slices.Contains(names, "content-type") {
+			t.Errorf("%s: headers %v; want origin right after %s, and content-type sent", name, names, after)
+		}
 	}
 }

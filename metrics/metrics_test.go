@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -12,6 +13,42 @@ func TestWorkerMetricsNilIgnores(t *testing.T) {
 	var m *WorkerMetrics
 	m.ObserveRequest("avito", "ok", time.Second) // must not panic
 	m.ObserveDefect("wildberries", "card", "status 403")
+	m.ObservePoW("avito", true, time.Second)
+}
+
+// TestPoWSolvesCounted: proof-of-work solves are counted per site and
+// result, and timed per site (issue 36.1).
+func TestPoWSolvesCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewWorkerMetrics(reg)
+	m.ObservePoW("avito", true, 100*time.Millisecond)
+	m.ObservePoW("avito", true, 300*time.Millisecond)
+	m.ObservePoW("avito", false, 2*time.Second)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		for _, mt := range mf.GetMetric() {
+			key := mf.GetName()
+			for _, l := range mt.GetLabel() {
+				key += "," + l.GetValue()
+			}
+			if h := mt.GetHistogram(); h != nil {
+				got[key+",count"], got[key+",sum"] = float64(h.GetSampleCount()), h.GetSampleSum()
+				continue
+			}
+			got[key] = mt.GetCounter().GetValue()
+		}
+	}
+	want := map[string]float64{
+		"crawlq_worker_pow_solves_total,failed,avito": 1, "crawlq_worker_pow_solves_total,solved,avito": 2,
+		"crawlq_worker_pow_solve_seconds,avito,count": 3, "crawlq_worker_pow_solve_seconds,avito,sum": 2.4,
+	}
+	if d := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); d != "" {
+		t.Errorf("metrics (-want +got):\n%s", d)
+	}
 }
 
 // TestRequestDefectsCounted: request defects are counted per site, job

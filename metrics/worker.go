@@ -14,6 +14,8 @@ type WorkerMetrics struct {
 	verdicts *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	defects  *prometheus.CounterVec
+	pows     *prometheus.CounterVec
+	powTime  *prometheus.HistogramVec
 }
 
 // NewWorkerMetrics creates the worker's metrics and registers them with reg
@@ -35,9 +37,18 @@ func NewWorkerMetrics(reg prometheus.Registerer) *WorkerMetrics {
 			Name: "crawlq_worker_request_defects_total",
 			Help: "Requests a site refused as sent (its headers), not the proxy, per site, job kind and reason (status 403).",
 		}, []string{"site", "kind", "reason"}),
+		pows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crawlq_worker_pow_solves_total",
+			Help: "Proof-of-work challenges (Avito's 439) solved over HTTP in the job's session, no browser, per site and result: solved or failed.",
+		}, []string{"site", "result"}),
+		powTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "crawlq_worker_pow_solve_seconds",
+			Help:    "Time of one proof-of-work solve, per site: its two paced requests and the hashing.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"site"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.requests, m.verdicts, m.latency, m.defects)
+		reg.MustRegister(m.requests, m.verdicts, m.latency, m.defects, m.pows, m.powTime)
 	}
 	return m
 }
@@ -60,6 +71,20 @@ func (m *WorkerMetrics) ObserveDefect(site, kind, reason string) {
 		return
 	}
 	m.defects.WithLabelValues(site, kind, reason).Inc()
+}
+
+// ObservePoW counts one proof-of-work solve on site, solved or failed,
+// and its time.
+func (m *WorkerMetrics) ObservePoW(site string, solved bool, took time.Duration) {
+	if m == nil {
+		return
+	}
+	result := "failed"
+	if solved {
+		result = "solved"
+	}
+	m.pows.WithLabelValues(site, result).Inc()
+	m.powTime.WithLabelValues(site).Observe(took.Seconds())
 }
 
 // SessionErrors is what /metrics reads of a worker's sessions

@@ -80,3 +80,16 @@ func (s *Session) DropClearance(ctx context.Context) error {
 	}
 	return nil
 }
+
+// CookieExpires is when the session's cookie named name expires (the
+// latest, if several hosts hold one); zero when it holds none, or only a
+// session cookie.
+func (s *Session) CookieExpires(name string) time.Time {
+	var t time.Time
+	for _, c := range s.jar.snapshot() {
+		if c.Name == name && c.Expires.After(t) {
+			t = c.Expires
+		}
+	}
+	return t
+}

@@ -3,6 +3,8 @@ package sessions
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/url"
 	"time"
 
 	"crawlq/detect"
@@ -55,6 +57,38 @@ func (s *Session) fetch(ctx context.Context, f *fetcher.Fetcher, d *detect.Detec
 		resp = nil
 	}
 	return resp, v, nil
+}
+
+// Post sends one POST of body through the session as the page's script
+// sends it (the site's shape for url: an XHR on its API paths; Origin and
+// Content-Type as a browser's fetch() sends them), paced like Get. The
+// answer is neither judged nor recorded: it is a challenge's exchange,
+// read by the caller. err is the transport's, or a cancellation.
+func (s *Session) Post(ctx context.Context, f *fetcher.Fetcher, rawURL, contentType string, body []byte) (*fetcher.Response, error) {
+	if err := s.Pace(ctx); err != nil {
+		return nil, err
+	}
+	req := s.request(rawURL)
+	req.Method, req.Body = http.MethodPost, body
+	req.Extra = append(req.Extra, fetcher.HeaderField{Name: "content-type", Value: contentType})
+	req.Extra = append(req.Extra, fetcher.HeaderField{Name: "origin", Value: pageOrigin(req.Referer, rawURL)})
+	resp, err := f.Do(ctx, req)
+	s.touchExit()
+	s.mu.Lock()
+	s.lastDone = time.Now()
+	s.mu.Unlock()
+	return resp, err
+}
+
+// pageOrigin is the origin of the page a script posts from: the
+// referer's, else the target's own.
+func pageOrigin(referer, target string) string {
+	for _, raw := range []string{referer, target} {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			return u.Scheme + "://" + u.Host
+		}
+	}
+	return ""
 }
 
 func judged(resp *fetcher.Response, err error, url string, page int) *detect.Response {

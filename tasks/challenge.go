@@ -54,15 +54,17 @@ type ChallengeStats struct {
 	Loaded   map[string]int
 }
 
-// challenge clears a Challenge answer in the browser, through the
-// session's proxy, then asks the page again over HTTP. Without a browser
-// (or with fetch: http) the attempt fails with the reason, the session is
-// kept and the proxy released unpunished.
+// challenge clears a Challenge answer, then asks the page again over
+// HTTP: with a clearance another session of the proxy (its exit IP) kept,
+// else with the site's own Solve over HTTP in the session (Avito's proof
+// of work), else in the browser through the session's proxy. A site the
+// worker cannot clear (no browser, or fetch: http) fails the attempt with
+// the reason, the session kept and the proxy released unpunished.
 func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.Verdict) (bool, error) {
 	s, _ := r.h.cfg.Sites.Get(r.job.Site)
-	why := r.noBrowser(s)
+	why := r.cannotClear(s)
 	if why == "" && r.solves >= maxSolves {
-		why = fmt.Sprintf("it was still there after %d browser visits", r.solves)
+		why = fmt.Sprintf("it was still there after %d %s", r.solves, solveNoun(s))
 	}
 	if why != "" {
 		r.pause(ctx)
@@ -73,6 +75,13 @@ func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.
 		r.dropClearance(ctx)
 	}
 	if r.reuseClearance(ctx) {
+		return r.page(ctx, page)
+	}
+	if solvesHere(s) {
+		r.solves++
+		if err := r.clearHere(ctx, r.sess, s); err != nil {
+			return false, r.solveFailed(ctx, err)
+		}
 		return r.page(ctx, page)
 	}
 	res, err := r.solve(ctx, s, pageURL, false)
@@ -95,10 +104,37 @@ func (r *run) noBrowser(s *site.Site) string {
 	return ""
 }
 
+// cannotClear says why this worker does not clear site s's challenges
+// ("" when it does): a site that solves its own over HTTP always can.
+func (r *run) cannotClear(s *site.Site) string {
+	if solvesHere(s) {
+		return ""
+	}
+	return r.noBrowser(s)
+}
+
+// solvesHere says site s clears its challenge over HTTP, without the
+// browser (site.Challenge.Solve).
+func solvesHere(s *site.Site) bool { return s != nil && s.Challenge.Solve != nil }
+
+// solveNoun names what clears site s's challenges, for an error.
+func solveNoun(s *site.Site) string {
+	if solvesHere(s) {
+		return "proofs of work solved over HTTP"
+	}
+	return "browser visits"
+}
+
 // keepClearance keeps the clearance the browser got in session sess for
 // its proxy's next sessions (and marks the proxy cleared in the broker).
 func (r *run) keepClearance(ctx context.Context, sess *sessions.Session, s *site.Site, res fetcher.BrowserResult) {
-	if err := sess.SaveClearance(ctx, clearanceTTL(s, res)); err != nil {
+	r.saveClearance(ctx, sess, clearanceTTL(s, res))
+}
+
+// saveClearance keeps session sess's clearance for its proxy's (exit
+// IP's) next sessions for ttl, and marks the proxy cleared in the broker.
+func (r *run) saveClearance(ctx context.Context, sess *sessions.Session, ttl time.Duration) {
+	if err := sess.SaveClearance(ctx, ttl); err != nil {
 		r.log.Warn("keep clearance", zap.Error(err))
 	}
 }
@@ -147,7 +183,7 @@ func (r *run) loadClearance(ctx context.Context) {
 	if r.sess.Resumed() {
 		return
 	}
-	if s, _ := r.h.cfg.Sites.Get(r.job.Site); r.noBrowser(s) != "" {
+	if s, _ := r.h.cfg.Sites.Get(r.job.Site); r.cannotClear(s) != "" {
 		return
 	}
 	ok, err := r.sess.LoadClearance(ctx)
@@ -179,18 +215,28 @@ const (
 	maxClearanceTTL     = 24 * time.Hour
 )
 
-// clearanceTTL is how long a clearance is kept: until its clearance
-// cookie expires (a minute early), else defaultClearanceTTL.
+// clearanceTTL is how long a clearance the browser got is kept: until
+// its clearance cookie expires (ttlUntil), else defaultClearanceTTL.
 func clearanceTTL(s *site.Site, res fetcher.BrowserResult) time.Duration {
 	if s == nil || s.Challenge.Cookie == "" {
 		return defaultClearanceTTL
 	}
 	for _, c := range res.Cookies {
 		if c.Name == s.Challenge.Cookie && !c.Expires.IsZero() {
-			return min(max(time.Until(c.Expires)-time.Minute, time.Second), maxClearanceTTL)
+			return ttlUntil(c.Expires)
 		}
 	}
 	return defaultClearanceTTL
+}
+
+// ttlUntil is how long a clearance whose cookie expires at expires is
+// kept: until a minute before, at most maxClearanceTTL;
+// defaultClearanceTTL when the expiry is not known (zero).
+func ttlUntil(expires time.Time) time.Duration {
+	if expires.IsZero() {
+		return defaultClearanceTTL
+	}
+	return min(max(time.Until(expires)-time.Minute, time.Second), maxClearanceTTL)
 }
 
 // solve runs the browser on the session's challenge page (the page

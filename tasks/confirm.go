@@ -75,16 +75,19 @@ func (r *run) confirm(ctx context.Context, url string, page int, first sessions.
 		ErrUnconfirmed, first.Verdict, c.SecondProxy.ID, c.Second.Verdict))
 }
 
-// clearWitness clears, in the browser, the challenge a confirmation's
-// second proxy met (sessions.Clearer), when this worker has a browser and
-// the site's policy lets it: a second proxy is drawn for its
-// independence, not for a clearance (proxies.Independent), so it often
-// has none. Its clearance is kept for the proxy's next sessions. A visit
+// clearWitness clears, in the browser (or with the site's own Solve over
+// HTTP), the challenge a confirmation's second proxy met
+// (sessions.Clearer), when this worker can and the site's policy lets
+// it: a second proxy is drawn for its independence, not for a clearance
+// (proxies.Independent), so it often has none. Its clearance is kept for the proxy's next sessions. A visit
 // that fails leaves the second answer the challenge: undecided.
 func (r *run) clearWitness(ctx context.Context, w *sessions.Session, url string) (bool, error) {
 	s, err := r.h.cfg.Sites.Get(r.job.Site)
-	if err != nil || r.noBrowser(s) != "" {
+	if err != nil || r.cannotClear(s) != "" {
 		return false, nil
+	}
+	if solvesHere(s) { // over HTTP, in the witness's session
+		return r.clearHere(ctx, w, s) == nil, ctx.Err()
 	}
 	res, err := r.solveIn(ctx, w, s, url, false, true)
 	if err != nil {

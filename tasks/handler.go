@@ -53,6 +53,9 @@ type HandlerConfig struct {
 	Browser Solver
 	// OnChallenge, if set, is told every browser visit.
 	OnChallenge func(ChallengeStats)
+	// OnPoW, if set, is told every challenge solved over HTTP by the
+	// site's own Solve (Avito's proof of work), solved or not.
+	OnPoW func(PoWStats)
 	// OnDefect, if set, is told every request defect (the worker's
 	// metrics count them per site, kind and reason).
 	OnDefect func(DefectStats)

@@ -54,6 +54,9 @@ type Summary struct {
 	Challenges       int `json:"challenges,omitempty"`
 	ChallengesSolved int `json:"challenges_solved,omitempty"`
 	BrowserRequests  int `json:"browser_requests,omitempty"`
+	// ProofsOfWork counts the challenges this attempt solved over HTTP
+	// with the site's own Solve (Avito's proof of work), no browser.
+	ProofsOfWork int `json:"proofs_of_work,omitempty"`
 	// ClearancesReused counts challenges met with the clearance another
 	// session of the same proxy got (no browser visit).
 	ClearancesReused int `json:"clearances_reused,omitempty"`

@@ -77,6 +77,9 @@ type WorkerConfig struct {
 	Browser Solver
 	// OnChallenge, if set, is told every browser visit.
 	OnChallenge func(ChallengeStats)
+	// OnPoW, if set, is told every challenge solved over HTTP by the
+	// site's own Solve (Avito's proof of work), solved or not.
+	OnPoW func(PoWStats)
 	// OnDefect, if set, is told every request defect: a site refusing a
 	// request as sent (its headers), not the proxy.
 	OnDefect func(DefectStats)
@@ -203,7 +206,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	h := NewHandler(HandlerConfig{Gate: gate,
 		Sites: cfg.Sites, Fetcher: f, Rules: *cfg.Rules,
 		Sink: results.NewSink(cfg.RDB, 0).WithReplicas(cfg.Replicas, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
-		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm, Browser: cfg.Browser, OnChallenge: cfg.OnChallenge, OnDefect: cfg.OnDefect,
+		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm, Browser: cfg.Browser, OnChallenge: cfg.OnChallenge, OnPoW: cfg.OnPoW, OnDefect: cfg.OnDefect,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			SharesRedis: true, BrokerSharesRedis: cfg.BrokerOnRDB, // the sink is on RDB too
 			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),

@@ -156,6 +156,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	wcfg.Sites, wcfg.Rules, wcfg.Fetcher, wcfg.Logger = loaded.Sites, &loaded.Rules, fetcher.Config{TLS: loaded.TLS}, log
 	wcfg.Observe, wcfg.Browser, wcfg.OnChallenge = wm.ObserveRequest, solver.tasks, solver.observe
 	wcfg.OnDefect = func(d tasks.DefectStats) { wm.ObserveDefect(d.Site, d.Kind, d.Reason) }
+	wcfg.OnPoW = func(p tasks.PoWStats) { wm.ObservePoW(p.Site, p.Solved, p.Took) }
 	wcfg.Replicas = sinkReplicas(f.failover, qconn.Target, f.leaseTTL)
 	w := tasks.NewWorker(wcfg)
 	metrics.RegisterBacklogGauges(reg, w.Gate())

@@ -49,8 +49,8 @@ func New() *site.Site {
 		Class:       proxies.Residential,
 		Endpoints:   map[string]string{site.EndpointWeb: WebURL},
 		XHR:         site.XHR{Paths: []string{"/web/"}}, // web/1/js/items JSON
-		// QRATOR's proof of work (439) sets _adcc once solved.
-		Challenge: site.Challenge{Cookie: ClearanceCookie},
+		// QRATOR's proof of work (439) is solved over HTTP; it sets _adcc.
+		Challenge: site.Challenge{Cookie: ClearanceCookie, Solve: solvePoW},
 		Kinds: map[string]site.Kind{
 			KindSearch: {Name: KindSearch, Listing: true, Follow: KindItem,
 				Normalize: normalizeSearch, Build: listingURL, Parse: parseSERP},

@@ -72,7 +72,8 @@ const (
 	FetchBrowser = "browser"
 )
 
-// Challenge is how a site's JavaScript challenge is cleared in the browser.
+// Challenge is how a site's JavaScript challenge is cleared: in the
+// browser, or over HTTP by the site's Solve.
 type Challenge struct {
 	// Page is the path on the web endpoint the browser opens to clear it
 	// (Wildberries: "/", whose script mints the token its APIs want);
@@ -86,6 +87,9 @@ type Challenge struct {
 	// its clearance rather than take one that needs a browser visit
 	// (proxies.SiteConfig.ClearanceWait). 0: no wait.
 	Wait time.Duration
+	// Solve, when set, clears the challenge over HTTP in the job's
+	// session instead of the browser (Avito's proof of work).
+	Solve Solve
 }
 
 // ChallengeURL is the page the browser opens to clear a challenge met at

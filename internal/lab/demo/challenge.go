@@ -1,7 +1,10 @@
 package demo
 
 import (
+	"context"
+	"strings"
 	"sync"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -44,6 +47,16 @@ type ChallengeSummary struct {
 	// PerVisit are the requests one browser visit let through on average
 	// (to the site and its CDN hosts), by kind: document, script, xhr, …
 	PerVisit map[string]float64 `json:"per_visit,omitempty"`
+	// PoWSolved and PoWFailed count the proofs of work (Avito's 439) the
+	// workers solved over HTTP, no browser; PoWMeanMS is their mean time.
+	PoWSolved int     `json:"pow_solved"`
+	PoWFailed int     `json:"pow_failed"`
+	PoWMeanMS float64 `json:"pow_mean_ms"`
+	// AvitoQuarantines are the quarantines the workers' ban verdicts put
+	// on proxies for Avito; Quarantines439 the proxies whose last ban
+	// names status 439. Goal: 0 (a proof of work is no ban).
+	AvitoQuarantines int64 `json:"avito_quarantines"`
+	Quarantines439   int64 `json:"quarantines_439"`
 }
 
 // challengeCounter sums the workers' browser visits. Safe for concurrent
@@ -53,6 +66,20 @@ type challengeCounter struct {
 	visits, solved, reused, browser, dropped int
 	peakRSS                                  int64
 	loaded                                   map[string]int
+	pows, powsFailed                         int
+	powTime                                  time.Duration
+}
+
+// addPoW counts one proof of work (tasks.WorkerConfig.OnPoW).
+func (c *challengeCounter) addPoW(s tasks.PoWStats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !s.Solved {
+		c.powsFailed++
+		return
+	}
+	c.pows++
+	c.powTime += s.Took
 }
 
 // add counts one browser visit or reuse (tasks.WorkerConfig.OnChallenge).
@@ -99,6 +126,10 @@ func (c *challengeCounter) fill(sum *ChallengeSummary, log *testbed.Log, request
 	sum.BrowserRSSMB = float64(c.peakRSS>>10) / 1024
 	cc := log.Challenges()
 	sum.ChallengePages, sum.SiteSolves, sum.CookiesMisused = cc.Served, cc.Solved, cc.Misused
+	sum.PoWSolved, sum.PoWFailed = c.pows, c.powsFailed
+	if c.pows > 0 {
+		sum.PoWMeanMS = float64(c.powTime.Microseconds()) / 1000 / float64(c.pows)
+	}
 	if visits := c.visits + c.dropped; visits > 0 && len(c.loaded) > 0 {
 		sum.PerVisit = map[string]float64{}
 		for kind, n := range c.loaded {
@@ -107,6 +138,25 @@ func (c *challengeCounter) fill(sum *ChallengeSummary, log *testbed.Log, request
 	}
 	if requests > 0 {
 		sum.HTTPShare = float64(requests-c.browser) / float64(requests)
+	}
+}
+
+// quarantines fills the quarantines the workers put on proxies for
+// Avito, and those whose last ban names status 439.
+func quarantines(ctx context.Context, sum *ChallengeSummary, c *cluster, log *zap.Logger) {
+	st, err := c.broker.Stats(ctx)
+	if err != nil {
+		log.Warn("demo: pool stats", zap.Error(err))
+		return
+	}
+	for _, p := range st.Proxies {
+		sum.AvitoQuarantines += p.Sites[testbed.SiteAvito].Banned
+		for _, ps := range p.Sites {
+			if strings.Contains(ps.LastBan, "439") {
+				sum.Quarantines439++
+				break
+			}
+		}
 	}
 }
 

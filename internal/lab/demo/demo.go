@@ -176,6 +176,7 @@ func summarize(ctx context.Context, c *cluster, cfg Config, end string, elapsed 
 	scoreBans(ctx, sum, c, cfg.Logger)
 	sum.ChallengeMode = c.chrome != ""
 	c.challenges.fill(&sum.ChallengeSummary, c.tb.Log, sum.Requests)
+	quarantines(ctx, &sum.ChallengeSummary, c, cfg.Logger)
 	return sum, nil
 }
 

@@ -242,6 +242,8 @@ func (s *Summary) writeChallenges(w io.Writer) {
 	}
 	fmt.Fprintf(w, "challenges: %d cleared by the browser of %d (%d more met with a kept clearance); %d challenge answers served, %d cookies misused\n",
 		s.ChallengesSolved, s.Challenges, s.ClearancesReused, s.ChallengePages, s.CookiesMisused)
+	fmt.Fprintf(w, "proof of work (avito 439): %d solved over HTTP, %d failed, mean %.1f ms; avito quarantines %d, proxies last banned for a 439 %d\n",
+		s.PoWSolved, s.PoWFailed, s.PoWMeanMS, s.AvitoQuarantines, s.Quarantines439)
 	fmt.Fprintf(w, "browser: %d requests through the sessions' proxies, %.1f%% of all requests over HTTP; largest browser %.0f MB; %d visits lost to a dropped proxy connection (retried elsewhere)\n",
 		s.BrowserRequests, s.HTTPShare*100, s.BrowserRSSMB, s.BrowserProxyFailures)
 	if len(s.PerVisit) > 0 {

@@ -43,7 +43,7 @@ func startWorkers(c *cluster, cfg Config) *workers {
 	for i := 1; i <= cfg.Workers; i++ {
 		solver := c.newBrowser(cfg)
 		w := tasks.NewWorker(tasks.WorkerConfig{
-			Browser: solver, OnChallenge: c.challenges.add,
+			Browser: solver, OnChallenge: c.challenges.add, OnPoW: c.challenges.addPoW,
 			Redis: c.conn.Asynq, RDB: c.conn.Client, ServerID: fmt.Sprintf("demo-%d", i),
 			Concurrency: cfg.Concurrency, Sites: c.reg, LeaseTTL: leaseTTL,
 			ShutdownTimeout: shutdownTimeout, Logger: cfg.Logger, OnConfirm: c.confirms.add, PollInterval: pollInterval,
