@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 )
@@ -19,8 +21,13 @@ const ConfigMargin = 1.5
 // trusted, class datacenter (what `crawlq proxies import` makes of the
 // farm's proxies), Wildberries' basket CDN at the testbed's basket host
 // names, a min_interval ConfigMargin times the site's limit,
-// and the cookie each site's challenge clears with.
-func (tb *Testbed) CrawlqConfig() []byte {
+// and the cookie each site's challenge clears with. MobileSites gives
+// sites the class mobile instead, for the modems.
+func (tb *Testbed) CrawlqConfig(opts ...ConfigOption) []byte {
+	var o configOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# crawlq configuration for the running `crawlq testbed` (its ports change with every run).\n")
 	fmt.Fprintf(&b, "#   crawlq proxies import %s\n", tb.ProxiesFile)
@@ -30,7 +37,11 @@ func (tb *Testbed) CrawlqConfig() []byte {
 	for _, name := range tb.siteNames() {
 		r := tb.rules[name]
 		fmt.Fprintf(&b, "  %s:\n    base_url: %s\n", name, quote(tb.HTTPSSiteURL(name)))
-		fmt.Fprintf(&b, "    class: datacenter   # the class `crawlq proxies import` gives the farm's proxies\n")
+		if slices.Contains(o.mobile, name) {
+			fmt.Fprintf(&b, "    class: mobile   # the modems: crawlq proxies import --class mobile %s\n", tb.ModemsFile())
+		} else {
+			fmt.Fprintf(&b, "    class: datacenter   # the class `crawlq proxies import` gives the farm's proxies\n")
+		}
 		if name == SiteWildberries {
 			fmt.Fprintf(&b, "    endpoints: {basket: %s}   # the basket hosts, named through the farm's proxies\n", quote(tb.BasketPattern(true)))
 		}
@@ -43,6 +54,29 @@ func (tb *Testbed) CrawlqConfig() []byte {
 		}
 	}
 	return b.Bytes()
+}
+
+// ConfigOption changes the configuration CrawlqConfig writes.
+type ConfigOption func(*configOptions)
+
+type configOptions struct {
+	mobile []string
+}
+
+// MobileSites gives the named sites the class mobile: their jobs lease
+// the testbed's modems (imported with --class mobile) instead of the
+// farm's proxies.
+func MobileSites(names ...string) ConfigOption {
+	return func(o *configOptions) { o.mobile = append(o.mobile, names...) }
+}
+
+// ModemsFile is where the modems' lines go, modems.txt beside
+// ProxiesFile; "" without modems.
+func (tb *Testbed) ModemsFile() string {
+	if tb.Modems == nil {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(tb.ProxiesFile), "modems.txt")
 }
 
 // siteNames are the running sites, sorted.

@@ -39,7 +39,7 @@ func newTestbedCmd(a *app) *cobra.Command {
 	f.IntVar(&o.socks5Every, "socks5-every", 0, "make every k-th proxy a SOCKS5 proxy (0: none)")
 	f.DurationVar(&o.priceEvery, "price-every", testbed.DefaultPriceEvery, "testbed time between two price steps: at each, about one product in 12 changes its price or stock (e.g. 5s to watch prices move; 0: prices never move)")
 	f.StringVar(&o.dir, "dir", "", "directory for proxies.txt (default: a temporary one)")
-	f.IntVar(&o.modems, "modems", 0, "also run N mobile modems (127.0.5.x, each one exit IP at a time from 127.0.6.x, a change-IP link); their lines go to modems.txt")
+	f.IntVar(&o.modems, "modems", 0, "also run N mobile modems (127.0.5.x, each one exit IP at a time from 127.0.6.x, a change-IP link); their lines go to modems.txt, and the written config gives avito the class mobile so its jobs use them")
 	f.DurationVar(&o.modemEvery, "modem-every", testbed.DefaultModemMinInterval, "with --modems: the least time between two IP changes of a modem (a change sooner is refused 429)")
 	f.DurationVar(&o.modemSettle, "modem-settle", testbed.DefaultModemSettle, "with --modems: how long a modem is offline after a change")
 	f.StringVar(&o.avitoVolume, "avito-volume", "", `Avito bans an IP after N requests within a window, e.g. "600/15m" (reported in 2025-2026: stable for 10-15 minutes, then banned); "" for none`)
@@ -148,10 +148,10 @@ func existingDir(dir string) error {
 // writeModems writes the modems' lines to modems.txt beside proxies.txt;
 // "" without modems.
 func writeModems(tb *testbed.Testbed) (string, error) {
-	if tb.Modems == nil {
+	file := tb.ModemsFile()
+	if file == "" {
 		return "", nil
 	}
-	file := filepath.Join(filepath.Dir(tb.ProxiesFile), "modems.txt")
 	if err := os.WriteFile(file, []byte(strings.Join(tb.ModemLines(), "\n")+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write %s: %w", file, err)
 	}
@@ -190,7 +190,11 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	if cfgFile == "" {
 		cfgFile = filepath.Join(filepath.Dir(tb.ProxiesFile), "crawlq.yaml")
 	}
-	if err := os.WriteFile(cfgFile, tb.CrawlqConfig(), 0o644); err != nil {
+	var cfgOpts []testbed.ConfigOption
+	if tb.Modems != nil { // else no site would use them
+		cfgOpts = append(cfgOpts, testbed.MobileSites(testbed.SiteAvito))
+	}
+	if err := os.WriteFile(cfgFile, tb.CrawlqConfig(cfgOpts...), 0o644); err != nil {
 		return fmt.Errorf("--write-config: %w", err)
 	}
 	info := testbedInfo{Sites: tb.Sites(), HTTPSSites: tb.HTTPSSites(), CAFile: tb.CAFile,
@@ -226,6 +230,6 @@ func printTestbed(info testbedInfo) {
 	fmt.Printf("proxies      %d in %s (crawlq proxies import %[2]s)\n", info.Proxies, info.ProxiesFile)
 	fmt.Printf("config       %s (crawlq worker --config %[1]s)\n", info.ConfigFile)
 	if info.ModemsFile != "" {
-		fmt.Printf("modems       %s (crawlq proxies import --class mobile %[1]s)\n", info.ModemsFile)
+		fmt.Printf("modems       %s (crawlq proxies import --class mobile %[1]s; the config gives avito the class mobile: its jobs use the modems)\n", info.ModemsFile)
 	}
 }

@@ -81,8 +81,9 @@ func startTestbed(t *testing.T, args ...string) testbedInfo {
 }
 
 // TestTestbedModems: `crawlq testbed --modems 2` writes the modems' lines
-// beside the farm's, and `proxies import` takes them as modems; a bad
-// --avito-volume is named.
+// beside the farm's, and `proxies import` takes them as modems; its
+// config gives avito the class mobile (the modems) and the other sites
+// datacenter (the farm); a bad --avito-volume is named.
 func TestTestbedModems(t *testing.T) {
 	testredis.Client(t, testredis.DBCmd)
 	info := startTestbed(t, "--proxies", "1", "--dir", t.TempDir(), "--modems", "2", "--modem-every", "2s",
@@ -93,6 +94,16 @@ func TestTestbedModems(t *testing.T) {
 	}
 	if out, err := run(t, "proxies", "import", "--class", "mobile", info.ModemsFile); err != nil || !strings.Contains(out, "2 new") {
 		t.Fatalf("import the modems: %q, %v", out, err)
+	}
+	l, err := tasks.LoadConfig(info.ConfigFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]proxies.Class{testbed.SiteAvito: proxies.Mobile, testbed.SiteOzon: proxies.Datacenter,
+		testbed.SiteWildberries: proxies.Datacenter} {
+		if s, err := l.Sites.Get(name); err != nil || s.Class != want {
+			t.Errorf("site %s in the --modems config: %+v %v, want class %s", name, s, err, want)
+		}
 	}
 	if out, err := run(t, "proxies", "stats"); err != nil || !strings.Contains(out, "Modems: 2, 0 rotating") || strings.Contains(out, testbed.DefaultModemKey) {
 		t.Fatalf("proxies stats:\n%s\n%v", out, err)
