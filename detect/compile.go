@@ -18,6 +18,7 @@ type compiled struct {
 	urls         []*regexp.Regexp
 	markers      [][]byte
 	challenges   [][]byte
+	first        [][]byte // ChallengeFirstMarkers
 	titleMarkers []string // lower-cased
 	selectors    []selector
 	paths        []jsonPath
@@ -45,6 +46,9 @@ func compile(r Rule) (*compiled, error) {
 	}
 	for _, m := range r.ChallengeMarkers {
 		c.challenges = append(c.challenges, []byte(m))
+	}
+	for _, m := range r.ChallengeFirstMarkers {
+		c.first = append(c.first, []byte(m))
 	}
 	for _, m := range r.TitleMarkers {
 		c.titleMarkers = append(c.titleMarkers, strings.ToLower(m))
@@ -98,6 +102,12 @@ func (c *compiled) challenge(r *Response) (Verdict, bool) {
 	for _, m := range c.challenges {
 		if bytes.Contains(r.Body, m) {
 			return Verdict{Kind: Challenge, Reason: "js challenge", Rule: fmt.Sprintf("challenge marker %q", m), Status: r.Status}, true
+		}
+	}
+	for _, m := range c.first {
+		if bytes.Contains(r.Body, m) {
+			return Verdict{Kind: Challenge, Reason: "challenge or block page", Rule: fmt.Sprintf("challenge-first marker %q", m),
+				Status: r.Status, IfUnsolved: Blocked}, true
 		}
 	}
 	return Verdict{}, false

@@ -49,6 +49,15 @@ type Rule struct {
 	// incident). Checked before the block rules: a challenge page often
 	// carries a block page's words too.
 	ChallengeMarkers []string
+	// ChallengeFirstMarkers: byte strings of a page (any status) that is
+	// a challenge first and a ban only if the browser cannot pass it:
+	// Ozon's "Похоже, нет соединения" incident page carries a challenge
+	// incident id and an inline script, and datacenter IPs get it as a
+	// block. Judged Challenge with IfUnsolved Blocked: the browser gets
+	// one visit through the same IP, and a visit that ends on the same
+	// page is the ban (without a browser to try, it is Blocked at once).
+	// Checked after ChallengeMarkers.
+	ChallengeFirstMarkers []string
 	// URLPatterns: regexps on the final URL (and a 3xx Location) that mean
 	// a captcha or login page.
 	URLPatterns []string
@@ -123,6 +132,7 @@ func (r Rule) Merge(over Rule) Rule {
 	out.DefectStatus = union(out.DefectStatus, over.DefectStatus)
 	out.ChallengeStatus = union(out.ChallengeStatus, over.ChallengeStatus)
 	out.ChallengeMarkers = union(out.ChallengeMarkers, over.ChallengeMarkers)
+	out.ChallengeFirstMarkers = union(out.ChallengeFirstMarkers, over.ChallengeFirstMarkers)
 	out.URLPatterns = union(out.URLPatterns, over.URLPatterns)
 	out.Markers = union(out.Markers, over.Markers)
 	out.TitleMarkers = union(out.TitleMarkers, over.TitleMarkers)
@@ -163,6 +173,7 @@ func (r Rule) clone() Rule {
 	r.DefectStatus = slices.Clone(r.DefectStatus)
 	r.ChallengeStatus = slices.Clone(r.ChallengeStatus)
 	r.ChallengeMarkers = slices.Clone(r.ChallengeMarkers)
+	r.ChallengeFirstMarkers = slices.Clone(r.ChallengeFirstMarkers)
 	r.URLPatterns = slices.Clone(r.URLPatterns)
 	r.Markers = slices.Clone(r.Markers)
 	r.TitleMarkers = slices.Clone(r.TitleMarkers)
@@ -290,6 +301,7 @@ func (r Rule) validate(at string) error {
 		{"empty_json_paths", r.EmptyJSONPaths, checkJSONPath},
 		{"markers", r.Markers, checkMarker},
 		{"challenge_markers", r.ChallengeMarkers, checkMarker},
+		{"challenge_first_markers", r.ChallengeFirstMarkers, checkMarker},
 		{"title_markers", r.TitleMarkers, checkMarker},
 	}
 	for _, c := range checks {

@@ -34,7 +34,7 @@ var sampleCases = map[string]sampleCase{
 	"avito/avito_pow_challenge_439_2026-08.html":        {"avito", "search", detect.Challenge},
 	"avito/avito_search_serp_2024.html.gz":              {"avito", "search", detect.OK},
 	"ozon/ozon_block_antibot_challenge_2025-06.html":    {"ozon", "product", detect.Challenge},
-	"ozon/ozon_block_no_connection_2026-06.html":        {"ozon", "search", detect.Blocked},
+	"ozon/ozon_block_no_connection_2026-06.html":        {"ozon", "search", detect.Challenge}, // first: Blocked if the browser's visit ends on it
 	"ozon/ozon_category_page_2025-04.html":              {"ozon", "search", detect.OK},
 	"ozon/ozon_product_page_2025-05.html":               {"ozon", "product", detect.OK},
 	"ozon/ozon_searchResultsV2_state_2024-01.json":      {"ozon", "search", detect.OK},

@@ -101,6 +101,11 @@ type Verdict struct {
 	// IfConfirmed is what a Suspect answer is when a second proxy's
 	// answer agrees: OK (no results) or NotFound (the item is gone).
 	IfConfirmed Kind `json:"if_confirmed,omitempty"`
+	// IfUnsolved is what a Challenge answer is when the browser's one
+	// visit through the same IP ends on the same page (or there is no
+	// browser to try): Blocked for a challenge-first page
+	// (Rule.ChallengeFirstMarkers); 0 for a challenge that is never a ban.
+	IfUnsolved Kind `json:"if_unsolved,omitempty"`
 }
 
 // verdictJSON is Verdict on the wire, with RetryAfter as a duration string.
@@ -112,6 +117,7 @@ type verdictJSON struct {
 	RetryAfter  string `json:"retry_after,omitempty"`
 	Shape       string `json:"shape,omitempty"`
 	IfConfirmed *Kind  `json:"if_confirmed,omitempty"`
+	IfUnsolved  *Kind  `json:"if_unsolved,omitempty"`
 }
 
 // MarshalJSON writes RetryAfter as a Go duration string ("30s").
@@ -119,6 +125,9 @@ func (v Verdict) MarshalJSON() ([]byte, error) {
 	w := verdictJSON{Kind: v.Kind, Reason: v.Reason, Rule: v.Rule, Status: v.Status, Shape: v.Shape}
 	if v.IfConfirmed != 0 {
 		w.IfConfirmed = &v.IfConfirmed
+	}
+	if v.IfUnsolved != 0 {
+		w.IfUnsolved = &v.IfUnsolved
 	}
 	if v.RetryAfter > 0 {
 		w.RetryAfter = v.RetryAfter.String()
@@ -135,6 +144,9 @@ func (v *Verdict) UnmarshalJSON(b []byte) error {
 	*v = Verdict{Kind: w.Kind, Reason: w.Reason, Rule: w.Rule, Status: w.Status, Shape: w.Shape}
 	if w.IfConfirmed != nil {
 		v.IfConfirmed = *w.IfConfirmed
+	}
+	if w.IfUnsolved != nil {
+		v.IfUnsolved = *w.IfUnsolved
 	}
 	if w.RetryAfter == "" {
 		return nil

@@ -56,8 +56,9 @@ func LoadRules(path string) (Rules, error) {
 //	    kinds: {KIND: RULE, ...}
 //
 // where RULE has the fields replace, block_status, rate_limit_status,
-// defect_status, challenge_status, url_patterns, markers, challenge_markers, title_markers, selectors, json_paths,
-// empty_json_paths, empty_list_blocked, empty_list_not_found,
+// defect_status, challenge_status, url_patterns, markers,
+// challenge_markers, challenge_first_markers, title_markers, selectors,
+// json_paths, empty_json_paths, empty_list_blocked, empty_list_not_found,
 // unknown_json_suspect, page_size, min_size, drop_fraction,
 // baseline_samples, confirm.
 func ParseRules(name string, data []byte) (Rules, error) {
@@ -151,7 +152,7 @@ func (p *parser) site(n *yaml.Node, at string) Site {
 }
 
 // ruleFields are the keys of a rule, in documentation order.
-var ruleFields = []string{"replace", "block_status", "rate_limit_status", "defect_status", "challenge_status", "url_patterns", "markers", "challenge_markers",
+var ruleFields = []string{"replace", "block_status", "rate_limit_status", "defect_status", "challenge_status", "url_patterns", "markers", "challenge_markers", "challenge_first_markers",
 	"title_markers", "selectors", "json_paths", "empty_json_paths", "empty_list_blocked", "empty_list_not_found", "unknown_json_suspect", "page_size", "min_size", "drop_fraction", "baseline_samples", "confirm"}
 
 // rule decodes one rule.
@@ -202,6 +203,8 @@ func (r *Rule) stringField(key string) *[]string {
 		return &r.Markers
 	case "challenge_markers":
 		return &r.ChallengeMarkers
+	case "challenge_first_markers":
+		return &r.ChallengeFirstMarkers
 	case "title_markers":
 		return &r.TitleMarkers
 	case "selectors":
@@ -214,7 +217,7 @@ func (r *Rule) stringField(key string) *[]string {
 
 // stringChecks validate the items of each string list field.
 var stringChecks = map[string]func(string) error{
-	"url_patterns": checkPattern, "markers": checkMarker, "challenge_markers": checkMarker, "title_markers": checkMarker,
+	"url_patterns": checkPattern, "markers": checkMarker, "challenge_markers": checkMarker, "challenge_first_markers": checkMarker, "title_markers": checkMarker,
 	"selectors": checkSelector, "json_paths": checkJSONPath, "empty_json_paths": checkJSONPath,
 }
 

@@ -83,7 +83,7 @@ func TestLoadRulesErrors(t *testing.T) {
 		{"unknown rule field", "sites:\n  avito:\n    kinds:\n      search:\n        selector: ['a']\n",
 			`rules.yaml:5: unknown field "selector" in sites.avito.kinds.search (did you mean selectors?)`},
 		{"unknown rule field, nothing close", "default:\n  wait: 3\n",
-			`rules.yaml:2: unknown field "wait" in default (want one of replace, block_status, rate_limit_status, defect_status, challenge_status, url_patterns, markers, challenge_markers, title_markers, selectors, json_paths, empty_json_paths, empty_list_blocked, empty_list_not_found, unknown_json_suspect, page_size, min_size, drop_fraction, baseline_samples, confirm)`},
+			`rules.yaml:2: unknown field "wait" in default (want one of replace, block_status, rate_limit_status, defect_status, challenge_status, url_patterns, markers, challenge_markers, challenge_first_markers, title_markers, selectors, json_paths, empty_json_paths, empty_list_blocked, empty_list_not_found, unknown_json_suspect, page_size, min_size, drop_fraction, baseline_samples, confirm)`},
 		{"unknown top field", "defaults:\n  markers: [x]\n",
 			`rules.yaml:1: unknown field "defaults" at the top level (did you mean default?)`},
 		{"unknown site field", "sites:\n  ozon:\n    kind: {}\n",

@@ -59,10 +59,15 @@ type ChallengeStats struct {
 // else with the site's own Solve over HTTP in the session (Avito's proof
 // of work), else in the browser through the session's proxy. A site the
 // worker cannot clear (no browser, or fetch: http) fails the attempt with
-// the reason, the session kept and the proxy released unpunished.
+// the reason, the session kept and the proxy released unpunished. A
+// challenge-first page (IfUnsolved Blocked) is a ban when a browser visit
+// ends on it, or when there is nothing here to try it.
 func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.Verdict) (bool, error) {
 	s, _ := r.h.cfg.Sites.Get(r.job.Site)
 	why := r.cannotClear(s)
+	if why != "" && v.IfUnsolved == detect.Blocked {
+		return r.unsolved(ctx, page, v, "challenge page, no browser to try it", why)
+	}
 	if why == "" && r.solves >= maxSolves {
 		why = fmt.Sprintf("it was still there after %d %s", r.solves, solveNoun(s))
 	}
@@ -85,11 +90,42 @@ func (r *run) challenge(ctx context.Context, pageURL string, page int, v detect.
 		return r.page(ctx, page)
 	}
 	res, err := r.solve(ctx, s, pageURL, false)
+	if err != nil && v.IfUnsolved == detect.Blocked && r.endedOn(res) {
+		return r.unsolved(ctx, page, v, "challenge page the browser did not pass", "the browser's visit through the same IP ended on it")
+	}
 	if err != nil {
 		return false, r.solveFailed(ctx, err)
 	}
 	r.keepClearance(ctx, r.sess, s, res)
 	return r.page(ctx, page) // over HTTP, with the cookies
+}
+
+// endedOn says a browser visit that did not clear ended on a
+// challenge-first page again (its last page answer is one).
+func (r *run) endedOn(res fetcher.BrowserResult) bool {
+	if res.Status == 0 && len(res.Body) == 0 {
+		return false // no page answer: the visit never got one
+	}
+	v := r.det.Judge(r.job.Site, "challenge", &detect.Response{Status: res.Status, FinalURL: res.URL, Body: res.Body})
+	return v.Kind == detect.Challenge && v.IfUnsolved == detect.Blocked
+}
+
+// unsolved makes a challenge-first page (detect.Verdict.IfUnsolved) the
+// ban it is once the browser could not pass it (reason, why): the
+// session records it Blocked, which quarantines the proxy on the site
+// and ends the session; the job retries on another proxy.
+func (r *run) unsolved(ctx context.Context, page int, v detect.Verdict, reason, why string) (bool, error) {
+	b := detect.Verdict{Kind: detect.Blocked, Reason: reason, Rule: v.Rule + ": " + why, Status: v.Status}
+	step := sessions.Step{Verdict: b}
+	act, err := r.sess.Record(ctx, b, r.latency)
+	if err != nil {
+		return false, err
+	}
+	r.observe(step)
+	if act == sessions.Retired || act == sessions.Paused {
+		r.sess = nil
+	}
+	return r.verdict(ctx, page, step)
 }
 
 // noBrowser says why this worker does not clear site s's challenges in

@@ -67,6 +67,9 @@ type SiteRules struct {
 	// Upstreams, on Wildberries, publishes the basket CDN's upstream map
 	// (see UpstreamsRule); nil: none is published (404).
 	Upstreams *UpstreamsRule `json:"upstreams,omitempty"`
+	// Incident, when set, answers some IPs with Ozon's real "Похоже, нет
+	// соединения" incident page (see IncidentRule). Off by default.
+	Incident *IncidentRule `json:"incident,omitempty"`
 }
 
 // DefaultBanFor is the ban length when SiteRules.BanFor is 0.

@@ -40,6 +40,8 @@ type Site struct {
 	soft   *softBans
 	// challenge is nil unless the site runs in challenge mode.
 	challenge *challenges
+	// incidents is nil unless the site serves the incident page.
+	incidents *incidents
 	cdn       *CDN // serves the challenge's external script
 	log       *Log
 	now       func() time.Time
@@ -87,7 +89,7 @@ func startSite(name string, rules SiteRules, c *Catalog, d siteDeps) (*Site, err
 		return nil, fmt.Errorf("site %s listen: %w", name, err)
 	}
 	s := &Site{name: name, rules: rules, pages: p, routes: p.routes(), guard: d.guard, soft: newSoftBans(rules.SoftBan),
-		challenge: newChallenges(name, rules.Challenge), cdn: d.cdn, log: d.log, now: d.now, headerCheck: d.headers,
+		challenge: newChallenges(name, rules.Challenge), incidents: newIncidents(rules.Incident), cdn: d.cdn, log: d.log, now: d.now, headerCheck: d.headers,
 		zl: d.zl.With(zap.String("site", name)), ln: ln, done: make(chan struct{})}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go s.serve()
@@ -158,6 +160,9 @@ func (s *Site) handle(w *statusWriter, r *http.Request, e *Entry) Verdict {
 	v := s.guard.judge(s.name, e.IP, presented, e.Start)
 	if v.Blocked() {
 		s.punish(w, r, e.IP)
+		return v
+	}
+	if v, done := s.incident(w, e); done {
 		return v
 	}
 	if v, done := s.challenged(w, r, e); done {

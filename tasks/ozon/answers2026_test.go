@@ -174,10 +174,13 @@ func TestProductAPIAnswerSeller(t *testing.T) {
 }
 
 // TestVerdicts2026: the real 2026 challenge page (403, script on
-// st.ozone.ru) is a Challenge; the "нет соединения" incident page (no
-// challenge script) and the 307 __rr redirect left unfollowed are
-// Blocked; the page API answer is OK; the JSON block and challenge
-// answers public clients describe are Blocked and a Challenge.
+// st.ozone.ru) is a Challenge; the real "нет соединения" incident page
+// (fab_chlg_ id, 96 KB inline script, noscript "не робот"), at 200 and
+// 403, is a Challenge first, Blocked if unsolved (issue 36.7: the
+// browser gets one visit through the same IP); the 307 __rr redirect
+// left unfollowed is Blocked; the page API answer is OK; the JSON block
+// and challenge answers public clients describe are Blocked and a
+// Challenge (never Blocked when unsolved).
 func TestVerdicts2026(t *testing.T) {
 	d := detect.New(detect.Builtin())
 	noConn := sitetest.Sample(t, "ozon", "ozon_block_no_connection_2026-06.html")
@@ -187,8 +190,8 @@ func TestVerdicts2026(t *testing.T) {
 		want detect.Kind
 	}{
 		{"challenge 2026", detect.Response{Status: 403, Body: testdata(t, "ozon_challenge_page_2026-10.html")}, detect.Challenge},
-		{"no connection", detect.Response{Status: 200, Body: noConn}, detect.Blocked},
-		{"no connection 403", detect.Response{Status: 403, Body: noConn}, detect.Blocked},
+		{"no connection", detect.Response{Status: 200, Body: noConn}, detect.Challenge},
+		{"no connection 403", detect.Response{Status: 403, Body: noConn}, detect.Challenge},
 		{"__rr 307", detect.Response{Status: 307, FinalURL: "https://www.ozon.ru/?__rr=1",
 			Header: http.Header{"Location": {"/?__rr=2"}}}, detect.Blocked},
 		{"page api", detect.Response{Status: 200, Body: testdata(t, "ozon_composer_search_2026-08.json")}, detect.OK},
@@ -200,8 +203,12 @@ func TestVerdicts2026(t *testing.T) {
 			if tt.r.FinalURL == "" {
 				tt.r.FinalURL = "https://www.ozon.ru/"
 			}
-			if v := d.Judge("ozon", "search", &tt.r); v.Kind != tt.want {
+			v := d.Judge("ozon", "search", &tt.r)
+			if v.Kind != tt.want {
 				t.Fatalf("got %v; want %v", v, tt.want)
+			}
+			if first := strings.HasPrefix(tt.name, "no connection"); first != (v.IfUnsolved == detect.Blocked) {
+				t.Errorf("%v: if unsolved %v; want blocked only for the incident page", v, v.IfUnsolved)
 			}
 		})
 	}
