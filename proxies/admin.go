@@ -100,17 +100,7 @@ func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	var n int
-	err := b.withKnown(ctx, func(fields, ready []string) *redis.Cmd {
-		args := knownArgs(fields)
-		for _, id := range ids {
-			args = append(args, id)
-		}
-		cmd := removeScript.Run(ctx, b.rdb, b.dropKeys(fields, ready), args...)
-		v, _ := cmd.Int64()
-		n = int(v)
-		return cmd
-	})
+	n, err := removeScript.Run(ctx, b.rdb, b.k.dropKeys(), toAny(ids)...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("remove proxies: %w", err)
 	}
@@ -118,56 +108,6 @@ func (b *RedisBroker) Remove(ctx context.Context, ids ...string) (int, error) {
 		return n, fmt.Errorf("remove proxies: %w", err)
 	}
 	return n, nil
-}
-
-// dropKeys are the KEYS of the scripts that may take proxies out of the
-// pool (remove.lua, import.lua), for the known fields and their ready
-// sets: the pool's HASHes, the ready and quarantine set of each field,
-// then each site's leases and cleared marks (lua/lib/drop.lua).
-func (b *RedisBroker) dropKeys(fields, ready []string) []string {
-	keys := append([]string{b.k.proxies(), b.k.classes(), b.k.version(), b.k.busy(), b.k.known()}, ready...)
-	sites := map[string]bool{}
-	var perSite []string
-	for _, f := range fields {
-		site, class, _ := strings.Cut(f, "\t")
-		keys = append(keys, b.k.quarantine(site, Class(class)))
-		if !sites[site] {
-			sites[site] = true
-			perSite = append(perSite, b.k.leases(site), b.k.cleared(site))
-		}
-	}
-	return append(keys, perSite...)
-}
-
-// withKnown runs an import or remove script built by run from the known
-// HASH's fields and the ready set of each, reading them again while the
-// script answers -1 (a lease synced a new set in between).
-func (b *RedisBroker) withKnown(ctx context.Context, run func(fields, ready []string) *redis.Cmd) error {
-	for range 10 {
-		known, err := b.knownSets(ctx)
-		if err != nil {
-			return err
-		}
-		fields, ready := make([]string, len(known)), make([]string, len(known))
-		for i, sc := range known {
-			fields[i], ready[i] = knownField(sc.site, sc.class), b.k.ready(sc.site, sc.class)
-		}
-		res, err := run(fields, ready).Int64()
-		if err != nil || res != -1 {
-			return err
-		}
-	}
-	return errors.New("the pool's sites keep changing, try again")
-}
-
-// knownArgs are ARGV[1 .. 1+n] of the import and remove scripts.
-func knownArgs(fields []string) []any {
-	args := make([]any, 0, 1+len(fields))
-	args = append(args, len(fields))
-	for _, f := range fields {
-		args = append(args, f)
-	}
-	return args
 }
 
 // Unban ends the quarantine of the given proxies on every site, so they are
@@ -183,19 +123,8 @@ func (b *RedisBroker) Unban(ctx context.Context, ids ...string) (int, error) {
 func (b *RedisBroker) UnbanAll(ctx context.Context) (int, error) { return b.unban(ctx, nil) }
 
 func (b *RedisBroker) unban(ctx context.Context, ids []string) (int, error) {
-	known, err := b.knownSets(ctx)
-	if err != nil || len(known) == 0 {
-		return 0, err
-	}
-	var keys []string
-	for _, sc := range known {
-		keys = append(keys, b.k.ready(sc.site, sc.class), b.k.quarantine(sc.site, sc.class), b.k.stats(sc.site))
-	}
-	args := []any{b.cfg.skew()}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	n, err := unbanScript.Run(ctx, b.rdb, keys, args...).Int()
+	args := append([]any{b.cfg.skew()}, toAny(ids)...)
+	n, err := unbanScript.Run(ctx, b.rdb, b.k.unbanKeys(), args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("unban: %w", err)
 	}
@@ -265,8 +194,7 @@ func (b *RedisBroker) sync(ctx context.Context, site string, class Class) error 
 		for _, id := range ids {
 			args = append(args, id)
 		}
-		keys := []string{b.k.ready(site, class), b.k.known(), b.k.version(), b.k.quarantine(site, class)}
-		ok, err := syncScript.Run(ctx, b.rdb, keys, args...).Int()
+		ok, err := syncScript.Run(ctx, b.rdb, b.k.syncKeys(site, class), args...).Int()
 		if err != nil {
 			return fmt.Errorf("sync %s/%s: %w", site, class, err)
 		}

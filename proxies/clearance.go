@@ -30,7 +30,7 @@ func (b *RedisBroker) MarkCleared(ctx context.Context, site, proxyID string, ttl
 	if ttl < time.Millisecond {
 		return nil
 	}
-	if err := markClearedScript.Run(ctx, b.rdb, []string{b.k.cleared(site), b.k.proxies()}, b.cfg.skew(), ttl.Milliseconds(), proxyID).Err(); err != nil {
+	if err := markClearedScript.Run(ctx, b.rdb, b.k.markClearedKeys(site), b.cfg.skew(), ttl.Milliseconds(), proxyID).Err(); err != nil {
 		return fmt.Errorf("mark proxy %s cleared on %s: %w", proxyID, site, err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +69,64 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 				t.Fatalf("lease after remove: %v", err)
 			}
 		})
+	}
+}
+
+// TestRotationAndExitScriptsOnRedisCluster runs the modem and exit-IP
+// scripts on the real Redis Cluster, with two sites' sets known: the
+// rotation's scripts reach every set through the known HASH they are
+// given, and must stay on its slot.
+func TestRotationAndExitScriptsOnRedisCluster(t *testing.T) {
+	ctx := context.Background()
+	rdb := testredis.Cluster(t).Client()
+	defer rdb.Close()
+	var clk clock
+	b := NewRedisBroker(rdb, clk.config(Config{Pool: fmt.Sprintf("cluster-modem-%d", time.Now().UnixNano()), Default: noGap,
+		Sites: map[string]SiteConfig{"av": {}, "oz": {}}}))
+	ps, err := ParseReader(strings.NewReader(modemLine+"\nhttp://127.0.0.2:3128\n"), "p.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Import(ctx, ps, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m := ps[0]
+	if err := b.Release(ctx, leaseModem(t, b, "oz", m), Neutral()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.MarkCleared(ctx, "av", m.ID, time.Minute); err != nil {
+		t.Fatalf("mark cleared: %v", err)
+	}
+	r, err := b.BeginRotation(ctx, leaseModem(t, b, "av", m), time.Minute)
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	if err := b.ExtendRotation(ctx, r, time.Minute); err != nil {
+		t.Fatalf("extend: %v", err)
+	}
+	if wait, err := b.MayChange(ctx, r); err != nil || wait != 0 {
+		t.Fatalf("may change: %s %v", wait, err)
+	}
+	if err := b.Changed(ctx, r); err != nil {
+		t.Fatalf("changed: %v", err)
+	}
+	if err := b.EndRotation(ctx, r, RotationResult{IP: "10.0.0.7", Took: time.Second}); err != nil {
+		t.Fatalf("end: %v", err)
+	}
+	if a, err := b.ModemSend(ctx, m, "av", "10.0.0.7"); err != nil || a != ModemSendOK {
+		t.Fatalf("modem send: %v %v", a, err)
+	}
+	h, err := b.HoldExit(ctx, ExitRequest{Site: "av", IP: "10.0.0.7", Holder: "s", TTL: time.Minute})
+	if err != nil {
+		t.Fatalf("hold exit: %v", err)
+	}
+	if h, err = b.ExtendExit(ctx, h, time.Minute); err != nil {
+		t.Fatalf("renew exit: %v", err)
+	}
+	if err := b.ReleaseExit(ctx, h); err != nil {
+		t.Fatalf("release exit: %v", err)
+	}
+	if _, err := b.BanExit(ctx, "av", "10.0.0.7", nil); err != nil {
+		t.Fatalf("ban exit: %v", err)
 	}
 }

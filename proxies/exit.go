@@ -119,37 +119,44 @@ func (f *FallbackBroker) ExitStats(ctx context.Context, site string) (ExitStats,
 
 // HoldExit holds r.IP for r.Site (lua/exit_hold.lua).
 func (b *RedisBroker) HoldExit(ctx context.Context, r ExitRequest) (*ExitHold, error) {
-	return b.holdExit(ctx, r, 0)
-}
-
-// ExtendExit renews h for ttl.
-func (b *RedisBroker) ExtendExit(ctx context.Context, h *ExitHold, ttl time.Duration) (*ExitHold, error) {
-	return b.holdExit(ctx, ExitRequest{Site: h.Site, IP: h.IP, Holder: h.Holder, TTL: ttl}, h.Token)
-}
-
-func (b *RedisBroker) holdExit(ctx context.Context, r ExitRequest, renew int64) (*ExitHold, error) {
 	mi := b.cfg.site(r.Site).MinInterval
-	res, err := b.eval(ctx, exitHoldScript, b.k.exitKeys(r.Site, true),
-		[]any{b.cfg.skew(), r.IP, r.Holder, max(r.TTL.Milliseconds(), 1), mi.Milliseconds(), renew})
+	res, err := b.eval(ctx, exitHoldScript, b.k.exitHoldKeys(r.Site),
+		[]any{b.cfg.skew(), r.IP, r.Holder, max(r.TTL.Milliseconds(), 1), mi.Milliseconds()})
 	if err != nil {
 		return nil, fmt.Errorf("hold exit %s on %s: %w", r.IP, r.Site, err)
 	}
-	switch num(res[0]) {
-	case 1:
-		return &ExitHold{Site: r.Site, IP: r.IP, Holder: r.Holder, Token: num(res[1]),
-			Expires: ms(num(res[3])), NotBefore: ms(num(res[4]))}, nil
-	case 0:
-		until := num(res[2])
-		return nil, &ExitRefusedError{Site: r.Site, IP: r.IP, Quarantined: res[1] == "quarantined",
-			Until: ms(until), Wait: time.Duration(until-num(res[3])) * time.Millisecond}
+	if num(res[0]) == 1 {
+		return exitHeld(r.Site, r.IP, r.Holder, res), nil
 	}
-	return nil, fmt.Errorf("renew exit %s on %s (hold %d): %w", r.IP, r.Site, renew, ErrStaleLease)
+	until := num(res[2])
+	return nil, &ExitRefusedError{Site: r.Site, IP: r.IP, Quarantined: res[1] == "quarantined",
+		Until: ms(until), Wait: time.Duration(until-num(res[3])) * time.Millisecond}
+}
+
+// ExtendExit renews h for ttl (lua/exit_renew.lua).
+func (b *RedisBroker) ExtendExit(ctx context.Context, h *ExitHold, ttl time.Duration) (*ExitHold, error) {
+	res, err := b.eval(ctx, exitRenewScript, b.k.exitRenewKeys(h.Site),
+		[]any{b.cfg.skew(), h.IP, h.Token, max(ttl.Milliseconds(), 1)})
+	if err != nil {
+		return nil, fmt.Errorf("hold exit %s on %s: %w", h.IP, h.Site, err)
+	}
+	if num(res[0]) != 1 {
+		return nil, fmt.Errorf("renew exit %s on %s (hold %d): %w", h.IP, h.Site, h.Token, ErrStaleLease)
+	}
+	return exitHeld(h.Site, h.IP, h.Holder, res), nil
+}
+
+// exitHeld is the hold of ip on site for holder that exit_hold.lua's or
+// exit_renew.lua's reply res grants.
+func exitHeld(site, ip, holder string, res []any) *ExitHold {
+	return &ExitHold{Site: site, IP: ip, Holder: holder, Token: num(res[1]),
+		Expires: ms(num(res[3])), NotBefore: ms(num(res[4]))}
 }
 
 // ReleaseExit ends h (lua/exit_release.lua).
 func (b *RedisBroker) ReleaseExit(ctx context.Context, h *ExitHold) error {
 	mi := b.cfg.site(h.Site).MinInterval
-	res, err := b.eval(ctx, exitReleaseScript, b.k.exitKeys(h.Site, false)[:2],
+	res, err := b.eval(ctx, exitReleaseScript, b.k.exitReleaseKeys(h.Site),
 		[]any{b.cfg.skew(), h.IP, h.Token, mi.Milliseconds()})
 	if err != nil {
 		return fmt.Errorf("release exit %s on %s: %w", h.IP, h.Site, err)
@@ -170,8 +177,7 @@ func (b *RedisBroker) BanExit(ctx context.Context, site, ip string, h *ExitHold)
 	if h != nil {
 		tok = h.Token
 	}
-	k := b.k.exitKeys(site, false)
-	res, err := b.eval(ctx, exitBanScript, []any{k[0], k[2]}, []any{b.cfg.skew(), ip, tok, max(d.Milliseconds(), 1)})
+	res, err := b.eval(ctx, exitBanScript, b.k.exitBanKeys(site), []any{b.cfg.skew(), ip, tok, max(d.Milliseconds(), 1)})
 	if err != nil {
 		return time.Time{}, fmt.Errorf("ban exit %s on %s: %w", ip, site, err)
 	}

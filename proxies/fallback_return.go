@@ -426,7 +426,7 @@ func (f *FallbackBroker) abandon(w *returnWork, err error) {
 
 // cool keeps p from being leased on site for d from now (lua/cool.lua).
 func (b *RedisBroker) cool(ctx context.Context, site string, p Proxy, d time.Duration) error {
-	_, err := b.eval(ctx, coolScript, []any{b.k.ready(site, p.Class)}, []any{b.cfg.skew(), p.ID, max(d.Milliseconds(), 0)})
+	_, err := b.eval(ctx, coolScript, b.k.coolKeys(site, p.Class), []any{b.cfg.skew(), p.ID, max(d.Milliseconds(), 0)})
 	if err != nil && !interrupted(ctx, err) {
 		f := fmt.Errorf("cool proxy %s on %s: %w", p.ID, site, err)
 		b.log.Warn("fallback return", zap.Error(f))

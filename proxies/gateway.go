@@ -157,30 +157,16 @@ func parseOptions(e listEntry, sticky bool) (*Gateway, *ExitSource, *Modem, erro
 		}
 		first[k] = o.line
 		isModem, err := modemOption(&modem, k, v)
-		if isModem {
-			if err != nil {
-				return nil, nil, nil, optionError(o.line, "option %s: %v", k, err)
+		if !isModem {
+			var known bool
+			if known, err = gatewayOption(gw, &exit, k, v); !known {
+				return nil, nil, nil, optionError(o.line, "%s", unknownOption(k))
 			}
-			continue
-		}
-		switch k {
-		case "sessions":
-			gw.Sessions, err = sessionCount(v)
-		case "ttl":
-			gw.TTL, err = positiveDuration(v)
-		case "idle":
-			gw.Idle, err = positiveDuration(v)
-		case "exit":
-			exit, err = parseExitSource(v)
-		case "rotating":
-			gw.Rotating = true
-		default:
-			return nil, nil, nil, optionError(o.line, "%s", unknownOption(k))
+			isGateway = isGateway || k != "exit"
 		}
 		if err != nil {
 			return nil, nil, nil, optionError(o.line, "option %s: %v", k, err)
 		}
-		isGateway = isGateway || k != "exit"
 	}
 	g, exit, err := gatewayOf(gw, exit, isGateway, sticky)
 	if err == nil {
@@ -190,6 +176,27 @@ func parseOptions(e listEntry, sticky bool) (*Gateway, *ExitSource, *Modem, erro
 		return nil, nil, nil, err
 	}
 	return g, exit, modem, nil
+}
+
+// gatewayOption reads option k=v of a gateway (sessions, ttl, idle,
+// rotating) into gw, or of its exit source into exit; known is false for
+// a key that is neither.
+func gatewayOption(gw *Gateway, exit **ExitSource, k, v string) (known bool, err error) {
+	switch k {
+	case "sessions":
+		gw.Sessions, err = sessionCount(v)
+	case "ttl":
+		gw.TTL, err = positiveDuration(v)
+	case "idle":
+		gw.Idle, err = positiveDuration(v)
+	case "exit":
+		*exit, err = parseExitSource(v)
+	case "rotating":
+		gw.Rotating = true
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 // optionError is a *LineError on line, its file left to the caller.

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // importPlan is what one attempt of an import writes and reports.
@@ -140,6 +138,14 @@ func (plan *importPlan) addEntry(b *RedisBroker, e Entry, byID map[string]Proxy,
 		}
 		differs = differs || prev != string(spec)
 	}
+	plan.report(e, was, differs, added, extra)
+	return nil
+}
+
+// report plans the drops of e's extra slots (id -> spec read) and adds
+// e to the result: was is one of its proxies in the pool (nil for none),
+// differs says one of its specs changed, added counts its new proxies.
+func (plan *importPlan) report(e Entry, was *Proxy, differs bool, added int, extra map[string]string) {
 	for id, spec := range extra {
 		plan.drops = append(plan.drops, id, spec)
 	}
@@ -151,7 +157,6 @@ func (plan *importPlan) addEntry(b *RedisBroker, e Entry, byID map[string]Proxy,
 	case differs || added > 0 || len(extra) > 0:
 		plan.result.Changed = append(plan.result.Changed, entryChange(e, was, added, len(extra)))
 	}
-	return nil
 }
 
 // entryChange is the change of e from was (one of its proxies in the
@@ -187,14 +192,8 @@ func slotsText(added, removed int) string {
 // writeImport runs importScript with plan; false when a proxy's spec
 // changed since it was read (nothing written: plan again).
 func (b *RedisBroker) writeImport(ctx context.Context, plan *importPlan) (bool, error) {
-	var res int64
-	err := b.withKnown(ctx, func(fields, ready []string) *redis.Cmd {
-		args := append(knownArgs(fields), len(plan.writes)/4)
-		args = append(append(args, plan.writes...), plan.drops...)
-		cmd := importScript.Run(ctx, b.rdb, b.dropKeys(fields, ready), args...)
-		res, _ = cmd.Int64()
-		return cmd
-	})
+	args := append([]any{len(plan.writes) / 4}, plan.writes...)
+	res, err := importScript.Run(ctx, b.rdb, b.k.dropKeys(), append(args, plan.drops...)...).Int64()
 	return err == nil && res != importChanged, err
 }
 

@@ -76,16 +76,6 @@ func (k keys) exitQuarantine(site string) string { return k.prefix + "exitquar:"
 // exitSeen is a HyperLogLog of the exit IPs ever held for one site.
 func (k keys) exitSeen(site string) string { return k.prefix + "exitseen:" + site }
 
-// exitKeys are the exit scripts' KEYS: holds, ready, quarantine, and
-// with hold the token counter and the seen HLL (exit_hold.lua).
-func (k keys) exitKeys(site string, hold bool) []any {
-	out := []any{k.exitHolds(site), k.exitReady(site), k.exitQuarantine(site)}
-	if hold {
-		out = append(out, k.token(), k.exitSeen(site))
-	}
-	return out
-}
-
 // rotating is a HASH id -> "token|deadline-ms|holder|start-ms|site": the
 // modems changing their exit IP (modem_rotate.go); no set leases them
 // before the deadline.
@@ -118,55 +108,89 @@ func (k keys) modemSent(minute int64) string {
 // knownField is the field of known for one site and class.
 func knownField(site string, c Class) string { return site + "\t" + string(c) }
 
-// scArgs are the script keys and per-site constant arguments of one
-// (site, class), built and boxed once so the lease path allocates no key
-// strings.
-type scArgs struct {
-	lease   []any // leaseScript and leaseProxyScript KEYS
-	release []any // releaseScript KEYS (busy only in exclusive mode)
-	extend  []any // extendScript KEYS
-	// field is the known field, site the site name, minInterval its
-	// min_interval in ms, clearanceWait its clearance wait in ms.
-	field, site, minInterval, clearanceWait any
-	// failPolicy is ARGV[9..10] of releaseScript (fail penalty and its
-	// cap, ms), banPolicy ARGV[12..14] (quarantine base, cap and floor).
-	failPolicy, banPolicy []any
-	sc                    SiteConfig
+// Each script's KEYS, in the order its lua/ file states them: one
+// builder per script (lease.lua and lease_proxy.lua share one contract,
+// import.lua and remove.lua another), so a position means one key.
+
+// leaseKeys are lease.lua's and lease_proxy.lua's KEYS.
+func (k keys) leaseKeys(site string, c Class) []any {
+	return []any{k.ready(site, c), k.leases(site), k.token(), k.proxies(), k.known(),
+		k.quarantine(site, c), k.busy(), k.epoch(), k.cleared(site), k.rotating()}
 }
 
-// argsOf returns the cached scArgs of (site, class).
-func (b *RedisBroker) argsOf(site string, class Class) *scArgs {
-	key := siteClass{site: site, class: class}
-	b.mu.RLock()
-	a := b.sets[key]
-	b.mu.RUnlock()
-	if a != nil {
-		return a
+// releaseKeys are release.lua's KEYS; the busy HASH (KEYS[5]) is sent
+// in exclusive mode only.
+func (k keys) releaseKeys(site string, c Class, exclusive bool) []any {
+	out := []any{k.ready(site, c), k.leases(site), k.stats(site), k.quarantine(site, c)}
+	if exclusive {
+		out = append(out, k.busy())
 	}
-	a = b.newArgs(site, class)
-	b.mu.Lock()
-	b.sets[key] = a
-	b.mu.Unlock()
-	return a
+	return out
 }
 
-func (b *RedisBroker) newArgs(site string, class Class) *scArgs {
-	k, sc := b.k, b.cfg.site(site)
-	ready, leases, quar := k.ready(site, class), k.leases(site), k.quarantine(site, class)
-	a := &scArgs{
-		lease:         []any{ready, leases, k.token(), k.proxies(), k.known(), quar, k.busy(), k.epoch(), k.cleared(site), k.rotating()},
-		release:       []any{ready, leases, k.stats(site), quar},
-		extend:        []any{ready, leases, k.busy()},
-		field:         knownField(site, class),
-		site:          site,
-		minInterval:   sc.MinInterval.Milliseconds(),
-		clearanceWait: sc.ClearanceWait.Milliseconds(),
-		failPolicy:    []any{sc.FailPenalty.Milliseconds(), sc.FailPenaltyCap.Milliseconds()},
-		banPolicy:     []any{sc.QuarantineBase.Milliseconds(), sc.QuarantineCap.Milliseconds(), sc.QuarantineFloor.Milliseconds()},
-		sc:            sc,
-	}
-	if b.cfg.Mode == ModeExclusive {
-		a.release = append(a.release, k.busy())
-	}
-	return a
+// extendKeys are extend.lua's KEYS.
+func (k keys) extendKeys(site string, c Class) []any {
+	return []any{k.ready(site, c), k.leases(site), k.busy()}
+}
+
+// syncKeys are sync.lua's KEYS.
+func (k keys) syncKeys(site string, c Class) []string {
+	return []string{k.ready(site, c), k.known(), k.version(), k.quarantine(site, c)}
+}
+
+// dropKeys are import.lua's and remove.lua's KEYS (lua/lib/drop.lua).
+func (k keys) dropKeys() []string {
+	return []string{k.proxies(), k.classes(), k.version(), k.busy(), k.known()}
+}
+
+// unbanKeys are unban.lua's KEYS.
+func (k keys) unbanKeys() []string { return []string{k.known()} }
+
+// markClearedKeys are mark_cleared.lua's KEYS.
+func (k keys) markClearedKeys(site string) []string {
+	return []string{k.cleared(site), k.proxies()}
+}
+
+// coolKeys are cool.lua's KEYS.
+func (k keys) coolKeys(site string, c Class) []any { return []any{k.ready(site, c)} }
+
+// exitHoldKeys are exit_hold.lua's KEYS.
+func (k keys) exitHoldKeys(site string) []any {
+	return []any{k.exitHolds(site), k.exitReady(site), k.exitQuarantine(site), k.token(), k.exitSeen(site)}
+}
+
+// exitRenewKeys are exit_renew.lua's KEYS.
+func (k keys) exitRenewKeys(site string) []any { return []any{k.exitHolds(site), k.exitReady(site)} }
+
+// exitReleaseKeys are exit_release.lua's KEYS.
+func (k keys) exitReleaseKeys(site string) []any { return []any{k.exitHolds(site), k.exitReady(site)} }
+
+// exitBanKeys are exit_ban.lua's KEYS.
+func (k keys) exitBanKeys(site string) []any { return []any{k.exitHolds(site), k.exitQuarantine(site)} }
+
+// rotateBeginKeys are rotate_begin.lua's KEYS for a lease of (site, c).
+func (k keys) rotateBeginKeys(site string, c Class) []any {
+	return []any{k.leases(site), k.busy(), k.rotating(), k.token(), k.modemChanges(), k.ready(site, c), k.known()}
+}
+
+// rotateExtendKeys are rotate_extend.lua's KEYS.
+func (k keys) rotateExtendKeys() []any { return []any{k.rotating(), k.known()} }
+
+// rotateChangeKeys are rotate_change.lua's KEYS.
+func (k keys) rotateChangeKeys() []any { return []any{k.rotating(), k.modemChanges(), k.known()} }
+
+// rotateChangedKeys are rotate_changed.lua's KEYS.
+func (k keys) rotateChangedKeys() []any { return []any{k.modemChanges()} }
+
+// rotateEndKeys are rotate_end.lua's KEYS for a rotation begun on
+// (site, c).
+func (k keys) rotateEndKeys(site string, c Class) []any {
+	return []any{k.rotating(), k.modemLog(), k.modemExits(),
+		k.ready(site, c), k.quarantine(site, c), k.leases(site), k.known()}
+}
+
+// modemSendKeys are modem_send.lua's KEYS for exit ip on site in the
+// Unix minute.
+func (k keys) modemSendKeys(site, ip string, minute int64) []any {
+	return []any{k.rotating(), k.modemUse(site, ip), k.modemSent(minute)}
 }

@@ -94,17 +94,7 @@ func (b *RedisBroker) BeginRotation(ctx context.Context, l *Lease, ttl time.Dura
 	if p.Modem == nil {
 		return nil, fmt.Errorf("rotate %s: not a modem (no change=URL)", p.ID)
 	}
-	sets, err := b.knownSets(ctx)
-	if err != nil {
-		return nil, err
-	}
-	keys := []any{b.k.leases(l.Site), b.k.busy(), b.k.rotating(), b.k.token(), b.k.modemChanges(), b.k.ready(l.Site, p.Class)}
-	for _, s := range sets {
-		if s.site != l.Site || s.class != p.Class {
-			keys = append(keys, b.k.ready(s.site, s.class))
-		}
-	}
-	res, err := b.eval(ctx, rotateBeginScript, keys,
+	res, err := b.eval(ctx, rotateBeginScript, b.k.rotateBeginKeys(l.Site, p.Class),
 		[]any{b.cfg.skew(), p.ID, l.Token, holderArg(l.Holder), max(ttl.Milliseconds(), 1), p.Modem.Every.Milliseconds(), l.Site})
 	if err != nil {
 		return nil, fmt.Errorf("rotate %s: %w", p.ID, err)
@@ -121,15 +111,7 @@ func (b *RedisBroker) BeginRotation(ctx context.Context, l *Lease, ttl time.Dura
 
 // ExtendRotation pushes r's deadline (lua/rotate_extend.lua).
 func (b *RedisBroker) ExtendRotation(ctx context.Context, r *Rotation, ttl time.Duration) error {
-	sets, err := b.knownSets(ctx)
-	if err != nil {
-		return err
-	}
-	keys := []any{b.k.rotating()}
-	for _, s := range sets {
-		keys = append(keys, b.k.ready(s.site, s.class))
-	}
-	res, err := b.eval(ctx, rotateExtendScript, keys, []any{b.cfg.skew(), r.Proxy.ID, r.Token, max(ttl.Milliseconds(), 1)})
+	res, err := b.eval(ctx, rotateExtendScript, b.k.rotateExtendKeys(), []any{b.cfg.skew(), r.Proxy.ID, r.Token, max(ttl.Milliseconds(), 1)})
 	if err != nil {
 		return fmt.Errorf("extend rotation of %s: %w", r.Proxy.ID, err)
 	}
@@ -141,19 +123,7 @@ func (b *RedisBroker) ExtendRotation(ctx context.Context, r *Rotation, ttl time.
 
 // MayChange asks lua/rotate_change.lua whether the link may be called.
 func (b *RedisBroker) MayChange(ctx context.Context, r *Rotation) (time.Duration, error) {
-	sets, err := b.knownSets(ctx)
-	if err != nil {
-		return 0, err
-	}
-	keys := []any{b.k.rotating(), b.k.modemChanges()}
-	seen := map[string]bool{}
-	for _, s := range sets {
-		if !seen[s.site] {
-			seen[s.site] = true
-			keys = append(keys, b.k.leases(s.site))
-		}
-	}
-	res, err := b.eval(ctx, rotateChangeScript, keys, []any{b.cfg.skew(), r.Proxy.ID, r.Token, r.Proxy.Modem.Every.Milliseconds()})
+	res, err := b.eval(ctx, rotateChangeScript, b.k.rotateChangeKeys(), []any{b.cfg.skew(), r.Proxy.ID, r.Token, r.Proxy.Modem.Every.Milliseconds()})
 	if err != nil {
 		return 0, fmt.Errorf("change IP of %s: %w", r.Proxy.ID, err)
 	}
@@ -172,7 +142,7 @@ func (b *RedisBroker) MayChange(ctx context.Context, r *Rotation) (time.Duration
 
 // Changed moves the modem's last change to now (lua/rotate_changed.lua).
 func (b *RedisBroker) Changed(ctx context.Context, r *Rotation) error {
-	if _, err := b.eval(ctx, rotateChangedScript, []any{b.k.modemChanges()}, []any{b.cfg.skew(), r.Proxy.ID}); err != nil {
+	if _, err := b.eval(ctx, rotateChangedScript, b.k.rotateChangedKeys(), []any{b.cfg.skew(), r.Proxy.ID}); err != nil {
 		return fmt.Errorf("record the change of %s: %w", r.Proxy.ID, err)
 	}
 	return nil
@@ -181,23 +151,12 @@ func (b *RedisBroker) Changed(ctx context.Context, r *Rotation) error {
 // EndRotation ends r (lua/rotate_end.lua): a failed one quarantines the
 // modem on its site for a first ban's time.
 func (b *RedisBroker) EndRotation(ctx context.Context, r *Rotation, res RotationResult) error {
-	sets, err := b.knownSets(ctx)
-	if err != nil {
-		return err
-	}
-	keys := []any{b.k.rotating(), b.k.modemLog(), b.k.modemExits(),
-		b.k.ready(r.Site, r.Class), b.k.quarantine(r.Site, r.Class), b.k.leases(r.Site)}
-	for _, s := range sets {
-		if s.site != r.Site || s.class != r.Class {
-			keys = append(keys, b.k.ready(s.site, s.class), b.k.quarantine(s.site, s.class), b.k.leases(s.site))
-		}
-	}
 	ok, q := 1, time.Duration(0)
 	if res.IP == "" {
 		sc := b.cfg.site(r.Site)
 		ok, q = 0, sc.QuarantineFloor+time.Duration(b.cfg.Rand()*float64(sc.QuarantineBase-sc.QuarantineFloor))
 	}
-	out, err := b.eval(ctx, rotateEndScript, keys,
+	out, err := b.eval(ctx, rotateEndScript, b.k.rotateEndKeys(r.Site, r.Class),
 		[]any{b.cfg.skew(), r.Proxy.ID, r.Token, ok, res.IP, max(q.Milliseconds(), 1), res.Took.Milliseconds()})
 	if err != nil {
 		return fmt.Errorf("end rotation of %s: %w", r.Proxy.ID, err)
@@ -217,7 +176,7 @@ func (b *RedisBroker) ModemSend(ctx context.Context, p Proxy, site, ip string) (
 	if sc.RotateEvery > 0 {
 		keep = sc.RotateEvery
 	}
-	res, err := b.eval(ctx, modemSendScript, []any{b.k.rotating(), b.k.modemUse(site, ip), b.k.modemSent(minute)},
+	res, err := b.eval(ctx, modemSendScript, b.k.modemSendKeys(site, ip, minute),
 		[]any{b.cfg.skew(), p.ID, sc.RotateAfter, sc.RotateEvery.Milliseconds(), keep.Milliseconds()})
 	if err != nil {
 		return ModemSendOK, fmt.Errorf("modem %s on %s: %w", p.ID, site, err)

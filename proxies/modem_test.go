@@ -379,3 +379,41 @@ func TestWaitersLookAgainWhileAModemRotates(t *testing.T) {
 		t.Fatalf("lease while the only other proxy cools and the modem rotates: %v (%+v), want not ready with Leased", err, nr)
 	}
 }
+
+// TestExtendRotationPushesEveryKnownSet: extending a rotation pushes the
+// modem's ready-at on every site's set to the new deadline, not only on
+// the site it began from, and keeps it from every lease past the first
+// deadline; a rotation no longer live is not extended.
+func TestExtendRotationPushesEveryKnownSet(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b, m := modemPool(t, ck, SiteConfig{MinInterval: NoMinInterval})
+	if err := b.Release(ctx, leaseModem(t, b, "oz", m), Neutral()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.BeginRotation(ctx, leaseModem(t, b, "av", m), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck.advance(50 * time.Second)
+	if err := b.ExtendRotation(ctx, r, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	deadline := r.Began.Add(50*time.Second + time.Minute).UnixMilli()
+	for _, site := range []string{"av", "oz"} {
+		at, err := b.rdb.ZScore(ctx, b.k.ready(site, Datacenter), m.ID).Result()
+		if err != nil || int64(at) < deadline {
+			t.Fatalf("%s: the modem is ready at %v (%v), want from the new deadline %d on", site, at, err, deadline)
+		}
+	}
+	ck.advance(20 * time.Second) // past the first deadline, before the new one
+	for _, site := range []string{"av", "oz"} {
+		if leasable(t, b, site, m) {
+			t.Fatalf("%s leased the modem before its extended deadline", site)
+		}
+	}
+	ck.advance(time.Minute) // the rotator died: nobody pushed again
+	if err := b.ExtendRotation(ctx, r, time.Minute); !errors.Is(err, ErrStaleLease) {
+		t.Fatalf("extend a rotation past its deadline: %v, want ErrStaleLease", err)
+	}
+}

@@ -1,6 +1,7 @@
 package proxies
 
 import (
+	"context"
 	"embed"
 
 	"github.com/redis/go-redis/v9"
@@ -41,8 +42,10 @@ var (
 	unbanScript = newScript("unban")
 	// markClearedScript: MarkCleared (lua/mark_cleared.lua).
 	markClearedScript = newScript("mark_cleared")
-	// exitHoldScript: HoldExit and ExtendExit (lua/exit_hold.lua).
+	// exitHoldScript: HoldExit (lua/exit_hold.lua).
 	exitHoldScript = newScript("exit_hold")
+	// exitRenewScript: ExtendExit (lua/exit_renew.lua).
+	exitRenewScript = newScript("exit_renew")
 	// exitReleaseScript: ReleaseExit (lua/exit_release.lua).
 	exitReleaseScript = newScript("exit_release")
 	// exitBanScript: BanExit (lua/exit_ban.lua).
@@ -65,3 +68,60 @@ var (
 
 // newScript is lua/<name>.lua preceded by the lib files it names.
 func newScript(name string) *redis.Script { return luascript.New(luaFiles, name) }
+
+// shas are the pre-boxed SHA1s of the scripts eval runs.
+var shas = map[*redis.Script]any{
+	leaseScript: leaseScript.Hash(), leaseProxyScript: leaseProxyScript.Hash(),
+	releaseScript: releaseScript.Hash(), extendScript: extendScript.Hash(),
+	exitHoldScript: exitHoldScript.Hash(), exitRenewScript: exitRenewScript.Hash(), exitReleaseScript: exitReleaseScript.Hash(),
+	exitBanScript: exitBanScript.Hash(), rotateBeginScript: rotateBeginScript.Hash(),
+	rotateExtendScript: rotateExtendScript.Hash(), rotateChangeScript: rotateChangeScript.Hash(),
+	rotateChangedScript: rotateChangedScript.Hash(),
+	rotateEndScript:     rotateEndScript.Hash(), modemSendScript: modemSendScript.Hash(),
+	coolScript: coolScript.Hash(),
+}
+
+// eval runs s by EVALSHA with keys and args already boxed, so a call costs
+// one slice, and loads s once if Redis does not know it (after a restart
+// or SCRIPT FLUSH).
+func (b *RedisBroker) eval(ctx context.Context, s *redis.Script, keys, args []any) ([]any, error) {
+	res, _, err := b.evalAcked(ctx, s, keys, args)
+	return res, err
+}
+
+// evalAcked is eval that also says whether Config.Replicas acknowledged
+// the script's writes (always true without Replicas).
+func (b *RedisBroker) evalAcked(ctx context.Context, s *redis.Script, keys, args []any) ([]any, bool, error) {
+	for try := 0; ; try++ {
+		cmd := evalshaCmd(ctx, s, keys, args)
+		acked := b.process(ctx, cmd)
+		res, err := cmd.Result()
+		if try > 0 || !redis.HasErrorPrefix(err, "NOSCRIPT") {
+			return res, acked, err
+		}
+		if err := s.Load(ctx, b.rdb).Err(); err != nil {
+			return nil, false, err
+		}
+	}
+}
+
+// evalshaCmd is the EVALSHA command of s with keys and args.
+func evalshaCmd(ctx context.Context, s *redis.Script, keys, args []any) *redis.SliceCmd {
+	cmdArgs := make([]any, 0, 3+len(keys)+len(args))
+	cmdArgs = append(cmdArgs, "evalsha", shas[s], len(keys))
+	cmdArgs = append(append(cmdArgs, keys...), args...)
+	cmd := redis.NewSliceCmd(ctx, cmdArgs...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
+}
+
+// process sends cmd through the batcher, or alone without one, and says
+// whether the replicas acknowledged it (always true without Replicas).
+func (b *RedisBroker) process(ctx context.Context, cmd redis.Cmder) (acked bool) {
+	if b.batch != nil {
+		acked, _ = b.batch.processAcked(ctx, cmd)
+		return acked
+	}
+	_ = b.rdb.Process(ctx, cmd)
+	return true
+}

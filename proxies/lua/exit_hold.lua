@@ -1,8 +1,8 @@
 -- exit_hold: hold an exit IP for a site, so I1 and I2 hold on the IP the
 -- site sees whatever endpoint or gateway session reaches it. Granted when
 -- the IP is not quarantined for the site and no other live hold has it;
--- the holder may send from the IP's ready-at on. A renewal (ARGV[6] the
--- live hold's token) pushes the expiry of that hold alone.
+-- the holder may send from the IP's ready-at on. (A live hold is renewed
+-- by exit_renew.lua.)
 --
 -- KEYS[1]  holds HASH (site): ip -> "token|expiry-ms|holder"
 -- KEYS[2]  ready ZSET (site): ip -> ready-at ms
@@ -14,24 +14,16 @@
 -- ARGV[3]  holder
 -- ARGV[4]  ttl ms
 -- ARGV[5]  min_interval ms
--- ARGV[6]  token of the hold to renew, 0 for a new hold
 --
 -- Returns {1, token, now, expiry, not-before} | {0, 'busy', until, now}
--- | {0, 'quarantined', until, now} | {-1} the hold to renew is not live.
+-- | {0, 'quarantined', until, now}.
 --
 -- lib: now
 
 local now = redis_now(ARGV[1])
-local ip, renew = ARGV[2], ARGV[6]
+local ip = ARGV[2]
 local cur = redis.call('HGET', KEYS[1], ip)
 local ready = tonumber(redis.call('ZSCORE', KEYS[2], ip) or '0')
-if renew ~= '0' then
-  if not cur or string.match(cur, '^(%d+)|') ~= renew then return {-1} end
-  local holder = string.match(cur, '^%d+|%d+|(.*)$')
-  local exp = now + ARGV[4]
-  redis.call('HSET', KEYS[1], ip, renew .. '|' .. exp .. '|' .. holder)
-  return {1, tonumber(renew), now, exp, math.max(ready, now)}
-end
 local q = tonumber(redis.call('ZSCORE', KEYS[3], ip) or '0')
 if q > now then return {0, 'quarantined', q, now} end
 if cur then

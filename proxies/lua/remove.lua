@@ -2,22 +2,17 @@
 -- lease, clearance and busy entry, and bump the version so every ready
 -- set resyncs on its next lease.
 --
--- KEYS                 as lua/lib/drop.lua lays them out
--- ARGV[1]              n, how many known fields
--- ARGV[2 .. 1+n]       the known fields
--- ARGV[2+n ..]         proxy ids
+-- KEYS     as lua/lib/drop.lua states them
+-- ARGV[1..] proxy ids
 --
--- Returns how many proxies were in the pool, or -1 when the known fields
--- are not ARGV's (nothing changed: read again).
+-- Returns how many proxies were in the pool.
 --
--- lib: unsync drop
+-- lib: sets drop
 
-local nf = tonumber(ARGV[1])
-local fields = slice(ARGV, 2, nf)
-if not known_fields(KEYS[5], fields) then return -1 end
+local sets, sites = known_sets(KEYS[5])
 local n = 0
-for i = 2 + nf, #ARGV do
-  n = n + drop(KEYS, nf, ARGV[i])
+for i = 1, #ARGV do
+  n = n + drop(KEYS, sets, sites, ARGV[i])
 end
-unsync(KEYS[5], fields, slice(KEYS, 6, nf), KEYS[3])
+unsync(KEYS[5], sets, KEYS[3])
 return n

@@ -12,8 +12,9 @@
 -- KEYS[5]  changes HASH: id -> ms of the modem's last accepted change
 -- KEYS[6]  ready ZSET of the lease's (site, class): the lease ended, so
 --          the modem is ready there at the deadline
--- KEYS[7…] ready ZSETs of every other known (site, class), pushed to the
---          deadline unless later (a live lease's)
+-- KEYS[7]  known HASH: the ready ZSET of every other set it lists
+--          (lua/lib/sets.lua) is pushed to the deadline unless later (a
+--          live lease's)
 -- ARGV[1]  skew ms
 -- ARGV[2]  modem id
 -- ARGV[3]  lease token
@@ -26,7 +27,7 @@
 -- provider allows)} | {0, deadline of the live rotation} | {-1} the lease
 -- is not live.
 --
--- lib: now
+-- lib: now sets
 
 local now = redis_now(ARGV[1])
 local id, tok = ARGV[2], ARGV[3]
@@ -45,6 +46,8 @@ local rt = redis.call('INCR', KEYS[4])
 local dl = now + ARGV[5]
 redis.call('HSET', KEYS[3], id, rt .. '|' .. dl .. '|' .. ARGV[4] .. '|' .. now .. '|' .. ARGV[7])
 redis.call('ZADD', KEYS[6], 'XX', dl, id)
-for i = 7, #KEYS do redis.call('ZADD', KEYS[i], 'XX', 'GT', dl, id) end
+for _, s in ipairs(known_sets(KEYS[7])) do
+  if s.ready ~= KEYS[6] then redis.call('ZADD', s.ready, 'XX', 'GT', dl, id) end
+end
 local last = tonumber(redis.call('HGET', KEYS[5], id) or '0')
 return {1, rt, now, dl, math.max(now, last + ARGV[6])}

@@ -6,7 +6,8 @@
 --
 -- KEYS[1]  rotating HASH
 -- KEYS[2]  changes HASH: id -> ms of the last accepted change
--- KEYS[3…] leases HASHes of every known site
+-- KEYS[3]  known HASH: the leases HASH of every site it lists
+--          (lua/lib/sets.lua) is looked at
 -- ARGV[1]  skew ms
 -- ARGV[2]  modem id
 -- ARGV[3]  rotation token
@@ -15,7 +16,7 @@
 -- Returns {1, now} | {0, 'interval', until} | {0, 'leased', until}
 -- | {-1} the rotation is not live.
 --
--- lib: now
+-- lib: now sets
 
 local now = redis_now(ARGV[1])
 local id = ARGV[2]
@@ -25,8 +26,9 @@ local tok, dl = string.match(r, '^(%d+)|(%d+)|')
 if tok ~= ARGV[3] or tonumber(dl) <= now then return {-1} end
 local next = tonumber(redis.call('HGET', KEYS[2], id) or '0') + ARGV[4]
 if next > now then return {0, 'interval', next} end
-for i = 3, #KEYS do
-  local l = redis.call('HGET', KEYS[i], id)
+local _, sites = known_sets(KEYS[3])
+for _, s in ipairs(sites) do
+  local l = redis.call('HGET', s.leases, id)
   if l then
     local exp = tonumber(string.match(l, '^%d+|(%d+)|'))
     if exp > now then return {0, 'leased', exp} end

@@ -7,8 +7,11 @@
 -- KEYS[1]  rotating HASH
 -- KEYS[2]  rotation log LIST: "end-ms|took-ms|ok 1/0|id"
 -- KEYS[3]  exit HASH: id -> the modem's exit IP last learned
--- KEYS[4…] triples (ready ZSET, quarantine ZSET, leases HASH) of every
---          known (site, class), the rotating site's first
+-- KEYS[4]  ready ZSET of the rotation's (site, class)
+-- KEYS[5]  its quarantine ZSET
+-- KEYS[6]  its site's leases HASH
+-- KEYS[7]  known HASH: every other set it lists (lua/lib/sets.lua) is
+--          made ready as on done, with its quarantine and leases
 -- ARGV[1]  skew ms
 -- ARGV[2]  modem id
 -- ARGV[3]  rotation token
@@ -19,25 +22,30 @@
 --
 -- Returns {1} | {-1} the rotation is not live (nothing changed).
 --
--- lib: now
+-- lib: now sets
 
 local now = redis_now(ARGV[1])
 local id = ARGV[2]
 local r = redis.call('HGET', KEYS[1], id)
 if not r or string.match(r, '^(%d+)|') ~= ARGV[3] then return {-1} end
 redis.call('HDEL', KEYS[1], id)
-for i = 4, #KEYS, 3 do
-  local ready, quar, leases = KEYS[i], KEYS[i + 1], KEYS[i + 2]
-  if ARGV[4] == '0' and i == 4 then
-    local q = now + ARGV[6]
-    redis.call('ZADD', quar, 'GT', q, id)
-    redis.call('ZADD', ready, 'XX', 'GT', q, id)
-  else
-    local q = tonumber(redis.call('ZSCORE', quar, id) or '0')
-    local l = redis.call('HGET', leases, id)
-    local live = l and tonumber(string.match(l, '^%d+|(%d+)|')) > now
-    if q <= now and not live then redis.call('ZADD', ready, 'XX', 'LT', now, id) end
-  end
+-- ready_now(s) makes the modem ready at once in set s unless quarantined
+-- or leased there
+local function ready_now(s)
+  local q = tonumber(redis.call('ZSCORE', s.quarantine, id) or '0')
+  local l = redis.call('HGET', s.leases, id)
+  local live = l and tonumber(string.match(l, '^%d+|(%d+)|')) > now
+  if q <= now and not live then redis.call('ZADD', s.ready, 'XX', 'LT', now, id) end
+end
+if ARGV[4] == '0' then
+  local q = now + ARGV[6]
+  redis.call('ZADD', KEYS[5], 'GT', q, id)
+  redis.call('ZADD', KEYS[4], 'XX', 'GT', q, id)
+else
+  ready_now({ready = KEYS[4], quarantine = KEYS[5], leases = KEYS[6]})
+end
+for _, s in ipairs(known_sets(KEYS[7])) do
+  if s.ready ~= KEYS[4] then ready_now(s) end
 end
 redis.call('LPUSH', KEYS[2], now .. '|' .. ARGV[7] .. '|' .. ARGV[4] .. '|' .. id)
 redis.call('LTRIM', KEYS[2], 0, 999)

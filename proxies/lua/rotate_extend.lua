@@ -3,7 +3,8 @@
 -- and the modem is leased again at most ttl later.
 --
 -- KEYS[1]  rotating HASH
--- KEYS[2…] ready ZSETs of every known (site, class)
+-- KEYS[2]  known HASH: the ready ZSET of every set it lists
+--          (lua/lib/sets.lua) is pushed
 -- ARGV[1]  skew ms
 -- ARGV[2]  modem id
 -- ARGV[3]  rotation token
@@ -11,7 +12,7 @@
 --
 -- Returns {1, deadline} | {-1} the rotation is not live.
 --
--- lib: now
+-- lib: now sets
 
 local now = redis_now(ARGV[1])
 local id = ARGV[2]
@@ -21,5 +22,5 @@ local tok, dl, rest = string.match(r, '^(%d+)|(%d+)|(.*)$')
 if tok ~= ARGV[3] or tonumber(dl) <= now then return {-1} end
 dl = now + ARGV[4]
 redis.call('HSET', KEYS[1], id, tok .. '|' .. dl .. '|' .. rest)
-for i = 2, #KEYS do redis.call('ZADD', KEYS[i], 'XX', 'GT', dl, id) end
+for _, s in ipairs(known_sets(KEYS[2])) do redis.call('ZADD', s.ready, 'XX', 'GT', dl, id) end
 return {1, dl}

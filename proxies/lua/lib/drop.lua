@@ -1,25 +1,36 @@
 -- The remove and import scripts take proxies out of the pool with every
--- trace a lease or a ban left. Their KEYS are laid out alike
--- (RedisBroker.dropKeys):
+-- trace a lease or a ban left. Their KEYS are alike (keys.dropKeys):
 --   K[1] proxies HASH, K[2] classes HASH, K[3] version, K[4] busy HASH,
---   K[5] known HASH, K[6 .. 5+nf] the ready ZSET of each known field,
---   K[6+nf .. 5+2nf] the quarantine ZSET of each, then per site its
---   leases HASH and its cleared ZSET.
+--   K[5] known HASH (its sets listed by known_sets).
 
--- drop(K, nf, id) deletes proxy id from the pool, its class, exclusive
--- lease, every ready and quarantine entry, lease and clearance mark. A
--- live lease on it ends: its holder's next extend or release finds no
--- lease and is refused as stale. Returns 1 if id was in the pool, else 0.
-local function drop(K, nf, id)
+-- drop(K, sets, sites, id) deletes proxy id from the pool, its class,
+-- exclusive lease, every ready and quarantine entry of sets, and its
+-- lease and clearance mark on sites (known_sets' lists). A live lease on
+-- it ends: its holder's next extend or release finds no lease and is
+-- refused as stale. Returns 1 if id was in the pool, else 0.
+local function drop(K, sets, sites, id)
   local n = redis.call('HDEL', K[1], id)
   redis.call('HDEL', K[2], id)
   redis.call('HDEL', K[4], id)
-  for k = 6, #K do
-    if k < 6 + 2 * nf or (k - 6 - 2 * nf) % 2 == 1 then
-      redis.call('ZREM', K[k], id)
-    else
-      redis.call('HDEL', K[k], id)
-    end
+  for _, s in ipairs(sets) do
+    redis.call('ZREM', s.ready, id)
+    redis.call('ZREM', s.quarantine, id)
+  end
+  for _, s in ipairs(sites) do
+    redis.call('HDEL', s.leases, id)
+    redis.call('ZREM', s.cleared, id)
   end
   return n
+end
+
+-- unsync(known, sets, version) marks every ready set of sets out of date
+-- (lua/lib/fresh.lua): it resets the set's field of the known HASH known
+-- to "", deletes its sync marker (score -inf) and bumps the version key;
+-- it returns the new version.
+local function unsync(known, sets, version)
+  for _, s in ipairs(sets) do
+    redis.call('HSET', known, s.field, '')
+    redis.call('ZREMRANGEBYSCORE', s.ready, '-inf', '-inf')
+  end
+  return redis.call('INCR', version)
 end
