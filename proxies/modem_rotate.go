@@ -131,11 +131,7 @@ func (b *RedisBroker) MayChange(ctx context.Context, r *Rotation) (time.Duration
 	case 1:
 		return 0, nil
 	case 0:
-		now, err := b.rdb.Time(ctx).Result()
-		if err != nil {
-			return 0, err
-		}
-		return max(time.Duration(num(res[2])-now.UnixMilli()-b.cfg.skew())*time.Millisecond, time.Millisecond), nil
+		return max(time.Duration(num(res[2])-num(res[3]))*time.Millisecond, time.Millisecond), nil
 	}
 	return 0, fmt.Errorf("change IP of %s (%d): %w", r.Proxy.ID, r.Token, ErrStaleLease)
 }

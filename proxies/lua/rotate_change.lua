@@ -13,8 +13,8 @@
 -- ARGV[3]  rotation token
 -- ARGV[4]  the provider's least ms between two changes
 --
--- Returns {1, now} | {0, 'interval', until} | {0, 'leased', until}
--- | {-1} the rotation is not live.
+-- Returns {1, now} | {0, 'interval', until, now} | {0, 'leased', until,
+-- now} | {-1} the rotation is not live.
 --
 -- lib: now sets
 
@@ -25,13 +25,13 @@ if not r then return {-1} end
 local tok, dl = string.match(r, '^(%d+)|(%d+)|')
 if tok ~= ARGV[3] or tonumber(dl) <= now then return {-1} end
 local next = tonumber(redis.call('HGET', KEYS[2], id) or '0') + ARGV[4]
-if next > now then return {0, 'interval', next} end
+if next > now then return {0, 'interval', next, now} end
 local _, sites = known_sets(KEYS[3])
 for _, s in ipairs(sites) do
   local l = redis.call('HGET', s.leases, id)
   if l then
     local exp = tonumber(string.match(l, '^%d+|(%d+)|'))
-    if exp > now then return {0, 'leased', exp} end
+    if exp > now then return {0, 'leased', exp, now} end
   end
 end
 redis.call('HSET', KEYS[2], id, now)
