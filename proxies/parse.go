@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // LineError is one bad line of a proxy list: FILE:LINE: reason.
@@ -76,9 +77,15 @@ func ParseReader(r io.Reader, name string) ([]Proxy, error) {
 // ParseLine parses one proxy in any supported format: host:port,
 // user:pass@host:port, scheme://[user:pass@]host:port (http, https,
 // socks5), host:port:user:pass; IPv6 hosts in brackets. Class is
-// Datacenter; the ID is set.
+// Datacenter; the ID is set. A proxy holds no space: in a list a space
+// ends the proxy and starts its options, so a user name or password with
+// one is written in the URL form as %20.
 func ParseLine(line string) (Proxy, error) {
-	p, err := parseParts(strings.TrimSpace(line))
+	s := strings.TrimSpace(line)
+	if strings.IndexFunc(s, unicode.IsSpace) >= 0 {
+		return Proxy{}, fmt.Errorf("a space inside the proxy (options go after it in a list; a user name or password with a space needs the URL form with %%20)")
+	}
+	p, err := parseParts(s)
 	if err != nil {
 		return Proxy{}, err
 	}
@@ -180,7 +187,7 @@ func (p Proxy) validate() error {
 		return fmt.Errorf("bad host %q (want a host name or an IP address)", p.Host)
 	}
 	n, err := strconv.Atoi(p.Port)
-	if err != nil || n < 1 || n > 65535 {
+	if err != nil || n < 1 || n > 65535 || strings.Trim(p.Port, "0123456789") != "" {
 		return fmt.Errorf("bad port %q (want 1-65535)", p.Port)
 	}
 	return nil

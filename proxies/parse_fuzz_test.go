@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // proxyLineSeeds are proxy lines of every supported format, plus near
@@ -94,6 +95,12 @@ func checkReaderAgrees(t *testing.T, line string, p Proxy, lineErr error) {
 	t.Helper()
 	if strings.ContainsAny(line, "\r\n") {
 		return // several lines for the reader
+	}
+	if strings.IndexFunc(strings.TrimSpace(line), unicode.IsSpace) >= 0 {
+		if lineErr == nil {
+			t.Fatalf("ParseLine(%q) accepted a space inside the proxy, which a list reads as its options", line)
+		}
+		return // the reader reads what follows the space as options
 	}
 	ps, err := ParseReader(strings.NewReader(line), "list.txt")
 	trimmed := strings.TrimSpace(line)

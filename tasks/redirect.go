@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"crawlq/internal/mask"
 	"crawlq/sessions"
 	"crawlq/tasks/site"
 )
@@ -57,7 +58,7 @@ func hopURL(from, to string) (string, error) {
 	}
 	u := base.ResolveReference(ref)
 	if u.Scheme != base.Scheme || u.Host != base.Host {
-		return "", fmt.Errorf("%w: %s names %s", errOffSite, from, u.Redacted())
+		return "", fmt.Errorf("%w: %s names %s", errOffSite, from, mask.URL(u.String()))
 	}
 	return u.String(), nil
 }

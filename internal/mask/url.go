@@ -141,18 +141,27 @@ func maskQuery(q string) string {
 	return strings.Join(parts, "&")
 }
 
-// words is s with every word that looks like a key hidden.
+// words is s with every word that looks like a key hidden. A word is a
+// run of letters and digits; one that touches a %XX escape is hidden with
+// the escapes around it, so that stars never cut an escape in two (the
+// masked URL still parses) and never show more than before.
 func words(s string) string {
-	return word.ReplaceAllStringFunc(s, func(w string) string {
-		if keyLike(w) {
-			return stars
+	return escapedRun.ReplaceAllStringFunc(s, func(run string) string {
+		for _, w := range word.FindAllString(run, -1) {
+			if keyLike(w) {
+				return stars
+			}
 		}
-		return w
+		return run
 	})
 }
 
-// word is a run of letters and digits.
-var word = regexp.MustCompile(`[A-Za-z0-9]+`)
+var (
+	// word is a run of letters and digits.
+	word = regexp.MustCompile(`[A-Za-z0-9]+`)
+	// escapedRun is a run of letters, digits and %XX escapes.
+	escapedRun = regexp.MustCompile(`(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9])+`)
+)
 
 // keyLike says a word looks like a key or token: 16 characters or more
 // (base64, long hex), or 8 or more mixing letters and digits (short hex,
