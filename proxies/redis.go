@@ -72,8 +72,18 @@ func (b *RedisBroker) Lease(ctx context.Context, r LeaseRequest) (*Lease, error)
 
 // LeaseProxy leases the named proxy for site (sticky resume). Besides
 // ErrBusy, ErrQuarantined and ErrUnknownProxy it returns *NotReadyError
-// while the proxy cools down after its last use on site.
+// while the proxy cools down after its last use on site. The proxy's
+// class (which names the script's keys) is the loaded specs' when they
+// hold it, so the lease is one round trip; when the script does not find
+// it there (a re-import changed its class), it is read from the pool.
 func (b *RedisBroker) LeaseProxy(ctx context.Context, r LeaseRequest, proxyID string) (*Lease, error) {
+	if p, ok := b.loaded.Load().proxy(proxyID); ok {
+		r.Class = p.Class
+		l, err := b.lease(ctx, leaseProxyScript, r, proxyID)
+		if !errors.Is(err, ErrUnknownProxy) {
+			return l, err
+		}
+	}
 	class, err := b.rdb.HGet(ctx, b.k.classes(), proxyID).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("proxy %s: %w", proxyID, ErrUnknownProxy)

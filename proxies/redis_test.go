@@ -831,3 +831,34 @@ func TestI2ReadyAtNotBeforeReleasePlusInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseProxyAfterItsClassChanged: LeaseProxy takes the proxy's class
+// from the specs the broker loaded; when a re-import changed it since,
+// the named proxy is still leased, in its new class, and a proxy removed
+// since is unknown.
+func TestLeaseProxyAfterItsClassChanged(t *testing.T) {
+	ctx := context.Background()
+	var ck clock
+	b := NewRedisBroker(testredis.Client(t, testredis.DBProxies), ck.config(Config{Default: noGap}))
+	ps := importN(t, b, 2, ImportOptions{})
+	req := LeaseRequest{Site: "wb", Holder: "h", Task: "t", TTL: time.Minute}
+	l, err := b.LeaseProxy(ctx, req, ps[0].ID) // loads the specs: datacenter
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Release(ctx, l, OK(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Import(ctx, ps[:1], ImportOptions{Class: Residential, Update: true}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = b.LeaseProxy(ctx, req, ps[0].ID); err != nil || l.Proxy.Class != Residential {
+		t.Fatalf("lease proxy after its class changed: %+v, %v; want it as residential", l, err)
+	}
+	if _, err := b.Remove(ctx, ps[1].ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.LeaseProxy(ctx, req, ps[1].ID); !errors.Is(err, ErrUnknownProxy) {
+		t.Fatalf("lease proxy after its removal: %v, want ErrUnknownProxy", err)
+	}
+}

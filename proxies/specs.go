@@ -49,6 +49,15 @@ func (s *specSet) marker() string {
 	return s.ver
 }
 
+// proxy is the loaded spec of id, if s has it.
+func (s *specSet) proxy(id string) (Proxy, bool) {
+	if s == nil {
+		return Proxy{}, false
+	}
+	p, ok := s.m[id]
+	return p, ok
+}
+
 // reloadSpecs loads every spec at once when a lease saw a ready set whose
 // marker is not the loaded one, so the following leases skip the spec.
 // One caller at a time loads; the others go on with their reply's spec.
