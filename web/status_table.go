@@ -66,7 +66,11 @@ func (s *Status) writeQueues(w io.Writer) {
 }
 
 func (s *Status) writePool(w io.Writer) {
-	fmt.Fprintf(w, "SITE\tREADY\tLEASED\tCOOLING\tQUARANTINED\tCLEARED\tEXHAUSTED\t(pool: %d proxies)\n", s.Pool.Total)
+	proxiesWord := "proxies"
+	if s.Pool.Total == 1 {
+		proxiesWord = "proxy"
+	}
+	fmt.Fprintf(w, "SITE\tREADY\tLEASED\tCOOLING\tQUARANTINED\tCLEARED\tEXHAUSTED\t(pool: %d %s)\n", s.Pool.Total, proxiesWord)
 	for _, site := range sortedKeys(s.Pool.Sites) {
 		st := s.Pool.Sites[site]
 		ex := make([]string, len(st.Exhausted))

@@ -66,3 +66,17 @@ func lineWith(lines []string, prefix string) string {
 	}
 	return ""
 }
+
+// TestStatusTableOneProxy: a pool of one says "1 proxy", not "1 proxies".
+func TestStatusTableOneProxy(t *testing.T) {
+	for total, want := range map[int]string{1: "(pool: 1 proxy)", 2: "(pool: 2 proxies)"} {
+		st := &Status{Pool: PoolStatus{Total: total, Sites: map[string]proxies.SiteStats{"ozon": {Ready: total}}}}
+		var buf bytes.Buffer
+		if err := st.WriteTable(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("pool of %d: table lacks %q:\n%s", total, want, buf.String())
+		}
+	}
+}

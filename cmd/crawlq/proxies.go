@@ -212,7 +212,11 @@ func proxiesStatsCmd(a *app) *cobra.Command {
 // "*" row only: clearances are per site), then one line per proxy and
 // site (a proxy no site serves yet gets one line with site "-").
 func printStats(w io.Writer, st *proxies.PoolStats) error {
-	fmt.Fprintf(w, "%d proxies in the pool\n", st.Total)
+	if st.Total == 1 {
+		fmt.Fprintln(w, "1 proxy in the pool")
+	} else {
+		fmt.Fprintf(w, "%d proxies in the pool\n", st.Total)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SITE\tCLASS\tREADY\tLEASED\tCOOLING\tQUARANTINED\tCLEARED\tEXHAUSTED")
 	for _, s := range sortedSites(st.Sites) {
