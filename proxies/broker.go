@@ -33,6 +33,9 @@ type Broker interface {
 	Release(ctx context.Context, l *Lease, o Outcome) error
 	// Stats reports per-site pool totals and per-proxy counters.
 	Stats(ctx context.Context) (*PoolStats, error)
+	// Capabilities are what the broker can do beyond these calls (gateways'
+	// exit holds, modems' rotations, …), one value each, nil for none.
+	Capabilities() Capabilities
 }
 
 // LeaseRequest is what Lease, LeaseWait, LeaseProxy and LeaseIn are asked
@@ -215,7 +218,7 @@ type ProxySiteStats struct {
 // PipelineReleaser is a Broker whose release can ride in a caller's
 // pipeline or transaction on the broker's own Redis client, so a job's
 // last writes and the end of its lease take one round trip: RedisBroker,
-// and FallbackBroker while its Redis answers.
+// and FallbackBroker while its Redis answers (Capabilities.PipelineReleases).
 type PipelineReleaser interface {
 	// Redis is the client whose pipelines ReleaseIn can queue in.
 	Redis() redis.UniversalClient

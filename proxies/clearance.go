@@ -9,7 +9,7 @@ import (
 // ClearanceMarker is a Broker that leases the proxies holding a site's
 // clearance first: a JavaScript challenge's clearance is bound to the IP,
 // so a lease on a proxy without one costs a browser visit. RedisBroker,
-// and FallbackBroker through its Redis.
+// and FallbackBroker through its Redis (Capabilities.Clearances).
 type ClearanceMarker interface {
 	// MarkCleared notes that proxyID holds the site's clearance for ttl:
 	// until then, Lease and LeaseWait of the site take it before a proxy
@@ -20,10 +20,7 @@ type ClearanceMarker interface {
 	ForgetCleared(ctx context.Context, site, proxyID string) error
 }
 
-var (
-	_ ClearanceMarker = (*RedisBroker)(nil)
-	_ ClearanceMarker = (*FallbackBroker)(nil)
-)
+var _ ClearanceMarker = (*RedisBroker)(nil)
 
 // MarkCleared implements ClearanceMarker.
 func (b *RedisBroker) MarkCleared(ctx context.Context, site, proxyID string, ttl time.Duration) error {
@@ -42,15 +39,4 @@ func (b *RedisBroker) ForgetCleared(ctx context.Context, site, proxyID string) e
 		return fmt.Errorf("forget the clearance of proxy %s on %s: %w", proxyID, site, err)
 	}
 	return nil
-}
-
-// MarkCleared implements ClearanceMarker on the primary's Redis; while it
-// is down the mark is lost, which costs at most a browser visit.
-func (f *FallbackBroker) MarkCleared(ctx context.Context, site, proxyID string, ttl time.Duration) error {
-	return f.primary.MarkCleared(ctx, site, proxyID, ttl)
-}
-
-// ForgetCleared implements ClearanceMarker on the primary's Redis.
-func (f *FallbackBroker) ForgetCleared(ctx context.Context, site, proxyID string) error {
-	return f.primary.ForgetCleared(ctx, site, proxyID)
 }

@@ -88,34 +88,7 @@ func (e *ExitRefusedError) Unwrap() error {
 	return ErrExitBusy
 }
 
-var (
-	_ ExitGate = (*RedisBroker)(nil)
-	_ ExitGate = (*FallbackBroker)(nil)
-)
-
-// HoldExit, ExtendExit, ReleaseExit, BanExit and ExitStats of the
-// fallback broker are its Redis broker's: an exit hold is cluster-wide or
-// it is nothing, so while Redis is away a session that must hold its
-// exit IP does not open (its job is retried).
-func (f *FallbackBroker) HoldExit(ctx context.Context, r ExitRequest) (*ExitHold, error) {
-	return f.primary.HoldExit(ctx, r)
-}
-
-func (f *FallbackBroker) ExtendExit(ctx context.Context, h *ExitHold, ttl time.Duration) (*ExitHold, error) {
-	return f.primary.ExtendExit(ctx, h, ttl)
-}
-
-func (f *FallbackBroker) ReleaseExit(ctx context.Context, h *ExitHold) error {
-	return f.primary.ReleaseExit(ctx, h)
-}
-
-func (f *FallbackBroker) BanExit(ctx context.Context, site, ip string, h *ExitHold) (time.Time, error) {
-	return f.primary.BanExit(ctx, site, ip, h)
-}
-
-func (f *FallbackBroker) ExitStats(ctx context.Context, site string) (ExitStats, error) {
-	return f.primary.ExitStats(ctx, site)
-}
+var _ ExitGate = (*RedisBroker)(nil)
 
 // HoldExit holds r.IP for r.Site (lua/exit_hold.lua).
 func (b *RedisBroker) HoldExit(ctx context.Context, r ExitRequest) (*ExitHold, error) {

@@ -83,10 +83,7 @@ const (
 	ModemRotateFirst
 )
 
-var (
-	_ Rotator = (*RedisBroker)(nil)
-	_ Rotator = (*FallbackBroker)(nil)
-)
+var _ Rotator = (*RedisBroker)(nil)
 
 // BeginRotation starts r from lease l (lua/rotate_begin.lua).
 func (b *RedisBroker) BeginRotation(ctx context.Context, l *Lease, ttl time.Duration) (*Rotation, error) {
@@ -184,35 +181,4 @@ func (b *RedisBroker) ModemSend(ctx context.Context, p Proxy, site, ip string) (
 		return ModemRotateFirst, nil
 	}
 	return ModemSendOK, nil
-}
-
-// The fallback broker's rotations are its Redis broker's: a rotation is
-// cluster-wide or it is nothing.
-
-func (f *FallbackBroker) BeginRotation(ctx context.Context, l *Lease, ttl time.Duration) (*Rotation, error) {
-	return f.primary.BeginRotation(ctx, l, ttl)
-}
-
-func (f *FallbackBroker) ExtendRotation(ctx context.Context, r *Rotation, ttl time.Duration) error {
-	return f.primary.ExtendRotation(ctx, r, ttl)
-}
-
-func (f *FallbackBroker) MayChange(ctx context.Context, r *Rotation) (time.Duration, error) {
-	return f.primary.MayChange(ctx, r)
-}
-
-func (f *FallbackBroker) Changed(ctx context.Context, r *Rotation) error {
-	return f.primary.Changed(ctx, r)
-}
-
-func (f *FallbackBroker) EndRotation(ctx context.Context, r *Rotation, res RotationResult) error {
-	return f.primary.EndRotation(ctx, r, res)
-}
-
-func (f *FallbackBroker) ModemSend(ctx context.Context, p Proxy, site, ip string) (ModemAnswer, error) {
-	return f.primary.ModemSend(ctx, p, site, ip)
-}
-
-func (f *FallbackBroker) ModemStats(ctx context.Context) (ModemStats, error) {
-	return f.primary.ModemStats(ctx)
 }

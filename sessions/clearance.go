@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/fetcher"
-	"crawlq/proxies"
 )
 
 // clearance is what a browser's solve leaves for the other sessions of
@@ -25,7 +24,7 @@ type clearance struct {
 // SaveClearance keeps the session's cookies and profile for its proxy and
 // site for ttl, so the next session of this proxy that meets the site's
 // challenge reuses them, on any server, instead of a browser visit. When
-// the broker can (proxies.ClearanceMarker), the proxy is marked cleared
+// the broker can (Caps.Clearances), the proxy is marked cleared
 // too: the site's next leases take it first.
 func (s *Session) SaveClearance(ctx context.Context, ttl time.Duration) error {
 	s.mu.Lock()
@@ -39,7 +38,7 @@ func (s *Session) SaveClearance(ctx context.Context, ttl time.Duration) error {
 	if err := s.m.cfg.Redis.Set(ctx, clearanceKey(site, s.clearanceOwner()), raw, ttl).Err(); err != nil {
 		return fmt.Errorf("save clearance: %w", err)
 	}
-	if cm, ok := s.m.cfg.Broker.(proxies.ClearanceMarker); ok && !exit { // a gateway slot's exit moves
+	if cm := s.m.cfg.Caps.Clearances; cm != nil && !exit { // a gateway slot's exit moves
 		return cm.MarkCleared(ctx, site, proxy, ttl)
 	}
 	return nil
@@ -75,7 +74,7 @@ func (s *Session) DropClearance(ctx context.Context) error {
 	if err := s.m.cfg.Redis.Del(ctx, clearanceKey(s.rec.Site, s.clearanceOwner())).Err(); err != nil {
 		return err
 	}
-	if cm, ok := s.m.cfg.Broker.(proxies.ClearanceMarker); ok {
+	if cm := s.m.cfg.Caps.Clearances; cm != nil {
 		return cm.ForgetCleared(ctx, s.rec.Site, s.ProxyID())
 	}
 	return nil

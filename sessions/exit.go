@@ -29,7 +29,7 @@ const (
 )
 
 // ErrNoExitGate means a proxy that learns its exit IP was leased by a
-// manager without Config.Exits, which could not keep I1, I2 and I5 on
+// manager without Config.Caps.Exits, which could not keep I1, I2 and I5 on
 // that IP.
 var ErrNoExitGate = errors.New("the proxy learns its exit IP, and no exit gate is configured")
 
@@ -69,7 +69,7 @@ func (s *Session) claimExit(ctx context.Context) error {
 	if !p.LearnsExit() {
 		return nil
 	}
-	if s.m.cfg.Exits == nil {
+	if s.m.cfg.Caps.Exits == nil {
 		return fmt.Errorf("proxy %s: %w", p.ID, ErrNoExitGate)
 	}
 	s.mu.Lock()
@@ -134,7 +134,7 @@ func (s *Session) learnAndHold(ctx context.Context) error {
 		return err
 	}
 	s.noteLearned(ip)
-	h, err := s.m.cfg.Exits.HoldExit(ctx, proxies.ExitRequest{Site: s.rec.Site, IP: ip, Holder: s.rec.Task, TTL: s.m.cfg.LeaseTTL})
+	h, err := s.m.cfg.Caps.Exits.HoldExit(ctx, proxies.ExitRequest{Site: s.rec.Site, IP: ip, Holder: s.rec.Task, TTL: s.m.cfg.LeaseTTL})
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func (s *Session) releaseExit(ctx context.Context, h *proxies.ExitHold) {
 	if h == nil {
 		return
 	}
-	if err := s.m.cfg.Exits.ReleaseExit(context.WithoutCancel(ctx), h); err != nil && !errors.Is(err, proxies.ErrStaleLease) {
+	if err := s.m.cfg.Caps.Exits.ReleaseExit(context.WithoutCancel(ctx), h); err != nil && !errors.Is(err, proxies.ErrStaleLease) {
 		s.m.cfg.Logger.Warn("exit release failed", zap.String("task", s.rec.Task), zap.String("exit", h.IP), zap.Error(err))
 	}
 }
@@ -291,7 +291,7 @@ func (s *Session) endExit(ctx context.Context, o proxies.Outcome) proxies.Outcom
 	}
 	s.forgetURL()
 	s.m.dropSlotExit(ctx, s.Lease().Proxy)
-	if _, err := s.m.cfg.Exits.BanExit(context.WithoutCancel(ctx), h.Site, h.IP, h); err != nil {
+	if _, err := s.m.cfg.Caps.Exits.BanExit(context.WithoutCancel(ctx), h.Site, h.IP, h); err != nil {
 		s.m.cfg.Logger.Warn("exit ban failed", zap.String("task", s.rec.Task), zap.String("exit", h.IP), zap.Error(err))
 	}
 	if s.Lease().Proxy.Gateway == nil {
@@ -311,7 +311,7 @@ func (s *Session) extendExit(ctx context.Context) bool {
 	if h == nil {
 		return true
 	}
-	nh, err := s.m.cfg.Exits.ExtendExit(ctx, h, s.m.cfg.LeaseTTL)
+	nh, err := s.m.cfg.Caps.Exits.ExtendExit(ctx, h, s.m.cfg.LeaseTTL)
 	if errors.Is(err, proxies.ErrStaleLease) {
 		return false
 	}

@@ -38,7 +38,7 @@ func gatewayWorld(t *testing.T, gw testbed.GatewayConfig, sessionsN int) (*world
 		t.Fatal(err)
 	}
 	m := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: w.broker, Redis: w.rdb, BrokerSharesRedis: true,
-		Holder: "gw", LeaseTTL: time.Minute, Exits: w.broker, ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()}, Logger: masktest.Logger(t)})
+		Holder: "gw", LeaseTTL: time.Minute, Caps: w.broker.Capabilities(), ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()}, Logger: masktest.Logger(t)})
 	return w, m
 }
 

@@ -58,13 +58,18 @@ type Config struct {
 	// BrokerSharesRedis says the broker keeps its leases on Redis too, so
 	// a fresh proxy's lease rides in Preload's pipeline and a release in
 	// the caller's transaction (Session.FinishIn), when the broker can
-	// (proxies.PipelineLeaser, proxies.PipelineReleaser). Set it only when
-	// it does. Default false.
+	// (Caps.PipelineLeases, Caps.PipelineReleases). Set it only when it
+	// does. Default false.
 	BrokerSharesRedis bool
-	// Exits holds the exit IPs of proxies that learn theirs (gateways,
-	// proxies told to probe), so I1, I2 and I5 hold on the IP the site
-	// sees. Nil: such a proxy's session fails to open (ErrNoExitGate).
-	Exits proxies.ExitGate
+	// Caps are the broker's capabilities beyond proxies.Broker. Exits
+	// holds the exit IPs of proxies that learn theirs (gateways, proxies
+	// told to probe), so I1, I2 and I5 hold on the IP the site sees (nil:
+	// such a proxy's session fails to open, ErrNoExitGate); Rotations
+	// rotates modems (proxies with a change-IP link): on a ban, or the
+	// site's rotate_after, the modem changes its exit IP instead of
+	// sitting out a quarantine (nil: a modem is a plain proxy). Default:
+	// Broker.Capabilities().
+	Caps proxies.Capabilities
 	// ExitProbe learns exit IPs; its URL is the IP-echo URL of proxies
 	// that name none.
 	ExitProbe fetcher.ExitProbe
@@ -80,10 +85,6 @@ type Config struct {
 	// (fetcher.Fetcher.Forget), which would otherwise keep connections
 	// open for a session id nobody uses.
 	Forget func(*url.URL)
-	// Modems rotates modems (proxies with a change-IP link): on a ban,
-	// or the site's rotate_after, the modem changes its exit IP instead
-	// of sitting out a quarantine. Default: the Broker, when it can.
-	Modems proxies.Rotator
 	// ChangeClient calls modems' change links. Default: a client with a
 	// 15 s timeout that uses no proxy.
 	ChangeClient *http.Client
@@ -116,8 +117,8 @@ func (c *Config) withDefaults() {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
-	if r, ok := c.Broker.(proxies.Rotator); ok && c.Modems == nil {
-		c.Modems = r
+	if c.Caps == (proxies.Capabilities{}) && c.Broker != nil {
+		c.Caps = c.Broker.Capabilities()
 	}
 	if c.ChangeClient == nil {
 		c.ChangeClient = &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{Proxy: nil}}

@@ -41,10 +41,10 @@ func (m *Manager) ModemCounts() ModemCounts {
 // rotation) and the request is not sent.
 func (s *Session) modemGate(ctx context.Context) error {
 	p := s.Lease().Proxy
-	if p.Modem == nil || s.m.cfg.Modems == nil {
+	if p.Modem == nil || s.m.cfg.Caps.Rotations == nil {
 		return nil
 	}
-	a, err := s.m.cfg.Modems.ModemSend(ctx, p, s.rec.Site, s.ExitIP())
+	a, err := s.m.cfg.Caps.Rotations.ModemSend(ctx, p, s.rec.Site, s.ExitIP())
 	if err != nil || a == proxies.ModemSendOK {
 		return err
 	}
@@ -60,7 +60,7 @@ func (s *Session) modemGate(ctx context.Context) error {
 // rotates says whether the session's end starts its modem's rotation: a
 // ban, or its rotate_after.
 func (s *Session) rotates(o proxies.Outcome) (string, bool) {
-	if s.Lease().Proxy.Modem == nil || s.m.cfg.Modems == nil {
+	if s.Lease().Proxy.Modem == nil || s.m.cfg.Caps.Rotations == nil {
 		return "", false
 	}
 	s.mu.Lock()
@@ -78,7 +78,7 @@ func (s *Session) rotates(o proxies.Outcome) (string, bool) {
 // modems (a ban quarantines).
 func (m *Manager) rotate(ctx context.Context, task string, l *proxies.Lease, o proxies.Outcome, old, why string) error {
 	began := time.Now()
-	r, err := m.cfg.Modems.BeginRotation(ctx, l, m.cfg.LeaseTTL)
+	r, err := m.cfg.Caps.Rotations.BeginRotation(ctx, l, m.cfg.LeaseTTL)
 	switch {
 	case errors.Is(err, proxies.ErrRotationBusy) || errors.Is(err, proxies.ErrStaleLease):
 		return nil
@@ -118,7 +118,7 @@ func (m *Manager) runRotation(r *proxies.Rotation, old string, began time.Time) 
 	}
 	ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer ecancel()
-	if err := m.cfg.Modems.EndRotation(ectx, r, res); err != nil {
+	if err := m.cfg.Caps.Rotations.EndRotation(ectx, r, res); err != nil {
 		log.Warn("modem rotation end failed", zap.Error(err))
 	}
 }
@@ -138,7 +138,7 @@ func (m *Manager) keepRotating(ctx context.Context, cancel context.CancelFunc, r
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := m.cfg.Modems.ExtendRotation(ctx, r, m.cfg.LeaseTTL); errors.Is(err, proxies.ErrStaleLease) {
+				if err := m.cfg.Caps.Rotations.ExtendRotation(ctx, r, m.cfg.LeaseTTL); errors.Is(err, proxies.ErrStaleLease) {
 					cancel()
 					return
 				}
@@ -160,7 +160,7 @@ func (m *Manager) changeIP(ctx context.Context, r *proxies.Rotation, old string)
 	if err := m.callChange(ctx, r.Proxy); err != nil {
 		return "", err
 	}
-	if err := m.cfg.Modems.Changed(ctx, r); err != nil {
+	if err := m.cfg.Caps.Rotations.Changed(ctx, r); err != nil {
 		m.cfg.Logger.Warn("modem change not recorded: the next may come too soon", zap.String("proxy", r.Proxy.ID), zap.Error(err))
 	}
 	if m.cfg.Forget != nil {
@@ -187,7 +187,7 @@ func (m *Manager) awaitChange(ctx context.Context, r *proxies.Rotation) error {
 	ctx, cancel := context.WithTimeout(ctx, max(limit, m.cfg.LeaseTTL))
 	defer cancel()
 	for {
-		wait, err := m.cfg.Modems.MayChange(ctx, r)
+		wait, err := m.cfg.Caps.Rotations.MayChange(ctx, r)
 		if err != nil || wait == 0 {
 			return err
 		}
@@ -270,7 +270,7 @@ func (m *Manager) newIP(ctx context.Context, p proxies.Proxy, old string) (strin
 // as exitFailure says.
 func (m *Manager) startFailed(ctx context.Context, task string, l *proxies.Lease, err error) error {
 	var refused *proxies.ExitRefusedError
-	if l.Proxy.Modem != nil && m.cfg.Modems != nil && errors.As(err, &refused) && refused.Quarantined {
+	if l.Proxy.Modem != nil && m.cfg.Caps.Rotations != nil && errors.As(err, &refused) && refused.Quarantined {
 		return m.rotate(ctx, task, l, proxies.Neutral(), refused.IP, "banned IP")
 	}
 	return m.release(ctx, task, l, exitFailure(err))

@@ -46,7 +46,7 @@ func modemWorld(t *testing.T, interval, settle time.Duration, rotateAfter int) (
 		t.Fatal(err)
 	}
 	m := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: b, Redis: rdb, BrokerSharesRedis: true,
-		Holder: "modem", LeaseTTL: 5 * time.Second, Exits: b, ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()},
+		Holder: "modem", LeaseTTL: 5 * time.Second, Caps: b.Capabilities(), ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()},
 		Forget: w.fetcher.Forget, Logger: masktest.Logger(t)})
 	t.Cleanup(func() { m.StopRotations(time.Second) })
 	return w, m

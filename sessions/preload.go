@@ -39,14 +39,14 @@ type PreloadedLease struct {
 
 // Preload queues in p, a pipeline of the caller's on the manager's Redis,
 // the read of task's stored session and, when the broker keeps its leases
-// there too (Config.BrokerSharesRedis, a proxies.PipelineLeaser), the
+// there too (Config.BrokerSharesRedis, Caps.PipelineLeases), the
 // lease of a fresh proxy of class for site: a task with no stored
 // session, the common case (a job's first attempt), then opens with the
 // round trip of its first reads.
 func (m *Manager) Preload(ctx context.Context, p redis.Pipeliner, task, site string, class proxies.Class) Preloaded {
 	pre := Preloaded{Record: &PreloadedRecord{task: task, cmd: p.Get(ctx, sessionKey(task))}}
-	pl, ok := m.cfg.Broker.(proxies.PipelineLeaser)
-	if !ok || !m.cfg.BrokerSharesRedis {
+	pl := m.cfg.Caps.PipelineLeases
+	if pl == nil || !m.cfg.BrokerSharesRedis {
 		return pre
 	}
 	req := m.leaseRequest(site, class, task)

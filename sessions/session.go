@@ -194,13 +194,13 @@ func (s *Session) usable() error {
 	return nil
 }
 
-// leaseEnded asks a broker that can tell (proxies.LeaseEnder: the
-// fallback's return to Redis) whether the lease ended before its time:
-// the session must not send again, nor wait for its next Extend to learn
-// it. Under s.mu.
+// leaseEnded asks a broker that can tell (Caps.Ends: the fallback's
+// return to Redis) whether the lease ended before its time: the session
+// must not send again, nor wait for its next Extend to learn it. Under
+// s.mu.
 func (s *Session) leaseEnded() bool {
-	e, ok := s.m.cfg.Broker.(proxies.LeaseEnder)
-	return ok && e.Ended(s.lease)
+	e := s.m.cfg.Caps.Ends
+	return e != nil && e.Ended(s.lease)
 }
 
 // Record notes a judged response: it updates the error score and usage,
@@ -290,15 +290,15 @@ func (s *Session) Finish(ctx context.Context, o proxies.Outcome) error {
 // FinishIn is Finish queued in p, the caller's transaction on the
 // sessions' Redis: the stored record's deletion and the proxy's release
 // commit with the caller's own writes, in its round trip. It needs a
-// broker that can release in a pipeline (proxies.PipelineReleaser) and
+// broker that can release in a pipeline (Caps.PipelineReleases) and
 // keeps its leases on that Redis (Config.BrokerSharesRedis); otherwise
 // ok is false, nothing is queued, and the caller calls Finish after p.
 // Once p has run, answer gives the release's answer (nil,
 // proxies.ErrStaleLease, or the error of a release retried alone; a
 // failure is logged and counted, as Finish's).
 func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Outcome) (answer func(context.Context) error, ok bool) {
-	pr, can := s.m.cfg.Broker.(proxies.PipelineReleaser)
-	if !can || !s.m.cfg.BrokerSharesRedis || s.isClosed() || s.holdsExit() {
+	pr := s.m.cfg.Caps.PipelineReleases
+	if pr == nil || !s.m.cfg.BrokerSharesRedis || s.isClosed() || s.holdsExit() {
 		return nil, false
 	}
 	l := s.Lease()

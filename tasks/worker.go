@@ -33,9 +33,11 @@ type WorkerConfig struct {
 	// lease rides in its first reads (sessions.Config.BrokerSharesRedis).
 	// Set it only when it does. Default: true when Broker is the default.
 	BrokerOnRDB bool
-	// Exits holds the exit IPs of gateways and proxies that probe theirs
-	// (sessions.Config.Exits). Default: Broker, when it is one.
-	Exits proxies.ExitGate
+	// Caps are Broker's capabilities (sessions.Config.Caps): exit holds
+	// for gateways and proxies that probe their exit, modems' rotations,
+	// clearance marks, pipelined leases and releases. Default:
+	// Broker.Capabilities().
+	Caps proxies.Capabilities
 	// ExitProbe learns those exit IPs; its URL is the IP-echo URL of
 	// proxies whose line names none.
 	ExitProbe fetcher.ExitProbe
@@ -137,8 +139,8 @@ func (c *WorkerConfig) withDefaults() {
 	if c.Broker == nil {
 		c.Broker, c.BrokerOnRDB = proxies.NewRedisBroker(c.RDB, BrokerConfig(c.Sites, c.Logger)), true
 	}
-	if eg, ok := c.Broker.(proxies.ExitGate); ok && c.Exits == nil {
-		c.Exits = eg
+	if c.Caps == (proxies.Capabilities{}) {
+		c.Caps = c.Broker.Capabilities()
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 10 * time.Second
@@ -210,7 +212,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			SharesRedis: true, BrokerSharesRedis: cfg.BrokerOnRDB, // the sink is on RDB too
 			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),
-			Exits: cfg.Exits, ExitProbe: cfg.ExitProbe, ExitBusy: cfg.ExitBusy, Forget: f.Forget}),
+			Caps: cfg.Caps, ExitProbe: cfg.ExitProbe, ExitBusy: cfg.ExitBusy, Forget: f.Forget}),
 	})
 	return &Worker{cfg: cfg, client: client, handler: h, gate: gate}
 }

@@ -151,7 +151,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	defer closeBrowser()
 	// sessions and results live with the queue, and so does the broker
 	// unless it has a Redis of its own
-	wcfg.Redis, wcfg.RDB, wcfg.Broker = qconn.Asynq, qconn.Client, broker
+	wcfg.Redis, wcfg.RDB, wcfg.Broker, wcfg.Caps = qconn.Asynq, qconn.Client, broker, broker.Capabilities()
 	wcfg.BrokerOnRDB = f.brokerRedis == ""
 	wcfg.Sites, wcfg.Rules, wcfg.Fetcher, wcfg.Logger = loaded.Sites, &loaded.Rules, fetcher.Config{TLS: loaded.TLS}, log
 	wcfg.Observe, wcfg.Browser, wcfg.OnChallenge = wm.ObserveRequest, solver.tasks, solver.observe

@@ -67,17 +67,22 @@ func (c Config) withDefaults() Config {
 
 // Broker is the article's broker behind the proxies.Broker interface.
 type Broker struct {
-	rdb   redis.UniversalClient
-	cfg   Config
-	specs sync.Map // pool member (proxy URL) -> proxies.Proxy; id -> member
+	rdb     redis.UniversalClient
+	cfg     Config
+	mu      sync.Mutex
+	specs   map[string]proxies.Proxy // pool member (proxy URL) -> its proxy
+	members map[string]string        // proxy ID -> pool member
 }
 
 var _ proxies.Broker = (*Broker)(nil)
 
 // New returns the article's broker on rdb.
 func New(rdb redis.UniversalClient, cfg Config) *Broker {
-	return &Broker{rdb: rdb, cfg: cfg.withDefaults()}
+	return &Broker{rdb: rdb, cfg: cfg.withDefaults(), specs: map[string]proxies.Proxy{}, members: map[string]string{}}
 }
+
+// Capabilities: none beyond proxies.Broker (no gateways, no modems).
+func (b *Broker) Capabilities() proxies.Capabilities { return proxies.Capabilities{} }
 
 func (b *Broker) pool() string           { return b.cfg.Prefix + "pool" }
 func (b *Broker) lock(p string) string   { return b.cfg.Prefix + "lock:" + p }
@@ -99,8 +104,9 @@ func (b *Broker) LoadPool(ctx context.Context, ps []proxies.Proxy) error {
 // member is the pool member of p, remembered both ways.
 func (b *Broker) member(p proxies.Proxy) string {
 	m := p.URL().String()
-	b.specs.Store(m, p)
-	b.specs.Store("id:"+p.ID, m)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.specs[m], b.members[p.ID] = p, m
 	return m
 }
 
@@ -171,8 +177,11 @@ func (b *Broker) newLease(m string, r proxies.LeaseRequest) (*proxies.Lease, err
 
 // proxy parses a pool member, cached.
 func (b *Broker) proxy(m string) (proxies.Proxy, error) {
-	if v, ok := b.specs.Load(m); ok {
-		return v.(proxies.Proxy), nil
+	b.mu.Lock()
+	p, ok := b.specs[m]
+	b.mu.Unlock()
+	if ok {
+		return p, nil
 	}
 	p, err := proxies.ParseLine(m)
 	if err != nil {
@@ -205,11 +214,13 @@ func (b *Broker) LeaseWait(ctx context.Context, r proxies.LeaseRequest) (*proxie
 // handed out without taking or checking its lock or ban (the article's
 // fault 5). ErrUnknownProxy for a proxy this broker never saw.
 func (b *Broker) LeaseProxy(_ context.Context, r proxies.LeaseRequest, proxyID string) (*proxies.Lease, error) {
-	m, ok := b.specs.Load("id:" + proxyID)
+	b.mu.Lock()
+	m, ok := b.members[proxyID]
+	b.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("naive proxy %s: %w", proxyID, proxies.ErrUnknownProxy)
 	}
-	return b.newLease(m.(string), r)
+	return b.newLease(m, r)
 }
 
 // Extend does nothing in Redis: the article never extends a lock, which
