@@ -11,7 +11,7 @@ import (
 )
 
 // Gate is the session's politeness for a request it does not send itself
-// (the browser tier's): it waits for Pace and marks the request sent, so
+// (the browser tier's): it waits for Pace, admits it (admit) and marks the request sent, so
 // the next request of the session, browser's or HTTP's, starts at least
 // the site's min_interval later (I2). The browser runs under the
 // session's lease (I1).
@@ -20,7 +20,7 @@ import (
 // starts at the site is not known before, so no other request of the
 // session is let through meanwhile.
 func (s *Session) Gate(ctx context.Context) error {
-	if err := s.Pace(ctx); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -17,5 +17,12 @@
 // free) and the Session. Whether sessions share the caller's Redis, and
 // so are stored in its transactions (Config.SharesRedis), and whether the
 // broker keeps its leases there too (Config.BrokerSharesRedis), is set
-// when the Manager is built.
+// when the Manager is built, and so are the broker's capabilities
+// (Config.Caps) and the worker's modem Rotator (Config.Rotator), which
+// runs each modem's change of IP from a session's ban to the new IP
+// stored (rotator.go).
+//
+// A request goes out in two steps: Pace only waits for its turn; admit
+// then decides about it (a gateway exit learned again, a modem's budget
+// counted or the session ended), just before it is sent.
 package sessions

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"crawlq/fetcher"
 	"crawlq/internal/backoff"
 	"crawlq/proxies"
 )
@@ -58,7 +59,11 @@ type ExitCounts struct {
 
 // ExitCounts reports the manager's exit-IP figures.
 func (m *Manager) ExitCounts() ExitCounts {
-	return ExitCounts{Probes: m.exitProbes.Load(), Rerolls: m.rerolls.Load(), Waits: m.exitWaits.Load(), Changes: m.exitChanges.Load()}
+	probes := m.exitProbes.Load()
+	if m.cfg.Rotator != nil {
+		probes += m.cfg.Rotator.probes.Load() // a rotation learns its modem's new IP
+	}
+	return ExitCounts{Probes: probes, Rerolls: m.rerolls.Load(), Waits: m.exitWaits.Load(), Changes: m.exitChanges.Load()}
 }
 
 // claimExit learns the session's exit IP and holds it for the site,
@@ -174,16 +179,20 @@ func (s *Session) learnExit(ctx context.Context) (string, error) {
 // probe learns p's exit IP through proxy (p's URL, or a gateway
 // session's).
 func (m *Manager) probe(ctx context.Context, p proxies.Proxy, proxy *url.URL) (string, error) {
-	probe := m.cfg.ExitProbe
-	src := p.Exit
-	if src.ProbeURL != "" {
-		probe.URL = src.ProbeURL
+	m.exitProbes.Add(1)
+	return learnIP(ctx, m.cfg.ExitProbe, p, proxy)
+}
+
+// learnIP asks probe (p's own probe URL, if its line names one) for p's
+// exit IP through proxy.
+func learnIP(ctx context.Context, probe fetcher.ExitProbe, p proxies.Proxy, proxy *url.URL) (string, error) {
+	if p.Exit.ProbeURL != "" {
+		probe.URL = p.Exit.ProbeURL
 	}
 	if probe.URL == "" {
 		return "", fmt.Errorf("proxy %s learns its exit IP: no probe URL (set the worker's exit probe URL or exit=probe:URL)", p.ID)
 	}
-	probe.Header = src.Header
-	m.exitProbes.Add(1)
+	probe.Header = p.Exit.Header
 	return probe.Learn(ctx, proxy)
 }
 
@@ -227,29 +236,30 @@ func (s *Session) exitMayHaveMoved(now time.Time) bool {
 func margin(d time.Duration) time.Duration { return min(d/5, 5*time.Second) }
 
 // refreshExit learns the exit again when it may have moved: a new IP is
-// held (its pacing followed, I2) and the old one released, and the
-// session's cookies, bound to the old IP, are dropped.
-func (s *Session) refreshExit(ctx context.Context) error {
+// held and the old one released (moved: the caller waits for the new
+// IP's pacing, I2), and the session's cookies, bound to the old IP, are
+// dropped.
+func (s *Session) refreshExit(ctx context.Context) (moved bool, err error) {
 	s.mu.Lock()
 	stale := s.exitMayHaveMoved(time.Now())
 	old := s.hold
 	s.mu.Unlock()
 	if !stale {
-		return nil
+		return false, nil
 	}
 	ip, err := s.learnExit(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if ip == old.IP {
 		s.touchExit()
-		return nil
+		return false, nil
 	}
 	s.releaseExit(ctx, old)
 	s.mu.Lock()
 	s.rec.Exit.IP, s.rec.Exit.Start, s.rec.Exit.Last = ip, time.Now(), time.Now() // just learned
 	s.mu.Unlock()
-	return s.claimExit(ctx)
+	return true, s.claimExit(ctx)
 }
 
 // touchExit notes a request sent through the gateway session.

@@ -20,7 +20,7 @@ type Step struct {
 	Action Action
 }
 
-// Get sends one GET through the session: it waits for Pace, fetches url
+// Get sends one GET through the session: it waits for Pace and admit, fetches url
 // through the session's proxy with its cookies and profile, judges the
 // answer as a page of kind on the session's site (page numbers a listing
 // page, 0 if none) and records the verdict.
@@ -33,11 +33,11 @@ func (s *Session) Get(ctx context.Context, f *fetcher.Fetcher, d *detect.Detecto
 	return Step{Response: resp, Verdict: v, Action: act}, rerr
 }
 
-// fetch waits for Pace, sends the GET and judges the answer; resp is nil
+// fetch waits for its turn (ready), sends the GET and judges the answer; resp is nil
 // when the request failed in transport. err is only a cancellation or an
 // unusable session.
 func (s *Session) fetch(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int) (*fetcher.Response, detect.Verdict, error) {
-	if err := s.Pace(ctx); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, detect.Verdict{}, err
 	}
 	req := s.request(url)
@@ -65,7 +65,7 @@ func (s *Session) fetch(ctx context.Context, f *fetcher.Fetcher, d *detect.Detec
 // answer is neither judged nor recorded: it is a challenge's exchange,
 // read by the caller. err is the transport's, or a cancellation.
 func (s *Session) Post(ctx context.Context, f *fetcher.Fetcher, rawURL, contentType string, body []byte) (*fetcher.Response, error) {
-	if err := s.Pace(ctx); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
 	req := s.request(rawURL)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,12 +62,16 @@ type Config struct {
 	// Caps are the broker's capabilities beyond proxies.Broker. Exits
 	// holds the exit IPs of proxies that learn theirs (gateways, proxies
 	// told to probe), so I1, I2 and I5 hold on the IP the site sees (nil:
-	// such a proxy's session fails to open, ErrNoExitGate); Rotations
-	// rotates modems (proxies with a change-IP link): on a ban, or the
-	// site's rotate_after, the modem changes its exit IP instead of
-	// sitting out a quarantine (nil: a modem is a plain proxy). Default:
+	// such a proxy's session fails to open, ErrNoExitGate). Default:
 	// Broker.Capabilities().
 	Caps proxies.Capabilities
+	// Rotator rotates modems (proxies with a change-IP link), the
+	// worker's: on a ban, or the site's rotate_after, the modem changes
+	// its exit IP instead of sitting out a quarantine. Nil: a modem is a
+	// plain proxy (a ban quarantines it).
+	Rotator *Rotator
+	// Clock is the sessions' time. Default: the system's.
+	Clock Clock
 	// ExitProbe learns exit IPs; its URL is the IP-echo URL of proxies
 	// that name none.
 	ExitProbe fetcher.ExitProbe
@@ -85,9 +87,6 @@ type Config struct {
 	// (fetcher.Fetcher.Forget), which would otherwise keep connections
 	// open for a session id nobody uses.
 	Forget func(*url.URL)
-	// ChangeClient calls modems' change links. Default: a client with a
-	// 15 s timeout that uses no proxy.
-	ChangeClient *http.Client
 	// Logger logs lease trouble, and each failed lease release or session
 	// store with its task. Default zap.NewNop().
 	Logger *zap.Logger
@@ -120,8 +119,8 @@ func (c *Config) withDefaults() {
 	if c.Caps == (proxies.Capabilities{}) && c.Broker != nil {
 		c.Caps = c.Broker.Capabilities()
 	}
-	if c.ChangeClient == nil {
-		c.ChangeClient = &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
 	}
 }
 
@@ -140,18 +139,13 @@ type Manager struct {
 	// ExitCounts
 	exitProbes, rerolls, exitWaits, exitChanges atomic.Int64
 	// ModemCounts
-	rotations, rotationFails, changeRefusals, modemEnded atomic.Int64
-	// rotating counts the rotations running; bg ends them (stopBG).
-	rotating sync.WaitGroup
-	bg       context.Context
-	stopBG   context.CancelFunc
+	modemEnded atomic.Int64
 }
 
 // NewManager builds a Manager.
 func NewManager(cfg Config) *Manager {
 	cfg.withDefaults()
-	bg, stop := context.WithCancel(context.Background())
-	return &Manager{cfg: cfg, store: store{rdb: cfg.Redis, ttl: cfg.RecordTTL}, bg: bg, stopBG: stop}
+	return &Manager{cfg: cfg, store: store{rdb: cfg.Redis, ttl: cfg.RecordTTL}}
 }
 
 // Redis is the client session records are stored with.

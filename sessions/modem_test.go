@@ -45,10 +45,15 @@ func modemWorld(t *testing.T, interval, settle time.Duration, rotateAfter int) (
 	if _, err := b.Import(ctx, ps, proxies.ImportOptions{Class: proxies.Datacenter}); err != nil {
 		t.Fatal(err)
 	}
+	probe := fetcher.ExitProbe{URL: tb.EchoURL()}
+	rot := sessions.NewRotator(sessions.RotatorConfig{Rotations: b.Capabilities().Rotations, LeaseTTL: 5 * time.Second,
+		ExitProbe: probe, Forget: w.fetcher.Forget, Logger: masktest.Logger(t)})
+	rot.Start()
+	t.Cleanup(func() { rot.Shutdown(time.Second) })
+	w.rotator = rot
 	m := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: b, Redis: rdb, BrokerSharesRedis: true,
-		Holder: "modem", LeaseTTL: 5 * time.Second, Caps: b.Capabilities(), ExitProbe: fetcher.ExitProbe{URL: tb.EchoURL()},
+		Holder: "modem", LeaseTTL: 5 * time.Second, Caps: b.Capabilities(), Rotator: rot, ExitProbe: probe,
 		Forget: w.fetcher.Forget, Logger: masktest.Logger(t)})
-	t.Cleanup(func() { m.StopRotations(time.Second) })
 	return w, m
 }
 
@@ -219,6 +224,89 @@ func TestRotateAfterChangesTheIPBeforeTheBan(t *testing.T) {
 		t.Fatalf("requests per IP %v, want 3 from %s", byIP, first)
 	}
 	noSettlingTraffic(t, w.tb)
+}
+
+// TestModemCancelledWaitCountsNothing: a request whose wait for its turn
+// is cancelled is not counted against the site's rotate_after: with
+// rotate_after 3, five cancelled requests after the first leave the IP
+// its second and third, and only the fourth ends the session.
+func TestModemCancelledWaitCountsNothing(t *testing.T) {
+	ctx := context.Background()
+	w, m := modemWorld(t, time.Second, 300*time.Millisecond, 3)
+	base := w.tb.SiteURL(wb)
+	s, err := m.Open(ctx, "task-1", wb, proxies.Datacenter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := s.ExitIP()
+	if _, err := s.Get(ctx, w.fetcher, w.detect, "search", searchURL(base, 1), 1); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel() // the next request waits wb's min_interval: cancelled in its wait
+	for range 5 {
+		if _, err := s.Get(cancelled, w.fetcher, w.detect, "search", searchURL(base, 2), 2); !errors.Is(err, context.Canceled) {
+			t.Fatalf("a request cancelled in its wait: %v, want context.Canceled", err)
+		}
+	}
+	for page := 2; page <= 3; page++ {
+		if _, err := s.Get(ctx, w.fetcher, w.detect, "search", searchURL(base, page), page); err != nil {
+			t.Fatalf("page %d after the cancelled waits: %v", page, err)
+		}
+	}
+	_, err = s.Get(ctx, w.fetcher, w.detect, "search", searchURL(base, 4), 4)
+	var ended *sessions.EndedError
+	if !errors.As(err, &ended) || !errors.Is(err, sessions.ErrModemRotating) {
+		t.Fatalf("fourth request: %v, want the session ended for the rotation", err)
+	}
+	rotated(t, w.broker, 1)
+	byIP := map[string]int{}
+	for _, e := range siteEntries(w.tb, wb) {
+		byIP[e.IP]++
+	}
+	if byIP[first] != 3 {
+		t.Fatalf("requests per IP %v, want 3 from %s", byIP, first)
+	}
+}
+
+// TestRotatorShutdownLeavesTheModemToItsMark: a rotation waiting for
+// its permission (another site's session holds the modem) when the
+// worker shuts down is cut short: Shutdown returns, no change is called,
+// the rotation is not ended (it would say failed: quarantined) and its
+// mark is left to free the modem at its deadline; a ban after the
+// shutdown is not a rotation but the quarantine of a plain proxy.
+func TestRotatorShutdownLeavesTheModemToItsMark(t *testing.T) {
+	ctx := context.Background()
+	w, m := modemWorld(t, time.Second, 300*time.Millisecond, 0)
+	other, err := m.Open(ctx, "task-oz", oz, proxies.Datacenter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Finish(ctx, proxies.Neutral())
+	s, err := m.Open(ctx, "task-wb", wb, proxies.Datacenter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Record(ctx, detect.Verdict{Kind: detect.Blocked, Reason: "test ban"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	w.rotator.Shutdown(0)
+	st, err := w.broker.ModemStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Rotating != 1 || st.Rotations != 0 {
+		t.Fatalf("after the shutdown: %+v, want the mark left (1 rotating) and none ended", st)
+	}
+	if n := len(w.tb.Modems.Stats().Rotations); n != 0 {
+		t.Fatalf("%d changes called", n)
+	}
+	if c := m.ModemCounts(); c.Rotations != 0 || c.Failed != 0 {
+		t.Fatalf("modem counts %+v, want no rotation ended", c)
+	}
+	if err := w.rotator.Begin(ctx, &proxies.Lease{}, "", "ban"); !errors.Is(err, sessions.ErrRotatorClosed) {
+		t.Fatalf("Begin after Shutdown: %v, want ErrRotatorClosed", err)
+	}
 }
 
 // TestModemBackOnABannedIPRotatesAgain: a modem whose current IP is

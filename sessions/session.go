@@ -133,15 +133,10 @@ func (s *Session) Score() float64 {
 }
 
 // Pace waits until the proxy may send to the site again: not before the
-// lease's NotBefore, and min_interval after the last response (I2).
-// An exit that may have moved is learned again first.
+// lease's NotBefore (and its exit hold's), and min_interval after the
+// last response (I2). It only waits: what is decided about the request
+// is admit's, after the wait.
 func (s *Session) Pace(ctx context.Context) error {
-	if err := s.modemGate(ctx); err != nil {
-		return err
-	}
-	if err := s.refreshExit(ctx); err != nil {
-		return err
-	}
 	for {
 		wait, err := s.untilNext()
 		if err != nil || wait <= 0 {
@@ -155,6 +150,32 @@ func (s *Session) Pace(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// ready waits for the request's turn (Pace) and admits it (admit); an
+// exit found moved is held anew, and its own pacing waited for.
+func (s *Session) ready(ctx context.Context) error {
+	for {
+		if err := s.Pace(ctx); err != nil {
+			return err
+		}
+		if moved, err := s.admit(ctx); err != nil || !moved {
+			return err
+		}
+	}
+}
+
+// admit decides about the request about to be sent, once its wait is
+// over: an exit that may have moved is learned again (moved: a new one
+// is held, whose pacing the request must wait for; nothing is counted),
+// then a modem counts it against the site's budget, or ends the session
+// (its modem rotates, or must rotate first) and the request is not sent.
+// A wait that was cancelled never gets here, so counts nothing.
+func (s *Session) admit(ctx context.Context) (moved bool, err error) {
+	if moved, err := s.refreshExit(ctx); err != nil || moved {
+		return moved, err
+	}
+	return false, s.modemGate(ctx)
 }
 
 // inflightPoll is how often Pace looks again while a browser request of
@@ -259,12 +280,13 @@ func (s *Session) snapshot() record {
 func (s *Session) note(v detect.Verdict) (retire, pause bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.lastDone = time.Now()
+	now := s.m.cfg.Clock.Now()
+	s.lastDone = now
 	s.rec.Usage++
 	s.rec.Score = max(0, s.rec.Score+penalty(v))
 	cfg := s.m.cfg
 	retire = v.Kind == detect.Blocked || s.rec.Score >= cfg.MaxScore ||
-		s.rec.Usage >= cfg.MaxUsage || time.Since(s.rec.Created) >= cfg.MaxAge
+		s.rec.Usage >= cfg.MaxUsage || now.Sub(s.rec.Created) >= cfg.MaxAge
 	return retire, !retire && v.Kind == detect.RateLimited
 }
 

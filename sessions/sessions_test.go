@@ -26,6 +26,8 @@ type world struct {
 	broker  *proxies.RedisBroker
 	fetcher *fetcher.Fetcher
 	detect  *detect.Detector
+	// rotator is a modem world's (modemWorld), started.
+	rotator *sessions.Rotator
 }
 
 func newWorld(t *testing.T, nproxies int) *world {

@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/results"
+	"crawlq/sessions"
 	"crawlq/tasks"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
@@ -196,10 +198,16 @@ func TestNormalizeIsStable(t *testing.T) {
 	}
 }
 
-// TestRetryDelay: a RetryError's delay wins; other errors back off with a cap.
+// TestRetryDelay: a RetryError's delay wins, then the delay an error
+// names itself (a session ended before its request); other errors back
+// off with a cap.
 func TestRetryDelay(t *testing.T) {
 	if d := tasks.RetryDelay(3, &tasks.RetryError{After: 42 * time.Second, Err: errors.New("429")}, nil); d != 42*time.Second {
 		t.Errorf("rate-limited retry in %s, want its Retry-After 42s", d)
+	}
+	ended := fmt.Errorf("page 2: %w", &sessions.EndedError{Err: sessions.ErrModemRotating})
+	if d := tasks.RetryDelay(5, ended, nil); d != time.Second {
+		t.Errorf("a session ended for its modem's rotation: retry in %s, want 1s", d)
 	}
 	for n := 0; n < 20; n++ {
 		if d := tasks.RetryDelay(n, errors.New("boom"), nil); d <= 0 || d > tasks.MaxBackoff {

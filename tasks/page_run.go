@@ -25,10 +25,6 @@ func (r *run) page(ctx context.Context, page int) (more bool, err error) {
 		return false, err
 	}
 	url, step, err := r.get(ctx, url, page)
-	if errors.Is(err, sessions.ErrModemRotating) {
-		r.sess = nil // ended by its modem's rotation: the next attempt takes a new proxy
-		return false, retryAfter(time.Second, err)
-	}
 	if err != nil {
 		return false, err
 	}

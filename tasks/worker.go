@@ -196,6 +196,7 @@ type Worker struct {
 	client  *asynq.Client
 	handler *Handler
 	gate    *BacklogGate
+	rotator *sessions.Rotator // nil: no modem rotations
 }
 
 // NewWorker builds a Worker; Run starts it.
@@ -205,6 +206,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	gate := NewBacklogGate(cfg.RDB, cfg.ResultsBacklog, cfg.Logger)
 	gate.every = SideInterval(cfg.PollInterval)
 	f := fetcher.New(withLogger(cfg.Fetcher, cfg.Logger))
+	rot := newRotator(cfg, f)
 	h := NewHandler(HandlerConfig{Gate: gate,
 		Sites: cfg.Sites, Fetcher: f, Rules: *cfg.Rules,
 		Sink: results.NewSink(cfg.RDB, 0).WithReplicas(cfg.Replicas, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
@@ -212,9 +214,19 @@ func NewWorker(cfg WorkerConfig) *Worker {
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			SharesRedis: true, BrokerSharesRedis: cfg.BrokerOnRDB, // the sink is on RDB too
 			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),
-			Caps: cfg.Caps, ExitProbe: cfg.ExitProbe, ExitBusy: cfg.ExitBusy, Forget: f.Forget}),
+			Caps: cfg.Caps, Rotator: rot, ExitProbe: cfg.ExitProbe, ExitBusy: cfg.ExitBusy, Forget: f.Forget}),
 	})
-	return &Worker{cfg: cfg, client: client, handler: h, gate: gate}
+	return &Worker{cfg: cfg, client: client, handler: h, gate: gate, rotator: rot}
+}
+
+// newRotator is the worker's modem rotator: nil when the broker keeps no
+// rotations (a modem is then a plain proxy).
+func newRotator(cfg WorkerConfig, f *fetcher.Fetcher) *sessions.Rotator {
+	if cfg.Caps.Rotations == nil {
+		return nil
+	}
+	return sessions.NewRotator(sessions.RotatorConfig{Rotations: cfg.Caps.Rotations, LeaseTTL: cfg.LeaseTTL,
+		ExitProbe: cfg.ExitProbe, Forget: f.Forget, Logger: cfg.Logger})
 }
 
 func withLogger(c fetcher.Config, log *zap.Logger) fetcher.Config {
@@ -242,6 +254,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	srv := asynq.NewServer(w.cfg.Redis, w.asynqConfig(base))
+	if w.rotator != nil {
+		w.rotator.Start()
+	}
 	started := time.Now()
 	if err := srv.Start(NewMux(w.handler)); err != nil {
 		return fmt.Errorf("start worker %s: %w", w.cfg.ServerID, err)
@@ -264,7 +279,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.cfg.Logger.Warn("jobs still running after shutdown; their leases free themselves at their TTL",
 			zap.String("server", w.cfg.ServerID))
 	}
-	w.handler.cfg.Sessions.StopRotations(w.cfg.ShutdownTimeout)
+	if w.rotator != nil {
+		w.rotator.Shutdown(w.cfg.ShutdownTimeout)
+	}
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"crawlq/fetcher"
 	"crawlq/fetcher/browser"
+	"crawlq/internal/redisx"
 	"crawlq/metrics"
 	"crawlq/proxies"
 	"crawlq/sessions"
@@ -131,26 +132,55 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		return err
 	}
 	defer qconn.Close()
-	bconn := qconn
-	if f.brokerRedis != "" {
-		if bconn, err = openRedis(ctx, "--broker-redis", f.brokerRedis); err != nil {
-			return err
-		}
-		defer bconn.Close()
-	}
-	bcfg, err := failoverGuards(loaded.BrokerConfig(), f.failover, bconn.Target, f.leaseTTL)
+	bconn, closeBroker, err := brokerConn(ctx, f, qconn)
 	if err != nil {
 		return err
 	}
-	bcfg.Logger = log
+	defer closeBroker()
 	reg := prometheus.NewRegistry()
-	wm := metrics.NewWorkerMetrics(reg)
-	broker := proxies.NewFallbackBroker(proxies.NewRedisBroker(bconn.Client, bcfg), proxies.FallbackConfig{
-		ServerID: wcfg.ServerID, Logger: log, OnFallback: metrics.NewFallbackGauge(reg), Heartbeat: fallbackHeartbeat(wcfg.PollInterval)})
+	broker, err := workerBroker(loaded, f, bconn, wcfg.ServerID, wcfg.PollInterval, log, reg)
+	if err != nil {
+		return err
+	}
 	solver, closeBrowser := startBrowser(log, reg, f, loaded.CAFiles)
 	defer closeBrowser()
-	// sessions and results live with the queue, and so does the broker
-	// unless it has a Redis of its own
+	w := tasks.NewWorker(f.wire(wcfg, loaded, qconn, broker, solver, metrics.NewWorkerMetrics(reg), log))
+	registerWorkerMetrics(reg, w)
+	return serveWorker(ctx, f.metricsAddr, reg, broker, w)
+}
+
+// brokerConn is the broker's Redis: --broker-redis, else the queue's
+// (close then does nothing).
+func brokerConn(ctx context.Context, f workerFlags, qconn *redisx.Conn) (*redisx.Conn, func(), error) {
+	if f.brokerRedis == "" {
+		return qconn, func() {}, nil
+	}
+	bconn, err := openRedis(ctx, "--broker-redis", f.brokerRedis)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bconn, func() { bconn.Close() }, nil
+}
+
+// workerBroker is the worker's broker: the Redis broker of the config's
+// sites on bconn with the failover guards of --broker-failover, inside
+// the fallback broker.
+func workerBroker(loaded *tasks.Loaded, f workerFlags, bconn *redisx.Conn, server string, poll time.Duration,
+	log *zap.Logger, reg prometheus.Registerer) (*proxies.FallbackBroker, error) {
+	bcfg, err := failoverGuards(loaded.BrokerConfig(), f.failover, bconn.Target, f.leaseTTL)
+	if err != nil {
+		return nil, err
+	}
+	bcfg.Logger = log
+	return proxies.NewFallbackBroker(proxies.NewRedisBroker(bconn.Client, bcfg), proxies.FallbackConfig{
+		ServerID: server, Logger: log, OnFallback: metrics.NewFallbackGauge(reg), Heartbeat: fallbackHeartbeat(poll)}), nil
+}
+
+// wire completes the worker's config: sessions and results live with the
+// queue, and so does the broker unless it has a Redis of its own; the
+// broker's capabilities are given with it.
+func (f workerFlags) wire(wcfg tasks.WorkerConfig, loaded *tasks.Loaded, qconn *redisx.Conn, broker *proxies.FallbackBroker,
+	solver workerBrowser, wm *metrics.WorkerMetrics, log *zap.Logger) tasks.WorkerConfig {
 	wcfg.Redis, wcfg.RDB, wcfg.Broker, wcfg.Caps = qconn.Asynq, qconn.Client, broker, broker.Capabilities()
 	wcfg.BrokerOnRDB = f.brokerRedis == ""
 	wcfg.Sites, wcfg.Rules, wcfg.Fetcher, wcfg.Logger = loaded.Sites, &loaded.Rules, fetcher.Config{TLS: loaded.TLS}, log
@@ -158,7 +188,11 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	wcfg.OnDefect = func(d tasks.DefectStats) { wm.ObserveDefect(d.Site, d.Kind, d.Reason) }
 	wcfg.OnPoW = func(p tasks.PoWStats) { wm.ObservePoW(p.Site, p.Solved, p.Took) }
 	wcfg.Replicas = sinkReplicas(f.failover, qconn.Target, f.leaseTTL)
-	w := tasks.NewWorker(wcfg)
+	return wcfg
+}
+
+// registerWorkerMetrics registers the worker's gauges and counters.
+func registerWorkerMetrics(reg *prometheus.Registry, w *tasks.Worker) {
 	metrics.RegisterBacklogGauges(reg, w.Gate())
 	metrics.RegisterSessionErrors(reg, w.Sessions())
 	metrics.RegisterExits(reg, func() (int64, int64, int64, int64) {
@@ -169,14 +203,19 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 		c := w.Sessions().ModemCounts()
 		return c.Rotations, c.Failed, c.Refused, c.Ended
 	})
+}
+
+// serveWorker runs the worker, the fallback broker's loops (which outlive
+// the jobs' shutdown) and, on metricsAddr, its metrics, until ctx ends.
+func serveWorker(ctx context.Context, metricsAddr string, reg *prometheus.Registry, broker *proxies.FallbackBroker, w *tasks.Worker) error {
 	g, gctx := errgroup.WithContext(ctx)
-	if f.metricsAddr != "" {
-		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
+	if metricsAddr != "" {
+		g.Go(func() error { return web.ServeMetrics(gctx, metricsAddr, reg) })
 	}
 	fctx, stopFallback := context.WithCancel(gctx)
 	g.Go(func() error { return broker.Run(fctx) })
 	g.Go(func() error {
-		defer stopFallback() // the fallback loops outlive the jobs' shutdown
+		defer stopFallback()
 		return w.Run(gctx)
 	})
 	return g.Wait()
