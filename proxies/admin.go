@@ -137,47 +137,19 @@ type siteClass struct {
 	class Class
 }
 
-// knownSets lists the ready sets in use, sorted.
-func (b *RedisBroker) knownSets(ctx context.Context) ([]siteClass, error) {
-	fields, err := b.rdb.HKeys(ctx, b.k.known()).Result()
-	if err != nil {
-		return nil, fmt.Errorf("read pool sites: %w", err)
-	}
-	out := make([]siteClass, 0, len(fields))
-	for _, f := range fields {
-		site, class, _ := strings.Cut(f, "\t")
-		out = append(out, siteClass{site: site, class: Class(class)})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].site+"\t"+string(out[i].class) < out[j].site+"\t"+string(out[j].class)
-	})
-	return out, nil
-}
-
 // quarantines reads the proxies quarantined now, per (site, proxy), with
-// when each quarantine ends (Redis clock plus skew): O(quarantined).
+// when each quarantine ends (Redis clock plus skew), in one script call
+// (lua/quarantines.lua): O(quarantined).
 func (b *RedisBroker) quarantines(ctx context.Context) (map[leaseKey]time.Time, error) {
-	known, err := b.knownSets(ctx)
+	res, err := quarantinesScript.Run(ctx, b.rdb, b.k.quarantinesKeys(), b.cfg.skew()).Slice()
 	if err != nil {
-		return nil, err
-	}
-	pipe := b.rdb.Pipeline()
-	now := pipe.Time(ctx)
-	cmds := make(map[siteClass]*redis.ZSliceCmd, len(known))
-	for _, sc := range known {
-		cmds[sc] = pipe.ZRangeWithScores(ctx, b.k.quarantine(sc.site, sc.class), 0, -1)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("read quarantines: %w", err)
 	}
-	nowMS := now.Val().UnixMilli() + b.cfg.skew()
-	out := map[leaseKey]time.Time{}
-	for sc, cmd := range cmds {
-		for _, z := range cmd.Val() {
-			if until := int64(z.Score); until > nowMS {
-				out[leaseKey{sc.site, z.Member.(string)}] = ms(until)
-			}
-		}
+	out := make(map[leaseKey]time.Time, len(res)/3)
+	for i := 0; i+2 < len(res); i += 3 {
+		site, _ := res[i].(string)
+		id, _ := res[i+1].(string)
+		out[leaseKey{site, id}] = ms(num(res[i+2]))
 	}
 	return out, nil
 }

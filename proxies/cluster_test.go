@@ -52,6 +52,9 @@ func TestScriptsOnRedisCluster(t *testing.T) {
 			} else if err := b.Release(ctx, l, Failed("reset")); err != nil {
 				t.Fatalf("release failed: %v", err)
 			}
+			if q, err := b.quarantines(ctx); err != nil || len(q) != 1 {
+				t.Fatalf("quarantines: %v %v, want the one banned", q, err)
+			}
 			if n, err := b.UnbanAll(ctx); err != nil || n != 1 {
 				t.Fatalf("unban all: %d %v, want 1", n, err)
 			}

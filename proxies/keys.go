@@ -143,6 +143,9 @@ func (k keys) dropKeys() []string {
 	return []string{k.proxies(), k.classes(), k.version(), k.busy(), k.known()}
 }
 
+// quarantinesKeys are quarantines.lua's KEYS.
+func (k keys) quarantinesKeys() []string { return []string{k.known()} }
+
 // unbanKeys are unban.lua's KEYS.
 func (k keys) unbanKeys() []string { return []string{k.known()} }
 

@@ -38,6 +38,9 @@ var (
 	removeScript = newScript("remove")
 	// syncScript: a ready set's resync (lua/sync.lua).
 	syncScript = newScript("sync")
+	// quarantinesScript: the fallback's read of the quarantines
+	// (lua/quarantines.lua).
+	quarantinesScript = newScript("quarantines")
 	// unbanScript: Unban and UnbanAll (lua/unban.lua).
 	unbanScript = newScript("unban")
 	// markClearedScript: MarkCleared (lua/mark_cleared.lua).

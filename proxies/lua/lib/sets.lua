@@ -1,5 +1,5 @@
 -- The scripts that touch every ready set leases have used (import,
--- remove, unban and the rotation's) are given the known HASH and list
+-- remove, unban, quarantines and the rotation's) are given the known HASH and list
 -- the sets from it in the same call, so no round trip reads them first.
 -- Each set's keys are built from the known HASH's own name: its prefix
 -- "crawlq:{<pool>}:" carries the pool's hash tag, so every key built is
