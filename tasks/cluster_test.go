@@ -12,7 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/internal/lab/redisproc"
+	"crawlq/internal/redisproc"
 	"crawlq/internal/redisx"
 	"crawlq/internal/testredis"
 	"crawlq/results"

@@ -16,11 +16,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/detect"
-	"crawlq/internal/sitetest"
 	"crawlq/internal/testredis"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/tasks/site"
+	"crawlq/testbed/sitetest"
 )
 
 // hostilePage is a body no site parser should accept.

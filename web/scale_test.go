@@ -13,8 +13,8 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/internal/lab/poolseed"
 	"crawlq/internal/testredis"
+	"crawlq/lab/poolseed"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/tasks/site"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/internal/lab/bench"
+	"crawlq/lab/bench"
 )
 
 // newBenchBrokerCmd is `crawlq bench broker`.

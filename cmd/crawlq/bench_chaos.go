@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/internal/lab/chaos"
+	"crawlq/lab/chaos"
 )
 
 // newBenchChaosCmd is `crawlq bench chaos`.

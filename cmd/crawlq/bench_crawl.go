@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/internal/lab/bench"
 	"crawlq/internal/redisx"
+	"crawlq/lab/bench"
 	"crawlq/sessions"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/internal/lab/bench"
+	"crawlq/lab/bench"
 )
 
 // benchIdleFlags are the flags of `crawlq bench idle`.

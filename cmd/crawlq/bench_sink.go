@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/internal/lab/bench"
+	"crawlq/lab/bench"
 )
 
 // newBenchSinkCmd is `crawlq bench sink`.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"crawlq/internal/lab/bench"
+	"crawlq/lab/bench"
 )
 
 // newBenchWebCmd is `crawlq bench web`.

@@ -9,7 +9,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/term"
 
-	"crawlq/internal/lab/demo"
+	"crawlq/lab/demo"
 	"crawlq/web"
 )
 

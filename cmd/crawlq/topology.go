@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"crawlq/internal/lab/redisproc"
+	"crawlq/internal/redisproc"
 	"crawlq/internal/redisx"
 	"crawlq/proxies"
 )

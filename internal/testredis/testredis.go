@@ -17,7 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/internal/lab/redisproc"
+	"crawlq/internal/redisproc"
 )
 
 // DB numbers reserved per test package, so `go test ./...` runs packages in

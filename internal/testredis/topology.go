@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/internal/lab/redisproc"
+	"crawlq/internal/redisproc"
 	"crawlq/internal/redisx"
 )
 

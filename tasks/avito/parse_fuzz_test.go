@@ -3,8 +3,8 @@ package avito_test
 import (
 	"testing"
 
-	"crawlq/internal/sitetest"
 	"crawlq/tasks/avito"
+	"crawlq/testbed/sitetest"
 )
 
 // FuzzParse: see sitetest.FuzzParse; the seed corpus is testdata/fuzz/FuzzParse.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"crawlq/internal/sitetest"
 	"crawlq/results/item"
 	"crawlq/tasks/site"
+	"crawlq/testbed/sitetest"
 )
 
 // TestParseItemPage2026Real: the real item page of June 2026 (hydration

@@ -5,10 +5,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"crawlq/internal/sitetest"
 	"crawlq/results/item"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
+	"crawlq/testbed/sitetest"
 )
 
 // TestTestbedSearchAndItem walks every search page the testbed serves for

@@ -16,9 +16,9 @@ import (
 
 	"crawlq/detect"
 	"crawlq/fetcher"
-	"crawlq/internal/sitetest"
 	"crawlq/results/item"
 	"crawlq/tasks/site"
+	"crawlq/testbed/sitetest"
 )
 
 // composerURL is the page API URL the 2026 capture answered.

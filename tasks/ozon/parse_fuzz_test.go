@@ -3,8 +3,8 @@ package ozon_test
 import (
 	"testing"
 
-	"crawlq/internal/sitetest"
 	"crawlq/tasks/ozon"
+	"crawlq/testbed/sitetest"
 )
 
 // FuzzParse: see sitetest.FuzzParse; the seed corpus is testdata/fuzz/FuzzParse.

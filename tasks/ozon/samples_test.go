@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"crawlq/internal/sitetest"
 	"crawlq/results/item"
 	"crawlq/tasks/site"
+	"crawlq/testbed/sitetest"
 )
 
 var at = sitetest.FetchedAt

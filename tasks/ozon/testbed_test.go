@@ -6,10 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"crawlq/internal/sitetest"
 	"crawlq/results/item"
 	"crawlq/tasks/site"
 	"crawlq/testbed"
+	"crawlq/testbed/sitetest"
 )
 
 // TestTestbedSearchAndCards walks every search page the testbed serves for

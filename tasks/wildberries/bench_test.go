@@ -3,8 +3,8 @@ package wildberries_test
 import (
 	"testing"
 
-	"crawlq/internal/sitetest"
 	"crawlq/tasks/site"
+	"crawlq/testbed/sitetest"
 )
 
 func benchParse(b *testing.B, kind, file string) {

@@ -11,10 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"crawlq/detect"
-	"crawlq/internal/sitetest"
 	"crawlq/tasks/site"
 	"crawlq/tasks/wildberries"
 	"crawlq/testbed"
+	"crawlq/testbed/sitetest"
 )
 
 // resolutionFiles are the query-resolution answers built from public

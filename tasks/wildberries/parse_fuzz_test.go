@@ -3,8 +3,8 @@ package wildberries_test
 import (
 	"testing"
 
-	"crawlq/internal/sitetest"
 	"crawlq/tasks/wildberries"
+	"crawlq/testbed/sitetest"
 )
 
 // FuzzParse: see sitetest.FuzzParse; the seed corpus is testdata/fuzz/FuzzParse.

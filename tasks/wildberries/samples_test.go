@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"crawlq/internal/sitetest"
 	"crawlq/results/item"
 	"crawlq/tasks/site"
 	"crawlq/tasks/wildberries"
+	"crawlq/testbed/sitetest"
 )
 
 var at = sitetest.FetchedAt

@@ -11,11 +11,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"crawlq/detect"
-	"crawlq/internal/sitetest"
 	"crawlq/results/item"
 	"crawlq/tasks/site"
 	"crawlq/tasks/wildberries"
 	"crawlq/testbed"
+	"crawlq/testbed/sitetest"
 )
 
 // TestTestbedCatalogV4 walks a category through the URLs the category kind

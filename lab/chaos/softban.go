@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"crawlq/internal/lab/truth"
+	"crawlq/lab/truth"
 	"crawlq/testbed"
 )
 

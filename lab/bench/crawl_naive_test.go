@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"crawlq/internal/lab/bench/naivepolicy"
 	"crawlq/internal/testredis"
+	"crawlq/lab/bench/naivepolicy"
 	"crawlq/proxies"
 )
 

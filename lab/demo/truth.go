@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/detect"
-	"crawlq/internal/lab/truth"
+	"crawlq/lab/truth"
 	"crawlq/tasks"
 	"crawlq/testbed"
 )

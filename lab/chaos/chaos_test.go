@@ -12,8 +12,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"crawlq/internal/lab/chaos"
 	"crawlq/internal/testpg"
+	"crawlq/lab/chaos"
 )
 
 // TestChaos builds crawlq, runs the fault harness with its defaults (three
@@ -23,7 +23,7 @@ import (
 // stuck lease, no duplicate or missing item, every archived job with its
 // reason.
 //
-//	go test -tags chaos -run Chaos -timeout 10m ./internal/lab/chaos
+//	go test -tags chaos -run Chaos -timeout 10m ./lab/chaos
 func TestChaos(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server is not on PATH: the chaos run starts its own")
@@ -53,7 +53,7 @@ func TestChaos(t *testing.T) {
 // (observations_missing and observations_duplicated 0), besides every goal
 // of TestChaos.
 //
-//	go test -tags chaos -run ChaosWithSink -timeout 10m ./internal/lab/chaos
+//	go test -tags chaos -run ChaosWithSink -timeout 10m ./lab/chaos
 func TestChaosWithSink(t *testing.T) {
 	bin := buildCrawlq(t)
 	rep, err := chaos.Run(context.Background(), chaos.Options{Binary: bin, Logger: zap.NewExample(), Postgres: testpg.URL(t)})
@@ -79,7 +79,7 @@ func TestChaosWithSink(t *testing.T) {
 // The other goals are logged, not asserted: with modems the run meets
 // the fallback's I2 bug at the broker's return (docs/benchmarks.md).
 //
-//	go test -tags chaos -run ChaosWithModems -timeout 10m ./internal/lab/chaos
+//	go test -tags chaos -run ChaosWithModems -timeout 10m ./lab/chaos
 func TestChaosWithModems(t *testing.T) {
 	bin := buildCrawlq(t)
 	rep, err := chaos.Run(context.Background(), chaos.Options{Binary: bin, Logger: zap.NewExample(), Modems: 2})
@@ -103,7 +103,7 @@ func TestChaosWithModems(t *testing.T) {
 // buildCrawlq builds the binary the workers run into <module>/tmp/crawlq.
 func buildCrawlq(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../../..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}

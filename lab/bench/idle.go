@@ -17,7 +17,7 @@ import (
 
 	"crawlq/internal/backoff"
 	"crawlq/internal/heartbeat"
-	"crawlq/internal/lab/redisproc"
+	"crawlq/internal/redisproc"
 )
 
 // IdleOptions configures RunIdle. Zero fields take the defaults named.

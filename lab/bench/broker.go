@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/internal/backoff"
-	"crawlq/internal/lab/bench/naive"
 	"crawlq/internal/redisx"
+	"crawlq/lab/bench/naive"
 	"crawlq/proxies"
 )
 

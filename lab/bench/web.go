@@ -18,7 +18,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"crawlq/internal/lab/poolseed"
+	"crawlq/lab/poolseed"
 	"crawlq/proxies"
 	"crawlq/web"
 )

@@ -14,8 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/fetcher"
-	"crawlq/internal/lab/bench/naivepolicy"
-	"crawlq/internal/lab/truth"
+	"crawlq/lab/bench/naivepolicy"
+	"crawlq/lab/truth"
 	"crawlq/proxies"
 	"crawlq/tasks"
 	"crawlq/tasks/site"

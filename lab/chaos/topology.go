@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"crawlq/internal/backoff"
-	"crawlq/internal/lab/redisproc"
+	"crawlq/internal/redisproc"
 	"crawlq/results"
 )
 
