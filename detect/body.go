@@ -11,9 +11,9 @@ import (
 // titleWindow is how far into a body <title> is looked for.
 const titleWindow = 64 << 10
 
-// judgeBody judges a 2xx body. key names the baseline (site/kind).
-func (d *Detector) judgeBody(c *compiled, key string, j *judgement) Verdict {
-	r := j.r
+// judgeBody judges a 2xx body; its baseline is (site, kind, format).
+func (d *Detector) judgeBody(c *compiled, j *judgement) Verdict {
+	r, key := j.r, j.site+"/"+NormalizeKind(j.kind)
 	if v, bad := c.markerHit(r.Body); bad {
 		return v
 	}
@@ -22,6 +22,9 @@ func (d *Detector) judgeBody(c *compiled, key string, j *judgement) Verdict {
 	}
 	asJSON := isJSON(r.Body)
 	if v, done := c.expected(j, asJSON); done {
+		return v
+	}
+	if v, refused := d.unrecognized(c, j); refused {
 		return v
 	}
 	if asJSON {

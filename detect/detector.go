@@ -11,10 +11,11 @@ import (
 // it is safe for concurrent use, and its size baseline learns from every
 // OK response.
 type Detector struct {
-	sites    map[string]*siteRules
-	fallback *compiled // Rules.Default, for sites without rules
-	base     *baseline
-	now      func() time.Time
+	sites     map[string]*siteRules
+	fallback  *compiled // Rules.Default, for sites without rules
+	base      *baseline
+	now       func() time.Time
+	recognize Recognizer
 }
 
 // siteRules are one site's compiled rules.
@@ -114,8 +115,8 @@ func (d *Detector) JudgeDocument(site, kind string, r *Response) (Verdict, *goqu
 	if v, done := d.judgeStatus(c, r); done {
 		return v, nil
 	}
-	j := &judgement{r: r}
-	v := d.judgeBody(c, site+"/"+NormalizeKind(kind), j)
+	j := &judgement{r: r, site: site, kind: kind}
+	v := d.judgeBody(c, j)
 	v.Status = r.Status
 	return v, j.doc
 }
@@ -123,6 +124,7 @@ func (d *Detector) JudgeDocument(site, kind string, r *Response) (Verdict, *goqu
 // judgement is one body being judged: the response and the HTML document
 // once parsed.
 type judgement struct {
-	r   *Response
-	doc *goquery.Document
+	r          *Response
+	site, kind string
+	doc        *goquery.Document
 }

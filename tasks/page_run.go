@@ -150,13 +150,21 @@ func (r *run) discardStored(ctx context.Context) {
 	r.preloaded = sessions.Preloaded{}
 }
 
+// parse parses the step's answer with the job's parser (a page job's: its
+// selectors); a product page without an item is ErrUnrecognized.
 func (r *run) parse(step sessions.Step) (site.Page, error) {
 	resp, now := step.Response, r.h.cfg.Now()
 	if r.job.Kind == KindFetch {
 		items, err := r.job.Fetch.extract(r.job.Site, resp.Body, resp.FinalURL, now)
 		return site.Page{Items: items}, err
 	}
-	return r.h.cfg.Sites.Parse(r.job.Site, r.job.Kind, resp.Body, resp.FinalURL, now)
+	p, err := r.h.cfg.Sites.Parse(r.job.Site, r.job.Kind, resp.Body, resp.FinalURL, now)
+	if err == nil && len(p.Items) == 0 && detect.NormalizeKind(r.job.Kind) == "product" {
+		// a product or item page holds its item: without one it is an
+		// unknown shape, never a page without items (issue 36.6)
+		return site.Page{}, site.Unrecognized("no item in the %s page", r.job.Kind)
+	}
+	return p, err
 }
 
 // follow enqueues the product/item jobs of a listing page; a job already

@@ -61,7 +61,7 @@ func requestKind(site, path string) string {
 	switch site {
 	case SiteWildberries: // crawled through its APIs; "/" is the challenge page
 		switch {
-		case path == "/":
+		case path == "/", strings.HasSuffix(path, "/detail.aspx"): // the challenge page, a product page
 			return kindNavigate
 		case isWBAPI(path), strings.HasSuffix(path, ".json"), path == UpstreamsPath: // the APIs, the basket's card.json and map
 			return kindXHR

@@ -70,6 +70,10 @@ type SiteRules struct {
 	// Incident, when set, answers some IPs with Ozon's real "Похоже, нет
 	// соединения" incident page (see IncidentRule). Off by default.
 	Incident *IncidentRule `json:"incident,omitempty"`
+	// ProductShell, on Wildberries, answers the product page of some IPs
+	// with its frame without the product (see ProductShellRule). Off by
+	// default.
+	ProductShell *ProductShellRule `json:"product_shell,omitempty"`
 }
 
 // DefaultBanFor is the ban length when SiteRules.BanFor is 0.

@@ -69,7 +69,7 @@ type siteDeps struct {
 func newPages(name string, c catalogAt, rules SiteRules) (pages, error) {
 	switch name {
 	case SiteWildberries:
-		return &wildberries{c: c, upstreams: rules.Upstreams}, nil
+		return &wildberries{c: c, upstreams: rules.Upstreams, shells: newShells(rules.ProductShell)}, nil
 	case SiteOzon:
 		return &ozon{c: c}, nil
 	case SiteAvito:

@@ -32,6 +32,9 @@ func wbDetailPath(path string) bool { return path == WBDetailPath || path == WBL
 type wildberries struct {
 	c         catalogAt
 	upstreams *UpstreamsRule
+	// shells is nil unless product pages of some IPs are the frame
+	// without the product (ProductShellRule).
+	shells *shells
 }
 
 func (wb *wildberries) cookie() string { return "_wbauid" }
@@ -48,6 +51,7 @@ func (wb *wildberries) routes() http.Handler {
 	mux.HandleFunc("GET "+WBCatalogV2Pattern, http.NotFound) // gone since July 2026
 	mux.HandleFunc("GET "+WBCardJSONPattern, wb.cardJSON)
 	mux.HandleFunc("GET "+UpstreamsPath, wb.upstreamMap)
+	mux.HandleFunc("GET "+WBProductPagePattern, wb.productPage)
 	return mux
 }
 

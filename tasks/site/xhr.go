@@ -13,8 +13,11 @@ import (
 // from.
 type XHR struct {
 	// All marks every URL of the site as an API call (Wildberries, crawled
-	// only through its APIs).
+	// through its APIs), but those Page says are pages.
 	All bool
+	// Page, with All, says rawURL is a page a user opens, not a call
+	// (Wildberries' product page, asked under fetch: browser).
+	Page func(rawURL string) bool
 	// Paths are URL path prefixes of the site's API calls ("/api/").
 	Paths []string
 	// Headers are the site's own headers its script adds to its calls, in
@@ -40,7 +43,7 @@ type Header struct {
 // IsXHR reports whether rawURL is one of s's API calls.
 func (s *Site) IsXHR(rawURL string) bool {
 	if s.XHR.All {
-		return true
+		return s.XHR.Page == nil || !s.XHR.Page(rawURL)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {

@@ -58,11 +58,15 @@ func cardItem(s *site.Site, c *goquery.Selection, at time.Time) (item.Item, bool
 	}, true
 }
 
-// parseProductHTML parses the rendered product page.
+// parseProductHTML parses the rendered product page: the older markup
+// (h1.product-page__title, #productNmId) or the 2026 one (productPage2026).
 func parseProductHTML(s *site.Site, body []byte, pageURL string, at time.Time) (site.Page, error) {
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		return site.Page{}, site.BadBody("parse html: %w", err)
+	}
+	if doc.Find(title2026).Length() > 0 {
+		return productPage2026(s, doc, pageURL, at)
 	}
 	id := strings.TrimSpace(doc.Find("#productNmId").First().Text())
 	if !nmIDRe.MatchString(id) {
@@ -70,7 +74,7 @@ func parseProductHTML(s *site.Site, body []byte, pageURL string, at time.Time) (
 	}
 	title := site.Clean(doc.Find("h1.product-page__title").First().Text())
 	if id == "" || title == "" {
-		return site.Page{}, site.Unrecognized("no #productNmId or h1.product-page__title")
+		return site.Page{}, site.Unrecognized("no product on the page: no h1.product-page__title or #productNmId, no %s", title2026)
 	}
 	price, _ := site.Kopecks(doc.Find("ins.price-block__final-price").First().Text())
 	old, _ := site.Kopecks(doc.Find("del.price-block__old-price").First().Text())

@@ -101,7 +101,12 @@ func idFromURL(s *site.Site, raw string) (string, error) {
 }
 
 // productURL: /cards/v4/detail?nm=ID under
-// www.wildberries.ru/__internal/u-card (legacy: on card.wb.ru).
+// www.wildberries.ru/__internal/u-card (legacy: on card.wb.ru); under
+// fetch: browser the product page a user opens, /catalog/ID/detail.aspx
+// (its JSON is no page to render), read from its 2026 markup.
 func productURL(s *site.Site, r site.Request) string {
+	if s.FetchPolicy() == site.FetchBrowser {
+		return ItemURL(s, r.ID)
+	}
 	return apiBase(s, site.EndpointCard, internalCard) + "/cards/v4/detail?nm=" + r.ID + apiParams
 }

@@ -22,10 +22,12 @@ var (
 
 // xhr is how the site's pages call its APIs: every URL crawlq fetches
 // is one, with the headers the site's page sends to that endpoint
-// (xhrHeaders), from the page a user would be on.
+// (xhrHeaders), from the page a user would be on; but the product page
+// (…/catalog/ID/detail.aspx, asked under fetch: browser), a page.
 func xhr() site.XHR {
 	return site.XHR{
 		All:        true,
+		Page:       isProductPage,
 		Headers:    []site.Header{hDeviceID, hQueryID, hRequested, hSPA, hUserID},
 		HeadersFor: xhrHeaders,
 		From:       xhrFrom,
@@ -84,4 +86,10 @@ func xhrFrom(s *site.Site, apiURL string) string {
 		return web + "/catalog/" + m[1] + "/detail.aspx"
 	}
 	return web + "/"
+}
+
+// isProductPage says rawURL is a product page, …/catalog/ID/detail.aspx.
+func isProductPage(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	return err == nil && detailPathRe.MatchString(u.Path)
 }
