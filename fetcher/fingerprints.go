@@ -95,54 +95,7 @@ func mustHex(s string) []byte {
 // anchor IDs, ALPS (new codepoint) for h2, GREASE ECH; extensions shuffled
 // per connection. Through a proxy Chrome offers h2 and http/1.1 (no h3).
 func chrome156() *Fingerprint {
-	spec := func() (utls.ClientHelloSpec, error) {
-		return utls.ClientHelloSpec{
-			CipherSuites: []uint16{
-				utls.GREASE_PLACEHOLDER,
-				utls.TLS_AES_128_GCM_SHA256, utls.TLS_AES_256_GCM_SHA384, utls.TLS_CHACHA20_POLY1305_SHA256,
-				utls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, utls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-				utls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, utls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
-				utls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, utls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
-				utls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, utls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA,
-				utls.TLS_RSA_WITH_AES_128_GCM_SHA256, utls.TLS_RSA_WITH_AES_256_GCM_SHA384,
-				utls.TLS_RSA_WITH_AES_128_CBC_SHA, utls.TLS_RSA_WITH_AES_256_CBC_SHA,
-			},
-			CompressionMethods: []byte{utls.CompressionNone},
-			Extensions: []utls.TLSExtension{
-				&utls.UtlsGREASEExtension{},
-				&utls.SNIExtension{},
-				utls.BoringGREASEECH(),
-				&utls.UtlsCompressCertExtension{Algorithms: []utls.CertCompressionAlgo{utls.CertCompressionBrotli}},
-				&utls.SignatureAlgorithmsExtension{SupportedSignatureAlgorithms: []utls.SignatureScheme{
-					0x0904, 0x0905, 0x0906, // ML-DSA-44, -65, -87
-					utls.ECDSAWithP256AndSHA256, utls.PSSWithSHA256, utls.PKCS1WithSHA256,
-					utls.ECDSAWithP384AndSHA384, utls.PSSWithSHA384, utls.PKCS1WithSHA384,
-					utls.PSSWithSHA512, utls.PKCS1WithSHA512,
-				}},
-				&utls.GenericExtension{Id: 0xca34, Data: chromeTrustAnchors},
-				&utls.ALPNExtension{AlpnProtocols: []string{"h2", "http/1.1"}},
-				&utls.PSKKeyExchangeModesExtension{Modes: []uint8{utls.PskModeDHE}},
-				&utls.StatusRequestExtension{},
-				&utls.SupportedVersionsExtension{Versions: []uint16{utls.GREASE_PLACEHOLDER, utls.VersionTLS13, utls.VersionTLS12}},
-				&utls.RenegotiationInfoExtension{Renegotiation: utls.RenegotiateOnceAsClient},
-				&utls.ExtendedMasterSecretExtension{},
-				&utls.ApplicationSettingsExtensionNew{SupportedProtocols: []string{"h2"}},
-				&utls.SCTExtension{},
-				&utls.SupportedCurvesExtension{Curves: []utls.CurveID{
-					utls.GREASE_PLACEHOLDER, utls.X25519MLKEM768, utls.X25519, utls.CurveP256, utls.CurveP384,
-				}},
-				&utls.KeyShareExtension{KeyShares: []utls.KeyShare{
-					{Group: utls.CurveID(utls.GREASE_PLACEHOLDER), Data: []byte{0}},
-					{Group: utls.X25519MLKEM768},
-					{Group: utls.X25519},
-				}},
-				&utls.SupportedPointsExtension{SupportedPoints: []byte{utls.PointFormatUncompressed}},
-				&utls.SessionTicketExtension{},
-				&utls.UtlsGREASEExtension{},
-			},
-		}, nil
-	}
-	id := utls.ClientHelloID{Client: "Chrome", Version: "156", SpecFactory: spec}
+	id := utls.ClientHelloID{Client: "Chrome", Version: "156", SpecFactory: chrome156Spec}
 	return &Fingerprint{
 		Name: TLSChrome156,
 		Client: tlsprofiles.NewClientProfile(id,
@@ -166,66 +119,66 @@ func chrome156() *Fingerprint {
 	}
 }
 
+// chrome156Spec is Chromium 156's ClientHello, built anew for each connection.
+func chrome156Spec() (utls.ClientHelloSpec, error) {
+	return utls.ClientHelloSpec{
+		CipherSuites: []uint16{
+			utls.GREASE_PLACEHOLDER,
+			utls.TLS_AES_128_GCM_SHA256, utls.TLS_AES_256_GCM_SHA384, utls.TLS_CHACHA20_POLY1305_SHA256,
+			utls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, utls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+			utls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, utls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+			utls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, utls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+			utls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, utls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA,
+			utls.TLS_RSA_WITH_AES_128_GCM_SHA256, utls.TLS_RSA_WITH_AES_256_GCM_SHA384,
+			utls.TLS_RSA_WITH_AES_128_CBC_SHA, utls.TLS_RSA_WITH_AES_256_CBC_SHA,
+		},
+		CompressionMethods: []byte{utls.CompressionNone},
+		Extensions:         chrome156Extensions(),
+	}, nil
+}
+
+// chrome156Extensions are Chromium 156's ClientHello extensions in its order,
+// new values for each connection.
+func chrome156Extensions() []utls.TLSExtension {
+	return []utls.TLSExtension{
+		&utls.UtlsGREASEExtension{},
+		&utls.SNIExtension{},
+		utls.BoringGREASEECH(),
+		&utls.UtlsCompressCertExtension{Algorithms: []utls.CertCompressionAlgo{utls.CertCompressionBrotli}},
+		&utls.SignatureAlgorithmsExtension{SupportedSignatureAlgorithms: []utls.SignatureScheme{
+			0x0904, 0x0905, 0x0906, // ML-DSA-44, -65, -87
+			utls.ECDSAWithP256AndSHA256, utls.PSSWithSHA256, utls.PKCS1WithSHA256,
+			utls.ECDSAWithP384AndSHA384, utls.PSSWithSHA384, utls.PKCS1WithSHA384,
+			utls.PSSWithSHA512, utls.PKCS1WithSHA512,
+		}},
+		&utls.GenericExtension{Id: 0xca34, Data: chromeTrustAnchors},
+		&utls.ALPNExtension{AlpnProtocols: []string{"h2", "http/1.1"}},
+		&utls.PSKKeyExchangeModesExtension{Modes: []uint8{utls.PskModeDHE}},
+		&utls.StatusRequestExtension{},
+		&utls.SupportedVersionsExtension{Versions: []uint16{utls.GREASE_PLACEHOLDER, utls.VersionTLS13, utls.VersionTLS12}},
+		&utls.RenegotiationInfoExtension{Renegotiation: utls.RenegotiateOnceAsClient},
+		&utls.ExtendedMasterSecretExtension{},
+		&utls.ApplicationSettingsExtensionNew{SupportedProtocols: []string{"h2"}},
+		&utls.SCTExtension{},
+		&utls.SupportedCurvesExtension{Curves: []utls.CurveID{
+			utls.GREASE_PLACEHOLDER, utls.X25519MLKEM768, utls.X25519, utls.CurveP256, utls.CurveP384,
+		}},
+		&utls.KeyShareExtension{KeyShares: []utls.KeyShare{
+			{Group: utls.CurveID(utls.GREASE_PLACEHOLDER), Data: []byte{0}},
+			{Group: utls.X25519MLKEM768},
+			{Group: utls.X25519},
+		}},
+		&utls.SupportedPointsExtension{SupportedPoints: []byte{utls.PointFormatUncompressed}},
+		&utls.SessionTicketExtension{},
+		&utls.UtlsGREASEExtension{},
+	}
+}
+
 // firefox153 is Firefox 153: 16 ciphers, 17 extensions in a fixed order,
 // no GREASE, X25519MLKEM768 + X25519 + P-256 key shares, delegated
 // credentials, record size limit, GREASE ECH.
 func firefox153() *Fingerprint {
-	spec := func() (utls.ClientHelloSpec, error) {
-		return utls.ClientHelloSpec{
-			CipherSuites: []uint16{
-				utls.TLS_AES_128_GCM_SHA256, utls.TLS_CHACHA20_POLY1305_SHA256, utls.TLS_AES_256_GCM_SHA384,
-				utls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, utls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-				utls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, utls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
-				utls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, utls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
-				utls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
-				utls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, utls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA,
-				utls.TLS_RSA_WITH_AES_128_GCM_SHA256, utls.TLS_RSA_WITH_AES_256_GCM_SHA384,
-				utls.TLS_RSA_WITH_AES_128_CBC_SHA, utls.TLS_RSA_WITH_AES_256_CBC_SHA,
-			},
-			CompressionMethods: []byte{utls.CompressionNone},
-			Extensions: []utls.TLSExtension{
-				&utls.SNIExtension{},
-				&utls.ExtendedMasterSecretExtension{},
-				&utls.RenegotiationInfoExtension{Renegotiation: utls.RenegotiateOnceAsClient},
-				&utls.SupportedCurvesExtension{Curves: []utls.CurveID{
-					utls.X25519MLKEM768, utls.X25519, utls.CurveP256, utls.CurveP384, utls.CurveP521,
-					utls.FAKEFFDHE2048, utls.FAKEFFDHE3072,
-				}},
-				&utls.SupportedPointsExtension{SupportedPoints: []byte{utls.PointFormatUncompressed}},
-				&utls.SessionTicketExtension{},
-				&utls.ALPNExtension{AlpnProtocols: []string{"h2", "http/1.1"}},
-				&utls.StatusRequestExtension{},
-				&utls.DelegatedCredentialsExtension{SupportedSignatureAlgorithms: []utls.SignatureScheme{
-					utls.ECDSAWithP256AndSHA256, utls.ECDSAWithP384AndSHA384, utls.ECDSAWithP521AndSHA512, utls.ECDSAWithSHA1,
-				}},
-				&utls.SCTExtension{},
-				&utls.KeyShareExtension{KeyShares: []utls.KeyShare{
-					{Group: utls.X25519MLKEM768}, {Group: utls.X25519}, {Group: utls.CurveP256},
-				}},
-				&utls.SupportedVersionsExtension{Versions: []uint16{utls.VersionTLS13, utls.VersionTLS12}},
-				&utls.SignatureAlgorithmsExtension{SupportedSignatureAlgorithms: []utls.SignatureScheme{
-					utls.ECDSAWithP256AndSHA256, utls.ECDSAWithP384AndSHA384, utls.ECDSAWithP521AndSHA512,
-					utls.PSSWithSHA256, utls.PSSWithSHA384, utls.PSSWithSHA512,
-					utls.PKCS1WithSHA256, utls.PKCS1WithSHA384, utls.PKCS1WithSHA512,
-					utls.ECDSAWithSHA1, utls.PKCS1WithSHA1,
-				}},
-				&utls.PSKKeyExchangeModesExtension{Modes: []uint8{utls.PskModeDHE}},
-				&utls.FakeRecordSizeLimitExtension{Limit: 0x4001},
-				&utls.UtlsCompressCertExtension{Algorithms: []utls.CertCompressionAlgo{
-					utls.CertCompressionZlib, utls.CertCompressionBrotli, utls.CertCompressionZstd,
-				}},
-				&utls.GREASEEncryptedClientHelloExtension{
-					CandidateCipherSuites: []utls.HPKESymmetricCipherSuite{
-						{KdfId: dicttls.HKDF_SHA256, AeadId: dicttls.AEAD_AES_128_GCM},
-						{KdfId: dicttls.HKDF_SHA256, AeadId: dicttls.AEAD_AES_256_GCM},
-						{KdfId: dicttls.HKDF_SHA256, AeadId: dicttls.AEAD_CHACHA20_POLY1305},
-					},
-					CandidatePayloadLens: []uint16{223},
-				},
-			},
-		}, nil
-	}
-	id := utls.ClientHelloID{Client: "Firefox", Version: "153", SpecFactory: spec}
+	id := utls.ClientHelloID{Client: "Firefox", Version: "153", SpecFactory: firefox153Spec}
 	return &Fingerprint{
 		Name: TLSFirefox153,
 		Client: tlsprofiles.NewClientProfile(id,
@@ -244,6 +197,75 @@ func firefox153() *Fingerprint {
 			"upgrade-insecure-requests", "sec-fetch-dest", "sec-fetch-mode", "sec-fetch-site", "sec-fetch-user",
 			"priority", "te",
 		},
+	}
+}
+
+// firefox153Spec is Firefox 153's ClientHello, built anew for each connection.
+func firefox153Spec() (utls.ClientHelloSpec, error) {
+	return utls.ClientHelloSpec{
+		CipherSuites: []uint16{
+			utls.TLS_AES_128_GCM_SHA256, utls.TLS_CHACHA20_POLY1305_SHA256, utls.TLS_AES_256_GCM_SHA384,
+			utls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, utls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+			utls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, utls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+			utls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, utls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+			utls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
+			utls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, utls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA,
+			utls.TLS_RSA_WITH_AES_128_GCM_SHA256, utls.TLS_RSA_WITH_AES_256_GCM_SHA384,
+			utls.TLS_RSA_WITH_AES_128_CBC_SHA, utls.TLS_RSA_WITH_AES_256_CBC_SHA,
+		},
+		CompressionMethods: []byte{utls.CompressionNone},
+		Extensions:         firefox153Extensions(),
+	}, nil
+}
+
+// firefox153Extensions are Firefox 153's ClientHello extensions in its order,
+// new values for each connection.
+func firefox153Extensions() []utls.TLSExtension {
+	return []utls.TLSExtension{
+		&utls.SNIExtension{},
+		&utls.ExtendedMasterSecretExtension{},
+		&utls.RenegotiationInfoExtension{Renegotiation: utls.RenegotiateOnceAsClient},
+		&utls.SupportedCurvesExtension{Curves: []utls.CurveID{
+			utls.X25519MLKEM768, utls.X25519, utls.CurveP256, utls.CurveP384, utls.CurveP521,
+			utls.FAKEFFDHE2048, utls.FAKEFFDHE3072,
+		}},
+		&utls.SupportedPointsExtension{SupportedPoints: []byte{utls.PointFormatUncompressed}},
+		&utls.SessionTicketExtension{},
+		&utls.ALPNExtension{AlpnProtocols: []string{"h2", "http/1.1"}},
+		&utls.StatusRequestExtension{},
+		&utls.DelegatedCredentialsExtension{SupportedSignatureAlgorithms: []utls.SignatureScheme{
+			utls.ECDSAWithP256AndSHA256, utls.ECDSAWithP384AndSHA384, utls.ECDSAWithP521AndSHA512, utls.ECDSAWithSHA1,
+		}},
+		&utls.SCTExtension{},
+		&utls.KeyShareExtension{KeyShares: []utls.KeyShare{
+			{Group: utls.X25519MLKEM768}, {Group: utls.X25519}, {Group: utls.CurveP256},
+		}},
+		&utls.SupportedVersionsExtension{Versions: []uint16{utls.VersionTLS13, utls.VersionTLS12}},
+		&utls.SignatureAlgorithmsExtension{SupportedSignatureAlgorithms: []utls.SignatureScheme{
+			utls.ECDSAWithP256AndSHA256, utls.ECDSAWithP384AndSHA384, utls.ECDSAWithP521AndSHA512,
+			utls.PSSWithSHA256, utls.PSSWithSHA384, utls.PSSWithSHA512,
+			utls.PKCS1WithSHA256, utls.PKCS1WithSHA384, utls.PKCS1WithSHA512,
+			utls.ECDSAWithSHA1, utls.PKCS1WithSHA1,
+		}},
+		&utls.PSKKeyExchangeModesExtension{Modes: []uint8{utls.PskModeDHE}},
+		&utls.FakeRecordSizeLimitExtension{Limit: 0x4001},
+		&utls.UtlsCompressCertExtension{Algorithms: []utls.CertCompressionAlgo{
+			utls.CertCompressionZlib, utls.CertCompressionBrotli, utls.CertCompressionZstd,
+		}},
+		firefoxGREASEECH(),
+	}
+}
+
+// firefoxGREASEECH is Firefox's GREASE ECH extension: its three AEADs
+// over HKDF-SHA256 and a 223-byte payload.
+func firefoxGREASEECH() *utls.GREASEEncryptedClientHelloExtension {
+	return &utls.GREASEEncryptedClientHelloExtension{
+		CandidateCipherSuites: []utls.HPKESymmetricCipherSuite{
+			{KdfId: dicttls.HKDF_SHA256, AeadId: dicttls.AEAD_AES_128_GCM},
+			{KdfId: dicttls.HKDF_SHA256, AeadId: dicttls.AEAD_AES_256_GCM},
+			{KdfId: dicttls.HKDF_SHA256, AeadId: dicttls.AEAD_CHACHA20_POLY1305},
+		},
+		CandidatePayloadLens: []uint16{223},
 	}
 }
 

@@ -143,21 +143,29 @@ func applySite(s *Site, c SiteConfig) (*Site, error) {
 	if err := applyRotate(s, c, field); err != nil {
 		return nil, err
 	}
+	if err := applyClassQueue(s, c, field); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// applyClassQueue applies class and queue.
+func applyClassQueue(s *Site, c SiteConfig, field func(string) string) error {
 	if c.Class != "" {
 		cl, err := proxies.ParseClass(c.Class)
 		if err != nil {
-			return nil, &ConfigError{Field: field("class"), Reason: err.Error()}
+			return &ConfigError{Field: field("class"), Reason: err.Error()}
 		}
 		s.Class = cl
 	}
 	if c.Queue != "" {
 		q := strings.TrimSpace(c.Queue)
 		if q == "" || strings.ContainsAny(q, " \t\r\n") {
-			return nil, &ConfigError{Field: field("queue"), Reason: fmt.Sprintf("%q is not a queue name", c.Queue)}
+			return &ConfigError{Field: field("queue"), Reason: fmt.Sprintf("%q is not a queue name", c.Queue)}
 		}
 		s.Queue = q
 	}
-	return s, nil
+	return nil
 }
 
 // applyRotate applies rotate_after and rotate_every.
