@@ -107,13 +107,26 @@ func RunBroker(ctx context.Context, target *redisx.Target, o BrokerOptions) (*Br
 	if err != nil {
 		return nil, fmt.Errorf("naive setup: %w", err)
 	}
-	phases := []struct {
-		name  string
-		cycle cycleFunc
-		rate  *Rate
-	}{{"crawlq", crawlq, new(Rate)}, {"naive", naive, new(Rate)}, {"floor", floorCycle(c), new(Rate)}}
-	// The phases take turns in rounds so a load change on a shared machine
-	// hits all three alike; each gets o.Duration in all.
+	phases := []brokerPhase{{"crawlq", crawlq, new(Rate)}, {"naive", naive, new(Rate)}, {"floor", floorCycle(c), new(Rate)}}
+	if err := runRounds(ctx, o, phases); err != nil {
+		return nil, err
+	}
+	res := &BrokerResult{Proxies: o.Proxies, Workers: o.Workers,
+		Crawlq: phases[0].rate.done(), Naive: phases[1].rate.done(), Floor: phases[2].rate.done()}
+	res.DoubleLeases = tr.doubles.Load()
+	return res, nil
+}
+
+// brokerPhase is one phase of the broker bench and its rate so far.
+type brokerPhase struct {
+	name  string
+	cycle cycleFunc
+	rate  *Rate
+}
+
+// runRounds measures the phases taking turns in rounds, so a load change
+// on a shared machine hits all three alike; each gets o.Duration in all.
+func runRounds(ctx context.Context, o BrokerOptions, phases []brokerPhase) error {
 	rounds := max(1, min(3, int(o.Duration/time.Second)))
 	for r := range rounds {
 		slice := o.Duration / time.Duration(rounds)
@@ -122,14 +135,11 @@ func RunBroker(ctx context.Context, target *redisx.Target, o BrokerOptions) (*Br
 		}
 		for _, ph := range phases {
 			if err := measure(ctx, o.Workers, slice, ph.cycle, ph.rate); err != nil {
-				return nil, fmt.Errorf("%s phase: %w", ph.name, err)
+				return fmt.Errorf("%s phase: %w", ph.name, err)
 			}
 		}
 	}
-	res := &BrokerResult{Proxies: o.Proxies, Workers: o.Workers,
-		Crawlq: phases[0].rate.done(), Naive: phases[1].rate.done(), Floor: phases[2].rate.done()}
-	res.DoubleLeases = tr.doubles.Load()
-	return res, nil
+	return nil
 }
 
 // cycleFunc is one lease+release cycle (two PINGs for the floor); false
@@ -246,15 +256,7 @@ func measure(ctx context.Context, workers int, d time.Duration, cycle cycleFunc,
 			}
 		})
 	}
-	_ = backoff.Sleep(ctx, warmup)
-	for t0 := time.Now(); ended.Load() < int64(workers) && time.Since(t0) < maxWarmup && ctx.Err() == nil; {
-		_ = backoff.Sleep(ctx, 10*time.Millisecond)
-	}
-	counting.Store(true)
-	start := time.Now()
-	_ = backoff.Sleep(ctx, d)
-	counting.Store(false)
-	r.secs += time.Since(start).Seconds()
+	r.secs += countWindow(ctx, workers, d, &ended, &counting)
 	once.Do(func() { close(stop) })
 	wg.Wait()
 	if firstErr == nil {
@@ -263,6 +265,21 @@ func measure(ctx context.Context, workers int, d time.Duration, cycle cycleFunc,
 	r.Cycles += done.Load()
 	r.Misses += misses.Load()
 	return firstErr
+}
+
+// countWindow waits out the warm-up (until every worker ended a cycle, at
+// most maxWarmup), then sets counting for d and returns the seconds it
+// was set.
+func countWindow(ctx context.Context, workers int, d time.Duration, ended *atomic.Int64, counting *atomic.Bool) float64 {
+	_ = backoff.Sleep(ctx, warmup)
+	for t0 := time.Now(); ended.Load() < int64(workers) && time.Since(t0) < maxWarmup && ctx.Err() == nil; {
+		_ = backoff.Sleep(ctx, 10*time.Millisecond)
+	}
+	counting.Store(true)
+	start := time.Now()
+	_ = backoff.Sleep(ctx, d)
+	counting.Store(false)
+	return time.Since(start).Seconds()
 }
 
 // done fills CyclesPerS from the counted cycles and time.

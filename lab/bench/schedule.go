@@ -222,18 +222,8 @@ func (c *counter) waitFor(ctx context.Context, n int64, limit time.Duration) err
 func tally(o ScheduleOptions, start, end time.Time, st schedule.State, fired []schedule.Fired, runs map[string]int) *ScheduleResult {
 	r := &ScheduleResult{Every: o.Every.String(), Duration: o.Duration.String(), Schedulers: o.Schedulers, Jobs: o.Jobs,
 		Enqueued: st.Enqueued, Refused: st.Refused, Skipped: st.Skipped, Firings: len(fired)}
-	perTick := map[int64]int{}
-	for id, n := range runs {
-		_, tick, ok := tasks.TickOf(id)
-		if !ok {
-			continue
-		}
-		perTick[tick.Unix()]++
-		r.Duplicates += n - 1
-	}
-	for _, n := range perTick {
-		r.Duplicates += max(0, n-o.Jobs)
-	}
+	perTick, dups := runsPerTick(o.Jobs, runs)
+	r.Duplicates += dups
 	skipped := map[int64]bool{}
 	for _, f := range fired {
 		if f.Outcome == schedule.OutcomeSkip {
@@ -259,6 +249,24 @@ func tally(o ScheduleOptions, start, end time.Time, st schedule.State, fired []s
 		}
 	}
 	return r
+}
+
+// runsPerTick counts the tasks run per tick (Unix second) and the
+// duplicates: a task run more than once, a tick with more than jobs tasks.
+func runsPerTick(jobs int, runs map[string]int) (map[int64]int, int) {
+	perTick, dups := map[int64]int{}, 0
+	for id, n := range runs {
+		_, tick, ok := tasks.TickOf(id)
+		if !ok {
+			continue
+		}
+		perTick[tick.Unix()]++
+		dups += n - 1
+	}
+	for _, n := range perTick {
+		dups += max(0, n-jobs)
+	}
+	return perTick, dups
 }
 
 func lagMs(f schedule.Fired) int64 { return f.At.Sub(f.Tick).Milliseconds() }

@@ -230,19 +230,26 @@ func measureWeb(ctx context.Context, base string, o WebOptions, res *WebResult) 
 		slices.Sort(times)
 		*st.ms = ms(times[len(times)/2])
 	}
+	res.Sites = summarySites(ctx, base)
+	res.FirstRenderMS, err = firstRender(ctx, base, o.Chromium)
+	if err != nil {
+		res.ChromiumError = err.Error()
+	}
+	return nil
+}
+
+// summarySites is the number of sites /api/summary shows (0 when it
+// cannot be read).
+func summarySites(ctx context.Context, base string) int {
 	var sum struct {
 		Status struct {
 			Pool struct{ Sites map[string]any }
 		}
 	}
 	if body, err := fetch(ctx, base+"/api/summary"); err == nil && json.Unmarshal(body, &sum) == nil {
-		res.Sites = len(sum.Status.Pool.Sites)
+		return len(sum.Status.Pool.Sites)
 	}
-	res.FirstRenderMS, err = firstRender(ctx, base, o.Chromium)
-	if err != nil {
-		res.ChromiumError = err.Error()
-	}
-	return nil
+	return 0
 }
 
 // firstRender loads the page three times in headless Chromium and returns
