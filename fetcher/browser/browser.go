@@ -181,23 +181,7 @@ func (b *Browser) startLocked() error {
 	if err != nil {
 		return fmt.Errorf("browser profile dir: %w", err)
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(b.cfg.Path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(dir),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions"),
-	}
-	opts = append(opts, undetected...)
-	opts = append(opts, chromedp.Flag("accept-lang", acceptLangFlag(fetcher.DefaultAcceptLanguage)))
-	if len(b.spki) > 0 {
-		opts = append(opts, chromedp.Flag("ignore-certificate-errors-spki-list", strings.Join(b.spki, ",")))
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), b.allocatorOptions(dir)...)
 	root, cancel := chromedp.NewContext(actx)
 	if err := chromedp.Do(root); err != nil {
 		cancel()
@@ -218,6 +202,28 @@ func (b *Browser) startLocked() error {
 	b.starts++
 	b.cfg.Logger.Info("browser started", zap.String("path", b.cfg.Path), zap.Int("pid", b.pid))
 	return nil
+}
+
+// allocatorOptions are Chromium's command line: the profile in dir, the
+// flags that quiet it and make it a user's browser, and the testbed CAs' keys.
+func (b *Browser) allocatorOptions(dir string) []chromedp.ExecAllocatorOption {
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(b.cfg.Path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(dir),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions"),
+	}
+	opts = append(opts, undetected...)
+	opts = append(opts, chromedp.Flag("accept-lang", acceptLangFlag(fetcher.DefaultAcceptLanguage)))
+	if len(b.spki) > 0 {
+		opts = append(opts, chromedp.Flag("ignore-certificate-errors-spki-list", strings.Join(b.spki, ",")))
+	}
+	return opts
 }
 
 // undetected are the flags that make the browser a user's Chromium to

@@ -96,18 +96,10 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job fetcher.B
 	stop := context.AfterFunc(ctx, cancel)
 	defer stop()
 	p := b.newPage(job, chromedp.FromContext(cctx), tctx, cancel)
-	err := p.start(loop, tctx)
-	if err == nil {
-		err = p.wait(tctx)
-	}
-	if err == nil && job.Render {
-		err = p.render(tctx)
-	}
+	err := p.run(loop, tctx, job.Render)
 	cancel() // the gate is closed: a request paused from now on is answered here
 	if err == nil {
-		rctx, rcancel := context.WithTimeout(loop, 5*time.Second)
-		p.res.Cookies, err = p.cookies(rctx)
-		rcancel()
+		err = p.readCookies(loop)
 	}
 	if rerr := p.rest(loop); rerr != nil {
 		b.kill(root, "its page could not be brought to rest before its context closed", zap.Error(rerr))
@@ -122,6 +114,28 @@ func (b *Browser) solve(ctx context.Context, root context.Context, job fetcher.B
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.res, err
+}
+
+// run starts the page (its loop on loop), waits for it to be solved and,
+// with render, renders it; gate bounds the wait.
+func (p *pageRun) run(loop, gate context.Context, render bool) error {
+	err := p.start(loop, gate)
+	if err == nil {
+		err = p.wait(gate)
+	}
+	if err == nil && render {
+		err = p.render(gate)
+	}
+	return err
+}
+
+// readCookies reads the page's cookies into its result, within 5 s.
+func (p *pageRun) readCookies(loop context.Context) error {
+	rctx, rcancel := context.WithTimeout(loop, 5*time.Second)
+	defer rcancel()
+	var err error
+	p.res.Cookies, err = p.cookies(rctx)
+	return err
 }
 
 // newPage is the run of job's page in c (its target wrapped by b.wrap
