@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"crawlq/lab/chaos"
 )
@@ -33,30 +34,39 @@ Wildberries soft-bans --soft-bans IPs (they answer with its empty shape):
 false_quarantines and missed_soft_bans score the workers against the
 testbed's truth. --redis is not used.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			log, err := a.logger()
-			if err != nil {
-				return err
-			}
-			defer log.Sync()
-			if o.Binary, err = os.Executable(); err != nil {
-				return fmt.Errorf("locate the crawlq binary: %w", err)
-			}
-			o.Logger = log
-			rep, err := chaos.Run(cmd.Context(), o)
-			if err != nil {
-				return postgresErr(err)
-			}
-			if err := printChaos(cmd, rep, asJSON); err != nil {
-				return err
-			}
-			if f := rep.Failures(); len(f) > 0 {
-				return fmt.Errorf("chaos goals missed: %s", strings.Join(f, "; "))
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchChaos(cmd, a, o, asJSON) },
 	}
-	fl := cmd.Flags()
+	addChaosFlags(cmd.Flags(), &o, &asJSON)
+	return cmd
+}
+
+// runBenchChaos runs the chaos bench with this binary as the workers and
+// fails when a goal is missed.
+func runBenchChaos(cmd *cobra.Command, a *app, o chaos.Options, asJSON bool) error {
+	log, err := a.logger()
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+	if o.Binary, err = os.Executable(); err != nil {
+		return fmt.Errorf("locate the crawlq binary: %w", err)
+	}
+	o.Logger = log
+	rep, err := chaos.Run(cmd.Context(), o)
+	if err != nil {
+		return postgresErr(err)
+	}
+	if err := printChaos(cmd, rep, asJSON); err != nil {
+		return err
+	}
+	if f := rep.Failures(); len(f) > 0 {
+		return fmt.Errorf("chaos goals missed: %s", strings.Join(f, "; "))
+	}
+	return nil
+}
+
+// addChaosFlags binds `bench chaos`'s flags to o and asJSON.
+func addChaosFlags(fl *pflag.FlagSet, o *chaos.Options, asJSON *bool) {
 	fl.IntVar(&o.Jobs, "jobs", 600, fmt.Sprintf("jobs to enqueue (at least %d)", chaos.MinJobs))
 	fl.IntVar(&o.Workers, "workers", 3, "crawlq worker processes")
 	fl.IntVar(&o.Concurrency, "concurrency", 6, "each worker's --concurrency")
@@ -71,8 +81,7 @@ testbed's truth. --redis is not used.`,
 	fl.StringVar(&o.Postgres, "postgres", "", "also run a `crawlq sink` into a database created on this PostgreSQL server (postgres:// URL), kill it -9 and kill its connections mid-run, and count the observations there")
 	fl.StringVar(&o.Topology, "topology", "", "run on a Sentinel group (sentinel) or a Redis Cluster (cluster) started for the run, killing its master -9 twice (default: a queue and a broker Redis, one server each)")
 	fl.IntVar(&o.Modems, "modems", 0, "testbed modems in the pool with their change links (rotate_after 3 on every site); the killed worker is then the one rotating a modem (default none: see docs/benchmarks.md, Chaos)")
-	fl.BoolVar(&asJSON, "json", false, "print the result and the details as two JSON lines")
-	return cmd
+	fl.BoolVar(asJSON, "json", false, "print the result and the details as two JSON lines")
 }
 
 func printChaos(cmd *cobra.Command, rep *chaos.Report, asJSON bool) error {

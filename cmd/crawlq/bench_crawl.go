@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"crawlq/internal/redisx"
 	"crawlq/lab/bench"
@@ -77,7 +78,13 @@ func newBenchCrawlCmd(a *app) *cobra.Command {
 			return withTopology(a, f.topology, func() error { return runBenchCrawl(cmd, a, f) })
 		},
 	}
-	fl := cmd.Flags()
+	addCrawlFlags(cmd.Flags(), &f)
+	addCrawlProxyFlags(cmd.Flags(), &f)
+	return cmd
+}
+
+// addCrawlFlags binds `bench crawl`'s flags of the crawl itself to f.
+func addCrawlFlags(fl *pflag.FlagSet, f *benchCrawlFlags) {
 	fl.IntVar(&f.o.Proxies, "proxies", 50, "proxies in the farm and the pool (P)")
 	fl.IntVar(&f.o.Workers, "workers", 3, "worker servers per phase (K)")
 	fl.DurationVar(&f.o.MinInterval, "min-interval", 500*time.Millisecond, "site min interval per IP (D), in the broker and the testbed's strict rule; 0 for none")
@@ -93,6 +100,11 @@ func newBenchCrawlCmd(a *app) *cobra.Command {
 	fl.DurationVar(&f.o.ChallengeTTL, "challenge-ttl", 10*time.Second, "challenge mode: the clearance cookie's lifetime (short, so the browsers keep solving)")
 	fl.IntVar(&f.o.Browsers, "browsers", 1, "challenge mode: challenges each worker's browser clears at once")
 	fl.StringVar(&f.o.Chrome, "chrome", "", "challenge mode: the Chromium binary (default: on PATH)")
+}
+
+// addCrawlProxyFlags binds `bench crawl`'s flags of the proxies crawled
+// through (gateway, modems, broker Redis, topology) to f.
+func addCrawlProxyFlags(fl *pflag.FlagSet, f *benchCrawlFlags) {
 	fl.IntVar(&f.o.Gateway, "gateway", 0, "crawl through a gateway proxy of N exit IPs instead of the farm (the limit is then N/D); the naive phase imports its session ids as plain lines")
 	fl.IntVar(&f.o.GatewaySessions, "gateway-sessions", 0, "with --gateway: the session ids its line allows (default 5 x exits)")
 	fl.StringVar((*string)(&f.o.ExitBusy), "exit-busy", "reroll", "with --gateway: a session landing on a held exit IP rerolls its session id or waits: reroll or wait")
@@ -105,7 +117,6 @@ func newBenchCrawlCmd(a *app) *cobra.Command {
 	fl.IntVar(&f.o.RotateAfter, "rotate-after", 0, "with --modems: the rotation-before-the-ban phase's rotate_after (default the volume's requests less 2)")
 	fl.IntVar(&f.o.ModemExits, "modem-exits", 0, "with --modems: the carrier's pool of exit IPs (default 64 a modem)")
 	fl.StringVar(&f.topology, "topology", "", "run on a Sentinel group or Redis Cluster started for the run: sentinel or cluster (default: --redis); a Cluster's CPU is reported per master")
-	return cmd
 }
 
 func runBenchCrawl(cmd *cobra.Command, a *app, f benchCrawlFlags) error {
@@ -125,25 +136,25 @@ func runBenchCrawl(cmd *cobra.Command, a *app, f benchCrawlFlags) error {
 	if conn.Embedded() {
 		fmt.Fprintln(cmd.ErrOrStderr(), "note: on the embedded Redis (Lua in a Go interpreter) the rates measure it more than crawlq; give --redis a real one for figures")
 	}
-	if !f.noRSS {
-		if f.o.WorkerCommand, err = selfCommand(); err != nil {
-			return err
-		}
+	if f.o.WorkerCommand, err = f.workerCommand(); err != nil {
+		return err
 	}
 	target := bench.CrawlTarget{Client: conn.Client, Asynq: conn.Asynq, URL: childRedisURL(a, conn),
 		NewClient: conn.Target.NewClient}
-	if f.broker != "" {
-		bconn, err := openRedis(ctx, "--broker-redis", f.broker)
-		if err != nil {
-			return err
-		}
-		defer bconn.Close()
-		target.Broker, target.BrokerURL, target.NewBrokerClient = bconn.Client, f.broker, bconn.Target.NewClient
+	closeBroker, err := openCrawlBroker(ctx, f.broker, &target)
+	if err != nil {
+		return err
 	}
+	defer closeBroker()
 	res, err := bench.RunCrawl(ctx, target, f.o)
 	if err != nil {
 		return err
 	}
+	return f.report(cmd, res)
+}
+
+// report writes --chart and prints the result, as JSON with --json.
+func (f benchCrawlFlags) report(cmd *cobra.Command, res *bench.CrawlResult) error {
 	if f.chart != "" {
 		if err := writeChartFile(f.chart, res); err != nil {
 			return err
@@ -154,6 +165,28 @@ func runBenchCrawl(cmd *cobra.Command, a *app, f benchCrawlFlags) error {
 	}
 	printCrawlResult(cmd, res)
 	return nil
+}
+
+// openCrawlBroker opens --broker-redis, when given, as target's broker;
+// the caller calls the returned func to close it.
+func openCrawlBroker(ctx context.Context, url string, target *bench.CrawlTarget) (func(), error) {
+	if url == "" {
+		return func() {}, nil
+	}
+	bconn, err := openRedis(ctx, "--broker-redis", url)
+	if err != nil {
+		return nil, err
+	}
+	target.Broker, target.BrokerURL, target.NewBrokerClient = bconn.Client, url, bconn.Target.NewClient
+	return func() { bconn.Close() }, nil
+}
+
+// workerCommand runs the worker RSS child: this binary, unless --no-rss.
+func (f benchCrawlFlags) workerCommand() (func(context.Context, []string) *exec.Cmd, error) {
+	if f.noRSS {
+		return nil, nil
+	}
+	return selfCommand()
 }
 
 // selfCommand runs this binary again (as `crawlq worker`).

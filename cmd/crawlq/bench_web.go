@@ -35,19 +35,7 @@ func newBenchWebCmd(a *app) *cobra.Command {
 			if asJSON {
 				return writeJSONLine(cmd, res)
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "proxies %d on %d sites (%d rows), seeded in %.1fs; one full read of the pool %.0f ms\n",
-				res.Proxies, res.Sites, res.Rows, res.SeedMS/1000, res.FullReadMS)
-			fmt.Fprintf(w, "redis stall    %8.0f ms  longest PING of another client during one full read (%.0f ms as long again without one)\n", res.StallMS, res.IdleStallMS)
-			fmt.Fprintf(w, "pool page      %8.1f KB  served in %.0f ms\n", kb(res.PageBytes), res.PageMS)
-			if res.ChromiumError != "" {
-				fmt.Fprintf(w, "first render   (none: %s)\n", res.ChromiumError)
-			} else {
-				fmt.Fprintf(w, "first render   %8.0f ms  (headless Chromium, load event)\n", res.FirstRenderMS)
-			}
-			fmt.Fprintf(w, "update         %8.1f KB  /api/summary every refresh; rows %.1f KB when a new full read exists\n", kb(res.SummaryBytes), kb(res.RowsBytes))
-			fmt.Fprintf(w, "/api/pool      %8.1f KB  default page; ?all=1 %.1f MB streamed in %.0f ms\n", kb(res.APIPoolBytes), kb(res.APIAllBytes)/1024, res.APIAllMS)
-			fmt.Fprintf(w, "/metrics       %8d series, %.1f KB, rendered in %.1f ms\n", res.MetricsSeries, kb(res.MetricsBytes), res.MetricsMS)
+			printWeb(cmd, res)
 			return nil
 		},
 	}
@@ -56,6 +44,23 @@ func newBenchWebCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&o.Chromium, "chromium", "", `Chromium binary for the first-render figure (default chromium on PATH; "off" to skip)`)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
+}
+
+// printWeb prints `bench web`'s figures as text.
+func printWeb(cmd *cobra.Command, res *bench.WebResult) {
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "proxies %d on %d sites (%d rows), seeded in %.1fs; one full read of the pool %.0f ms\n",
+		res.Proxies, res.Sites, res.Rows, res.SeedMS/1000, res.FullReadMS)
+	fmt.Fprintf(w, "redis stall    %8.0f ms  longest PING of another client during one full read (%.0f ms as long again without one)\n", res.StallMS, res.IdleStallMS)
+	fmt.Fprintf(w, "pool page      %8.1f KB  served in %.0f ms\n", kb(res.PageBytes), res.PageMS)
+	if res.ChromiumError != "" {
+		fmt.Fprintf(w, "first render   (none: %s)\n", res.ChromiumError)
+	} else {
+		fmt.Fprintf(w, "first render   %8.0f ms  (headless Chromium, load event)\n", res.FirstRenderMS)
+	}
+	fmt.Fprintf(w, "update         %8.1f KB  /api/summary every refresh; rows %.1f KB when a new full read exists\n", kb(res.SummaryBytes), kb(res.RowsBytes))
+	fmt.Fprintf(w, "/api/pool      %8.1f KB  default page; ?all=1 %.1f MB streamed in %.0f ms\n", kb(res.APIPoolBytes), kb(res.APIAllBytes)/1024, res.APIAllMS)
+	fmt.Fprintf(w, "/metrics       %8d series, %.1f KB, rendered in %.1f ms\n", res.MetricsSeries, kb(res.MetricsBytes), res.MetricsMS)
 }
 
 func kb(n int) float64 { return float64(n) / 1024 }

@@ -159,31 +159,7 @@ func newResultsChangesCmd(a *app) *cobra.Command {
 		Short: "List price changes recorded in PostgreSQL, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			url, err := postgresURL(pg, true)
-			if err != nil {
-				return err
-			}
-			from, err := parseSince(since, time.Now())
-			if err != nil {
-				return err
-			}
-			drop, err := parseMinDrop(minDrop)
-			if err != nil {
-				return err
-			}
-			conn, err := pgsink.Connect(cmd.Context(), url)
-			if err != nil {
-				return postgresErr(err)
-			}
-			defer conn.Close(context.WithoutCancel(cmd.Context()))
-			cs, err := pgsink.Changes(cmd.Context(), conn, from, drop, limit)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return jsonLine(cmd.OutOrStdout(), cs)
-			}
-			return writeChanges(cmd.OutOrStdout(), cs)
+			return runResultsChanges(cmd, pg, since, minDrop, limit, asJSON)
 		},
 	}
 	postgresFlag(cmd, &pg, "PostgreSQL URL of the sink's store")
@@ -192,6 +168,36 @@ func newResultsChangesCmd(a *app) *cobra.Command {
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many changes (default all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	return cmd
+}
+
+// runResultsChanges is `crawlq results changes`: the price changes
+// PostgreSQL recorded since --since, of at least --min-drop.
+func runResultsChanges(cmd *cobra.Command, pg, since, minDrop string, limit int, asJSON bool) error {
+	url, err := postgresURL(pg, true)
+	if err != nil {
+		return err
+	}
+	from, err := parseSince(since, time.Now())
+	if err != nil {
+		return err
+	}
+	drop, err := parseMinDrop(minDrop)
+	if err != nil {
+		return err
+	}
+	conn, err := pgsink.Connect(cmd.Context(), url)
+	if err != nil {
+		return postgresErr(err)
+	}
+	defer conn.Close(context.WithoutCancel(cmd.Context()))
+	cs, err := pgsink.Changes(cmd.Context(), conn, from, drop, limit)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return jsonLine(cmd.OutOrStdout(), cs)
+	}
+	return writeChanges(cmd.OutOrStdout(), cs)
 }
 
 func writeChanges(w io.Writer, cs []pgsink.Change) error {

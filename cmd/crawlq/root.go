@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -36,21 +37,10 @@ func newRootCmd() *cobra.Command {
 		// go-redis logs to stderr on its own (dial failures); its lines go
 		// through crawlq's logger at debug level, so a command prints one
 		// clear error, not the library's noise before it.
-		PersistentPreRunE: func(*cobra.Command, []string) error {
-			log, err := a.logger()
-			if err != nil {
-				return err
-			}
-			redisx.RouteLogs(log)
-			return nil
-		},
+		PersistentPreRunE: func(*cobra.Command, []string) error { return a.routeRedisLogs() },
 	}
 	cobra.EnableTraverseRunHooks = true // subcommands' own pre-run hooks run after the root's
-	root.PersistentFlags().StringVar(&a.redisURL, "redis", "",
-		`Redis URL: redis://[:password@]host:port/db, redis-sentinel://[:password@]host:26379,host2:26379/MASTER/db, `+
-			`redis-cluster://[:password@]host:7000,host2:7001 (rediss… for TLS) or "embedded"; env CRAWLQ_REDIS; default `+redisx.DefaultURL)
-	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	root.PersistentFlags().BoolVar(&a.logJSON, "log-json", false, "log as JSON lines instead of console text")
+	a.addGlobalFlags(root.PersistentFlags())
 	root.AddCommand(
 		newAlertCmd(a),
 		newBenchCmd(a),
@@ -70,6 +60,25 @@ func newRootCmd() *cobra.Command {
 		newWorkerCmd(a),
 	)
 	return root
+}
+
+// routeRedisLogs sends go-redis's own log lines through crawlq's logger.
+func (a *app) routeRedisLogs() error {
+	log, err := a.logger()
+	if err != nil {
+		return err
+	}
+	redisx.RouteLogs(log)
+	return nil
+}
+
+// addGlobalFlags binds the flags every command has to a.
+func (a *app) addGlobalFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&a.redisURL, "redis", "",
+		`Redis URL: redis://[:password@]host:port/db, redis-sentinel://[:password@]host:26379,host2:26379/MASTER/db, `+
+			`redis-cluster://[:password@]host:7000,host2:7001 (rediss… for TLS) or "embedded"; env CRAWLQ_REDIS; default `+redisx.DefaultURL)
+	fl.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.BoolVar(&a.logJSON, "log-json", false, "log as JSON lines instead of console text")
 }
 
 // redis opens --redis, else $CRAWLQ_REDIS, else the default; the caller

@@ -15,6 +15,7 @@ import (
 
 	"crawlq/schedule"
 	"crawlq/tasks"
+	"crawlq/tasks/site"
 	"crawlq/web"
 )
 
@@ -65,15 +66,7 @@ func runScheduleAdd(cmd *cobra.Command, a *app, f *scheduleAddFlags, args []stri
 	if err := checkKind(loaded.Sites, f.file, jobArgs); err != nil {
 		return err
 	}
-	jobs, where, err := f.jobs(jobArgs)
-	if err != nil {
-		return err
-	}
-	s, err := schedule.New(loaded.Sites, args[0], f.cron, jobs, func(i int) string { return where[i] })
-	var bad *schedule.SpecError
-	if errors.As(err, &bad) {
-		return fmt.Errorf("--cron: %w", err)
-	}
+	s, err := f.schedule(loaded.Sites, args[0], jobArgs)
 	if err != nil {
 		return err // validated before Redis is touched
 	}
@@ -93,6 +86,21 @@ func runScheduleAdd(cmd *cobra.Command, a *app, f *scheduleAddFlags, args []stri
 	fmt.Fprintf(cmd.OutOrStdout(), "schedule %s: %d job(s), %s, next tick %s (run `crawlq scheduler`)\n",
 		s.Name, len(s.Jobs), s.Cron, spec.Next(time.Now()).Format(time.RFC3339))
 	return nil
+}
+
+// schedule is the schedule name of the jobs jobArgs and the flags
+// describe, validated against sites.
+func (f *scheduleAddFlags) schedule(sites *site.Registry, name string, jobArgs []string) (schedule.Schedule, error) {
+	jobs, where, err := f.jobs(jobArgs)
+	if err != nil {
+		return schedule.Schedule{}, err
+	}
+	s, err := schedule.New(sites, name, f.cron, jobs, func(i int) string { return where[i] })
+	var bad *schedule.SpecError
+	if errors.As(err, &bad) {
+		return schedule.Schedule{}, fmt.Errorf("--cron: %w", err)
+	}
+	return s, err
 }
 
 // jobArgs are the SITE KIND ARGS… of the command line: after NAME, and

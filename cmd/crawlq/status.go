@@ -65,6 +65,12 @@ func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config, 
 		return postgresErr(err)
 	}
 	pgErr := errText(err) // PostgreSQL is optional here: its failure is one line
+	return printStatus(out, asJSON, statusJSON{Status: st, Schedules: scheds, Alerts: alerts, PostgresError: pgErr})
+}
+
+// printStatus writes the status as text, or as JSON.
+func printStatus(out io.Writer, asJSON bool, s statusJSON) error {
+	st, scheds, alerts, pgErr := s.Status, s.Schedules, s.Alerts, s.PostgresError
 	if !asJSON {
 		if err := st.WriteTable(out); err != nil {
 			return err
@@ -78,7 +84,7 @@ func runStatus(ctx context.Context, a *app, out io.Writer, asJSON bool, config, 
 	}
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
-	return enc.Encode(statusJSON{Status: st, Schedules: scheds, Alerts: alerts, PostgresError: pgErr})
+	return enc.Encode(s)
 }
 
 // alertStatus reads the alert figures from --postgres (or

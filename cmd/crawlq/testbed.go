@@ -158,22 +158,29 @@ func writeModems(tb *testbed.Testbed) (string, error) {
 	return file, nil
 }
 
+// config is the testbed the flags describe, checked.
+func (o testbedOpts) config(log *zap.Logger) (testbed.Config, error) {
+	if o.proxies < 1 {
+		return testbed.Config{}, fmt.Errorf("--proxies %d: want at least 1", o.proxies)
+	}
+	if err := o.checkPaths(); err != nil {
+		return testbed.Config{}, err
+	}
+	cfg := testbed.Config{Proxies: o.proxies, Seed: o.seed, Strict: o.strict, Dir: o.dir,
+		Fingerprint: o.fingerprint, Challenge: o.challenge, PriceEvery: priceEvery(o.priceEvery),
+		Farm: testbed.FarmConfig{Auth: o.auth, SOCKS5Every: o.socks5Every}, Logger: log}
+	err := o.addModems(&cfg)
+	return cfg, err
+}
+
 func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	log, err := a.logger()
 	if err != nil {
 		return err
 	}
 	defer log.Sync()
-	if o.proxies < 1 {
-		return fmt.Errorf("--proxies %d: want at least 1", o.proxies)
-	}
-	if err := o.checkPaths(); err != nil {
-		return err
-	}
-	cfg := testbed.Config{Proxies: o.proxies, Seed: o.seed, Strict: o.strict, Dir: o.dir,
-		Fingerprint: o.fingerprint, Challenge: o.challenge, PriceEvery: priceEvery(o.priceEvery),
-		Farm: testbed.FarmConfig{Auth: o.auth, SOCKS5Every: o.socks5Every}, Logger: log}
-	if err := o.addModems(&cfg); err != nil {
+	cfg, err := o.config(log)
+	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
@@ -186,16 +193,9 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	if err != nil {
 		return err
 	}
-	cfgFile := o.writeConfig
-	if cfgFile == "" {
-		cfgFile = filepath.Join(filepath.Dir(tb.ProxiesFile), "crawlq.yaml")
-	}
-	var cfgOpts []testbed.ConfigOption
-	if tb.Modems != nil { // else no site would use them
-		cfgOpts = append(cfgOpts, testbed.MobileSites(testbed.SiteAvito))
-	}
-	if err := os.WriteFile(cfgFile, tb.CrawlqConfig(cfgOpts...), 0o644); err != nil {
-		return fmt.Errorf("--write-config: %w", err)
+	cfgFile, err := writeTestbedConfig(tb, o.writeConfig)
+	if err != nil {
+		return err
 	}
 	info := testbedInfo{Sites: tb.Sites(), HTTPSSites: tb.HTTPSSites(), CAFile: tb.CAFile,
 		ProxiesFile: tb.ProxiesFile, ConfigFile: cfgFile, Proxies: tb.Farm.Len(), ModemsFile: modemsFile}
@@ -206,11 +206,33 @@ func runTestbed(cmd *cobra.Command, a *app, o testbedOpts) error {
 	}
 	log.Info("testbed running; interrupt to stop", zap.Any("sites", info.Sites), zap.String("proxies_file", info.ProxiesFile))
 	<-ctx.Done()
+	logTestbedStopped(log, tb)
+	return nil
+}
+
+// logTestbedStopped logs what the testbed's checker counted over its run.
+func logTestbedStopped(log *zap.Logger, tb *testbed.Testbed) {
 	r := tb.Check()
 	log.Info("testbed stopped", zap.Int("requests", r.Requests), zap.Int("i1_violations", r.I1Violations),
 		zap.Int("i2_violations", r.I2Violations), zap.Any("bans_per_ip", r.BansPerIP),
 		zap.Int("fingerprint_refusals", tb.Log.FingerprintRefusals()), zap.Any("challenges", tb.Log.Challenges()))
-	return nil
+}
+
+// writeTestbedConfig writes a crawlq config for tb to file (default
+// crawlq.yaml beside the proxies file) and returns its path; with modems,
+// Avito has the class mobile, else no site would use them.
+func writeTestbedConfig(tb *testbed.Testbed, file string) (string, error) {
+	if file == "" {
+		file = filepath.Join(filepath.Dir(tb.ProxiesFile), "crawlq.yaml")
+	}
+	var cfgOpts []testbed.ConfigOption
+	if tb.Modems != nil {
+		cfgOpts = append(cfgOpts, testbed.MobileSites(testbed.SiteAvito))
+	}
+	if err := os.WriteFile(file, tb.CrawlqConfig(cfgOpts...), 0o644); err != nil {
+		return "", fmt.Errorf("--write-config: %w", err)
+	}
+	return file, nil
 }
 
 // priceEvery is --price-every as testbed.Config has it: 0 (prices never
