@@ -90,7 +90,7 @@ func NewHandler(cfg HandlerConfig) *Handler {
 		cfg.Now = time.Now
 	}
 	shared := cfg.Sessions != nil && cfg.Sessions.SharesRedis()
-	return &Handler{cfg: cfg, detect: detect.New(cfg.Rules, detect.WithRecognizer(recognizer(cfg.Sites))), shared: shared}
+	return &Handler{cfg: cfg, detect: detect.New(cfg.Rules, detect.WithRecognizer(Recognizer(cfg.Sites))), shared: shared}
 }
 
 // NewMux routes every task type to h: page:fetch and "site:kind" of

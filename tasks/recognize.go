@@ -8,7 +8,7 @@ import (
 	"crawlq/tasks/site"
 )
 
-// recognizer is the detector's check that a product (or item) page
+// Recognizer is the detector's check that a product (or item) page
 // judged OK holds its item (issue 36.6): the site's parser must find one.
 // A page the parser does not recognize, or recognizes with no item, is
 // an unknown shape, Suspect: asked again from a second proxy, then
@@ -16,7 +16,7 @@ import (
 // without items. A redirect stub passes: the job follows it. Listings,
 // a site without a parser and other parser errors pass too: the job's
 // own parse acts on them as before.
-func recognizer(sites *site.Registry) detect.Recognizer {
+func Recognizer(sites *site.Registry) detect.Recognizer {
 	return func(name, kind string, body []byte, finalURL string) error {
 		if sites == nil || detect.NormalizeKind(kind) != "product" {
 			return nil

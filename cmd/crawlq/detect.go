@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"crawlq/detect"
+	"crawlq/tasks"
+	sitepkg "crawlq/tasks/site"
 )
 
 // newDetectCmd judges a saved page offline and prints the verdict as JSON.
@@ -37,7 +39,7 @@ func newDetectCmd() *cobra.Command {
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			enc.SetEscapeHTML(false)
 			enc.SetIndent("", "  ")
-			return enc.Encode(detect.New(rules).Judge(site, kind, resp))
+			return enc.Encode(detect.New(rules, detect.WithRecognizer(tasks.Recognizer(sitepkg.Default()))).Judge(site, kind, resp))
 		},
 	}
 	cmd.Flags().StringVar(&site, "site", "", "site whose rules apply: wildberries, ozon, avito or a site from --rules (required)")

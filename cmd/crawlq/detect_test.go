@@ -80,3 +80,25 @@ func TestDetectSaysChallenge(t *testing.T) {
 		})
 	}
 }
+
+// TestDetectProductWithoutItemIsUnknownShape: detect asks the site's
+// parser as a worker does, so a product page the rules pass but that
+// holds no item prints "suspect" for an unknown shape, while the 2026
+// rendered page with its product is ok (issue 36.6).
+func TestDetectProductWithoutItemIsUnknownShape(t *testing.T) {
+	dir := "../../tasks/wildberries/testdata/2026/"
+	for page, want := range map[string][]string{
+		"built_from_public_code_product_page_shell.html":    {`"kind": "suspect"`, `"reason": "unknown shape"`},
+		"built_from_public_code_product_page_rendered.html": {`"kind": "ok"`},
+	} {
+		out, err := run(t, "detect", "--site", "wildberries", "--kind", "product", dir+page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %s:\n%s", page, w, out)
+			}
+		}
+	}
+}
