@@ -105,6 +105,17 @@ func (k keys) modemSent(minute int64) string {
 	return k.prefix + "modemsent:" + strconv.FormatInt(minute, 10)
 }
 
+// limit is a HASH of one learned limit (limit.go): value, min, max,
+// unit, pinned, at, reason, gen, and its learner's own fields.
+func (k keys) limit(name string) string { return k.prefix + "limit:" + name }
+
+// limitLog is a LIST of one learned limit's last changes, newest first:
+// "at-ms|value|reason" (LimitLogLen).
+func (k keys) limitLog(name string) string { return k.prefix + "limitlog:" + name }
+
+// limits is a SET of the pool's learned limits' names.
+func (k keys) limits() string { return k.prefix + "limits" }
+
 // knownField is the field of known for one site and class.
 func knownField(site string, c Class) string { return site + "\t" + string(c) }
 
@@ -197,3 +208,11 @@ func (k keys) rotateEndKeys(site string, c Class) []any {
 func (k keys) modemSendKeys(site, ip string, minute int64) []any {
 	return []any{k.rotating(), k.modemUse(site, ip), k.modemSent(minute)}
 }
+
+// limitInitKeys are limit_init.lua's KEYS.
+func (k keys) limitInitKeys(name string) []any {
+	return []any{k.limit(name), k.limitLog(name), k.limits()}
+}
+
+// limitSetKeys are limit_set.lua's KEYS.
+func (k keys) limitSetKeys(name string) []any { return []any{k.limit(name), k.limitLog(name)} }

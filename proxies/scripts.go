@@ -67,6 +67,10 @@ var (
 	modemSendScript = newScript("modem_send")
 	// coolScript: the fallback return's cool (lua/cool.lua).
 	coolScript = newScript("cool")
+	// limitInitScript: EnsureLimit (lua/limit_init.lua).
+	limitInitScript = newScript("limit_init")
+	// limitSetScript: SetLimit, PinLimit, UnpinLimit (lua/limit_set.lua).
+	limitSetScript = newScript("limit_set")
 )
 
 // newScript is lua/<name>.lua preceded by the lib files it names.
@@ -81,7 +85,7 @@ var shas = map[*redis.Script]any{
 	rotateExtendScript: rotateExtendScript.Hash(), rotateChangeScript: rotateChangeScript.Hash(),
 	rotateChangedScript: rotateChangedScript.Hash(),
 	rotateEndScript:     rotateEndScript.Hash(), modemSendScript: modemSendScript.Hash(),
-	coolScript: coolScript.Hash(),
+	coolScript: coolScript.Hash(), limitInitScript: limitInitScript.Hash(), limitSetScript: limitSetScript.Hash(),
 }
 
 // eval runs s by EVALSHA with keys and args already boxed, so a call costs
