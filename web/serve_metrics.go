@@ -11,19 +11,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// ServeMetrics serves g at /metrics on addr until ctx ends. It returns an
-// error at once if addr cannot be bound, and nil after a clean shutdown.
-func ServeMetrics(ctx context.Context, addr string, g prometheus.Gatherer) error {
+// ServeMetrics serves g at /metrics on addr until ctx ends, with /healthz
+// and /readyz (every check passes) beside it. It returns an error at once
+// if addr cannot be bound, and nil after a clean shutdown.
+func ServeMetrics(ctx context.Context, addr string, g prometheus.Gatherer, checks ...Check) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("metrics: listen %s: %w", addr, err)
 	}
-	return serveMetrics(ctx, l, g)
+	return serveMetrics(ctx, l, g, checks...)
 }
 
-func serveMetrics(ctx context.Context, l net.Listener, g prometheus.Gatherer) error {
+func serveMetrics(ctx context.Context, l net.Listener, g prometheus.Gatherer, checks ...Check) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	mountHealth(mux, checks)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()

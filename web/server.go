@@ -145,7 +145,9 @@ func withDefaults(cfg Config) Config {
 	return cfg
 }
 
-// routes mounts every page and wraps them in auth when configured.
+// routes mounts every page and wraps them in auth when configured; the
+// health probes /healthz and /readyz (the queue's Redis answers) never
+// ask for it.
 func (s *Server) routes() (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.serveDashboard)
@@ -157,13 +159,19 @@ func (s *Server) routes() (http.Handler, error) {
 	mux.Handle(MonitoringPath+"/", s.readOnlyGuard(s.mon))
 	s.itemRoutes(mux)
 	if s.cfg.Auth == "" {
+		mountHealth(mux, []Check{RedisCheck(s.rdb)})
 		return mux, nil
 	}
 	a, err := parseAuth(s.cfg.Auth)
 	if err != nil {
 		return nil, err
 	}
-	return a.wrap(mux), nil
+	// The probes carry no credentials and learn nothing but "ok" or which
+	// dependency failed (masked): they stay outside the auth.
+	outer := http.NewServeMux()
+	mountHealth(outer, []Check{RedisCheck(s.rdb)})
+	outer.Handle("/", a.wrap(mux))
+	return outer, nil
 }
 
 // readOnlyGuard refuses every method but GET and HEAD in read-only mode,

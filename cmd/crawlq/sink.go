@@ -72,7 +72,7 @@ func newSinkCmd(a *app) *cobra.Command {
 	fl.StringVar(&f.consumer, "consumer", "", "this sink's name in the consumer group (default host-pid-start)")
 	fl.IntVar(&f.batch, "batch", 5000, "most stream entries written in one transaction")
 	fl.DurationVar(&f.claimIdle, "claim-idle", 30*time.Second, "take over entries another sink has held unacknowledged this long (it died)")
-	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the sink's Prometheus metrics on ADDR (e.g. :9101)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve the sink's Prometheus metrics, /healthz and /readyz on ADDR (e.g. :9101)")
 	fl.DurationVar(&f.alertRetryMax, "alert-retry-max", 5*time.Minute, "longest wait between two posts of an alert to a failing webhook (the waits double from 1s)")
 	fl.BoolVar(&f.noAlerts, "no-alert-sender", false, "decide alerts but leave their delivery to another sink")
 	fl.BoolVar(&f.detach, "detach", false, "remove the sink group and its mark from the stream and exit: the stream goes back to its MAXLEN bound")
@@ -107,16 +107,24 @@ func runSink(cmd *cobra.Command, a *app, f sinkFlags) error {
 		ClaimIdle: f.claimIdle, Logger: log, Metrics: pgsink.NewMetrics(reg, conn.Client)})
 	rec := heartbeat.Self(heartbeat.RoleSink, s.Consumer())
 	return sinkStopped(cmd, s, keepAlive(ctx, conn.Client, rec, log, func(ctx context.Context) error {
-		return sinkParts(ctx, f, pg, reg, s, log)
+		return sinkParts(ctx, f, pg, reg, s, log, web.RedisCheck(conn.Client))
 	}))
 }
 
-// sinkParts runs the sink, its metrics listener and its alert sender
-// until ctx ends or one of them fails.
-func sinkParts(ctx context.Context, f sinkFlags, pg string, reg *prometheus.Registry, s *pgsink.Sink, log *zap.Logger) error {
+// sinkParts runs the sink, its metrics listener (with the health probes:
+// /readyz asks redis and PostgreSQL) and its alert sender until ctx ends
+// or one of them fails.
+func sinkParts(ctx context.Context, f sinkFlags, pg string, reg *prometheus.Registry, s *pgsink.Sink, log *zap.Logger,
+	redisReady web.Check) error {
 	g, gctx := errgroup.WithContext(ctx)
 	if f.metricsAddr != "" {
-		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg) })
+		pool, err := pgsink.OpenPool(ctx, pg) // connects on the first probe
+		if err != nil {
+			return postgresErr(err)
+		}
+		defer pool.Close()
+		pgReady := web.Check{Name: "postgres", Ping: pool.Ping}
+		g.Go(func() error { return web.ServeMetrics(gctx, f.metricsAddr, reg, redisReady, pgReady) })
 	}
 	g.Go(func() error { return postgresErr(s.Run(gctx)) })
 	if !f.noAlerts {

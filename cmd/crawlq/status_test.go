@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -70,12 +71,22 @@ func TestSchedulerAndSinkLiveness(t *testing.T) {
 		t.Errorf("status does not say no scheduler and no sink run:\n%s", out)
 	}
 
-	scheduler := startLogged(t, "--redis", url, "scheduler", "--sync", "1s")
-	sink := startLogged(t, "--redis", url, "sink", "--postgres", testpg.DB(t), "--consumer", "sink-one")
+	schedAddr, sinkAddr := freeAddr(t), freeAddr(t)
+	scheduler := startLogged(t, "--redis", url, "scheduler", "--sync", "1s", "--metrics-addr", schedAddr)
+	sink := startLogged(t, "--redis", url, "sink", "--postgres", testpg.DB(t), "--consumer", "sink-one", "--metrics-addr", sinkAddr)
 	waitFor(t, 30*time.Second, "the scheduler and the sink listed", func() bool {
 		st := statusOf(t)
 		return len(st.Schedulers) == 1 && len(st.Sinks) == 1 && st.Sinks[0].ServerID == "sink-one" &&
 			len(st.Schedules) == 1 && !st.Schedules[0].NoScheduler
+	})
+	// The listeners start beside the heartbeat: wait until they answer.
+	waitFor(t, 30*time.Second, "/healthz and /readyz of the scheduler and the sink answering 200", func() bool {
+		for _, probe := range []string{schedAddr + "/healthz", schedAddr + "/readyz", sinkAddr + "/healthz", sinkAddr + "/readyz"} {
+			if answerStatus("http://"+probe) != http.StatusOK {
+				return false
+			}
+		}
+		return true
 	})
 	out := mustRun(t, "status")
 	if !containsFields(out, "scheduler") || !containsFields(out, "sink", "sink-one") || strings.Contains(out, "no scheduler") {
@@ -172,4 +183,24 @@ func startLogged(t *testing.T, args ...string) *loggedProc {
 		}
 	})
 	return p
+}
+
+// freeAddr is a free loopback host:port.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	port, err := testredis.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "127.0.0.1:" + strconv.Itoa(port)
+}
+
+// answerStatus is the status of GET url, 0 when it does not answer.
+func answerStatus(url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -63,7 +63,7 @@ func addWorkerFlags(fl *pflag.FlagSet, f *workerFlags) {
 	fl.IntVar(&f.concurrency, "concurrency", 10, "jobs run at once")
 	fl.StringVar(&f.queues, "queues", "", "queue weights, e.g. wildberries=3,ozon=2,avito=1 (default: every site, weight 1)")
 	fl.StringVar(&f.config, "config", "", "YAML config file (sites, rules, broker)")
-	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve this worker's Prometheus metrics on ADDR (e.g. :9100)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve this worker's Prometheus metrics, /healthz and /readyz on ADDR (e.g. :9100)")
 	fl.StringVar(&f.brokerRedis, "broker-redis", "", "Redis URL of the proxy broker, if not the queue's (any --redis form; sessions and results stay with the queue)")
 	fl.DurationVar(&f.shutdown, "shutdown-timeout", 10*time.Second, "on SIGTERM, how long in-flight jobs get before they are handed back")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 30*time.Second, "proxy lease TTL (kept alive while a job runs)")
@@ -146,7 +146,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	defer closeBrowser()
 	w := tasks.NewWorker(f.wire(wcfg, loaded, qconn, broker, solver, metrics.NewWorkerMetrics(reg), log))
 	registerWorkerMetrics(reg, w)
-	return serveWorker(ctx, f.metricsAddr, reg, broker, w)
+	return serveWorker(ctx, f.metricsAddr, reg, broker, w, web.RedisCheck(qconn.Client))
 }
 
 // brokerConn is the broker's Redis: --broker-redis, else the queue's
@@ -206,11 +206,13 @@ func registerWorkerMetrics(reg *prometheus.Registry, w *tasks.Worker) {
 }
 
 // serveWorker runs the worker, the fallback broker's loops (which outlive
-// the jobs' shutdown) and, on metricsAddr, its metrics, until ctx ends.
-func serveWorker(ctx context.Context, metricsAddr string, reg *prometheus.Registry, broker *proxies.FallbackBroker, w *tasks.Worker) error {
+// the jobs' shutdown) and, on metricsAddr, its metrics and health probes
+// (/readyz: ready answers), until ctx ends.
+func serveWorker(ctx context.Context, metricsAddr string, reg *prometheus.Registry, broker *proxies.FallbackBroker,
+	w *tasks.Worker, ready web.Check) error {
 	g, gctx := errgroup.WithContext(ctx)
 	if metricsAddr != "" {
-		g.Go(func() error { return web.ServeMetrics(gctx, metricsAddr, reg) })
+		g.Go(func() error { return web.ServeMetrics(gctx, metricsAddr, reg, ready) })
 	}
 	fctx, stopFallback := context.WithCancel(gctx)
 	g.Go(func() error { return broker.Run(fctx) })
