@@ -142,7 +142,7 @@ func killWorker(ctx context.Context, c *cluster) (string, error) {
 	if err := backoff.Sleep(ctx, c.o.RestartAfter); err != nil {
 		return w.id + " killed, not restarted", err
 	}
-	return fmt.Sprintf("%s killed -9, restarted after %s", w.id, c.o.RestartAfter), w.start()
+	return fmt.Sprintf("%s killed -9, restarted after %s", w.id, c.o.RestartAfter), c.restart(ctx, w)
 }
 
 // killProxies makes every fourth farm proxy dead: refused connections, cut

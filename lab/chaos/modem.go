@@ -165,7 +165,7 @@ func killRotating(ctx context.Context, c *cluster) (string, error) {
 		return "", err
 	}
 	note := fmt.Sprintf("%s killed -9 rotating %s, its rotation freed (%s) after %.1fs; restarted", w.id, modem, k.FreedBy, k.FreedAfterS)
-	if err := w.start(); err != nil {
+	if err := c.restart(ctx, w); err != nil {
 		return note, err
 	}
 	if k.FreedAfterS > c.o.LeaseTTL.Seconds()+tick.Seconds() {

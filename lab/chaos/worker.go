@@ -1,13 +1,19 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/hibiken/asynq"
+
+	"crawlq/internal/backoff"
 )
 
 // workerSpec is what every `crawlq worker` child is started with.
@@ -103,3 +109,34 @@ func (w *worker) died() string {
 	return fmt.Sprintf("worker %s (start %d) exited: %v (log %s)", w.id, w.starts, p.exitErr(),
 		filepath.Join(w.spec.dir, w.id+".log"))
 }
+
+// restart starts w again and waits until its Asynq server is up (its
+// process listed among the queue's servers), so the fault that restarts
+// it ends only once the worker is past its start-up checks: the next
+// fault (the broker's outage) never meets a worker still starting, which
+// refuses to start without its broker's Redis, as a new worker should.
+func (c *cluster) restart(ctx context.Context, w *worker) error {
+	if err := w.start(); err != nil {
+		return err
+	}
+	p := w.current()
+	deadline := time.Now().Add(workerUpWithin)
+	for {
+		if p.exited() {
+			return fmt.Errorf("worker %s exited while starting: %v", w.id, p.exitErr())
+		}
+		servers, err := c.insp.Servers()
+		if err == nil && slices.ContainsFunc(servers, func(s *asynq.ServerInfo) bool { return s.PID == p.cmd.Process.Pid }) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("worker %s not up within %s (servers: %v)", w.id, workerUpWithin, err)
+		}
+		if err := backoff.Sleep(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// workerUpWithin bounds a restarted worker's start-up.
+const workerUpWithin = 30 * time.Second
