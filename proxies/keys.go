@@ -182,16 +182,26 @@ func (k keys) exitReleaseKeys(site string) []any { return []any{k.exitHolds(site
 // exitBanKeys are exit_ban.lua's KEYS.
 func (k keys) exitBanKeys(site string) []any { return []any{k.exitHolds(site), k.exitQuarantine(site)} }
 
-// rotateBeginKeys are rotate_begin.lua's KEYS for a lease of (site, c).
-func (k keys) rotateBeginKeys(site string, c Class) []any {
-	return []any{k.leases(site), k.busy(), k.rotating(), k.token(), k.modemChanges(), k.ready(site, c), k.known()}
+// rotateBeginKeys are rotate_begin.lua's KEYS for a lease of (site, c)
+// on a modem of provider.
+func (k keys) rotateBeginKeys(site string, c Class, provider string) []any {
+	return []any{k.leases(site), k.busy(), k.rotating(), k.token(), k.modemChanges(), k.ready(site, c), k.known(),
+		k.limit(ChangeLimitName(provider))}
 }
 
 // rotateExtendKeys are rotate_extend.lua's KEYS.
 func (k keys) rotateExtendKeys() []any { return []any{k.rotating(), k.known()} }
 
-// rotateChangeKeys are rotate_change.lua's KEYS.
-func (k keys) rotateChangeKeys() []any { return []any{k.rotating(), k.modemChanges(), k.known()} }
+// rotateChangeKeys are rotate_change.lua's KEYS for a modem of provider.
+func (k keys) rotateChangeKeys(provider string) []any {
+	return []any{k.rotating(), k.modemChanges(), k.known(), k.limit(ChangeLimitName(provider))}
+}
+
+// rotateRefusedKeys are rotate_refused.lua's KEYS for the learned limit
+// name.
+func (k keys) rotateRefusedKeys(name string) []any {
+	return []any{k.modemChanges(), k.limit(name), k.limitLog(name), k.limits()}
+}
 
 // rotateChangedKeys are rotate_changed.lua's KEYS.
 func (k keys) rotateChangedKeys() []any { return []any{k.modemChanges()} }

@@ -22,14 +22,20 @@ type Rotator interface {
 	// it is no longer live.
 	ExtendRotation(ctx context.Context, r *Rotation, ttl time.Duration) error
 	// MayChange records the change as made now and returns 0 when the
-	// provider's least interval has passed and no session holds the
-	// modem; else how long to wait before asking again.
+	// provider's least interval plus ChangeMargin has passed and no
+	// session holds the modem; else how long to wait before asking
+	// again. The interval is the modem's change_every, or the provider's
+	// learned from its refusals where longer (Refused).
 	MayChange(ctx context.Context, r *Rotation) (time.Duration, error)
 	// Changed records r's change as accepted now: called once the link
 	// answered, it moves MayChange's record (made before the call was
 	// sent) to the latest moment the provider can have taken the call,
 	// which its interval counts from.
 	Changed(ctx context.Context, r *Rotation) error
+	// Refused records that the link refused the call MayChange allowed
+	// (429): nothing changed, and a Retry-After can teach the provider's
+	// real interval (modem_limit.go).
+	Refused(ctx context.Context, r *Rotation, f Refusal) (every time.Duration, learned bool, err error)
 	// EndRotation ends r with its result.
 	EndRotation(ctx context.Context, r *Rotation, res RotationResult) error
 	// ModemSend asks whether a session holding exit ip may send a request
@@ -52,8 +58,11 @@ type Rotation struct {
 	// Token fences the rotation like a lease's.
 	Token int64
 	// Began is when it began (Redis clock); NotBefore the first moment
-	// the provider allows the change.
+	// the provider allows the change, with ChangeMargin.
 	Began, NotBefore time.Time
+	// permitted is the change MayChange last recorded (ms), previous the
+	// record it replaced (0: none): Refused puts it back.
+	permitted, previous int64
 }
 
 // RotationResult is how a rotation ended.
@@ -91,8 +100,9 @@ func (b *RedisBroker) BeginRotation(ctx context.Context, l *Lease, ttl time.Dura
 	if p.Modem == nil {
 		return nil, fmt.Errorf("rotate %s: not a modem (no change=URL)", p.ID)
 	}
-	res, err := b.eval(ctx, rotateBeginScript, b.k.rotateBeginKeys(l.Site, p.Class),
-		[]any{b.cfg.skew(), p.ID, l.Token, holderArg(l.Holder), max(ttl.Milliseconds(), 1), p.Modem.Every.Milliseconds(), l.Site})
+	res, err := b.eval(ctx, rotateBeginScript, b.k.rotateBeginKeys(l.Site, p.Class, p.Modem.Provider()),
+		[]any{b.cfg.skew(), p.ID, l.Token, holderArg(l.Holder), max(ttl.Milliseconds(), 1), p.Modem.Every.Milliseconds(), l.Site,
+			ChangeMargin.Milliseconds()})
 	if err != nil {
 		return nil, fmt.Errorf("rotate %s: %w", p.ID, err)
 	}
@@ -120,12 +130,15 @@ func (b *RedisBroker) ExtendRotation(ctx context.Context, r *Rotation, ttl time.
 
 // MayChange asks lua/rotate_change.lua whether the link may be called.
 func (b *RedisBroker) MayChange(ctx context.Context, r *Rotation) (time.Duration, error) {
-	res, err := b.eval(ctx, rotateChangeScript, b.k.rotateChangeKeys(), []any{b.cfg.skew(), r.Proxy.ID, r.Token, r.Proxy.Modem.Every.Milliseconds()})
+	md := r.Proxy.Modem
+	res, err := b.eval(ctx, rotateChangeScript, b.k.rotateChangeKeys(md.Provider()), []any{b.cfg.skew(), r.Proxy.ID, r.Token,
+		md.Every.Milliseconds(), ChangeMargin.Milliseconds()})
 	if err != nil {
 		return 0, fmt.Errorf("change IP of %s: %w", r.Proxy.ID, err)
 	}
 	switch num(res[0]) {
 	case 1:
+		r.permitted, r.previous = num(res[1]), num(res[2])
 		return 0, nil
 	case 0:
 		return max(time.Duration(num(res[2])-num(res[3]))*time.Millisecond, time.Millisecond), nil

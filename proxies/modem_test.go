@@ -191,8 +191,9 @@ func TestOneRotationAtATime(t *testing.T) {
 }
 
 // TestChangeWaitsForTheProviderAndTheModemsSessions: the change link may
-// be called only the provider's interval after the last accepted change,
-// cluster-wide, and only once no session holds the modem on any site.
+// be called only the provider's interval and ChangeMargin after the last
+// accepted change, cluster-wide, and only once no session holds the
+// modem on any site.
 func TestChangeWaitsForTheProviderAndTheModemsSessions(t *testing.T) {
 	ctx := context.Background()
 	ck := &clock{}
@@ -220,12 +221,15 @@ func TestChangeWaitsForTheProviderAndTheModemsSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait, err := b.MayChange(ctx, r)
-	if err != nil || wait < 39*time.Second || wait > 40*time.Second {
-		t.Fatalf("change 20 s after the last (provider: 60 s): wait %s, %v", wait, err)
+	if err != nil || wait < 40*time.Second || wait > 41*time.Second {
+		t.Fatalf("change 20 s after the last (provider: 60 s, margin 1 s): wait %s, %v", wait, err)
+	}
+	if d := r.NotBefore.Sub(r.Began); d < 40*time.Second || d > 41*time.Second {
+		t.Errorf("not before %s after the rotation began, want 40–41 s", d)
 	}
 	ck.advance(wait)
 	if wait, err := b.MayChange(ctx, r); err != nil || wait != 0 {
-		t.Fatalf("change 60 s after the last: wait %s, %v", wait, err)
+		t.Fatalf("change 61 s after the last: wait %s, %v", wait, err)
 	}
 }
 
@@ -257,12 +261,12 @@ func TestChangeCountsFromTheLinksAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait, err := b.MayChange(ctx, r)
-	if err != nil || wait < time.Second || wait > 2100*time.Millisecond {
-		t.Fatalf("change 58 s after the link's answer (provider: 60 s): wait %s, %v", wait, err)
+	if err != nil || wait < 2*time.Second || wait > 3100*time.Millisecond {
+		t.Fatalf("change 58 s after the link's answer (provider: 60 s, margin 1 s): wait %s, %v", wait, err)
 	}
 	ck.advance(wait)
 	if wait, err := b.MayChange(ctx, r); err != nil || wait != 0 {
-		t.Fatalf("change 60 s after the answer: wait %s, %v", wait, err)
+		t.Fatalf("change 61 s after the answer: wait %s, %v", wait, err)
 	}
 	ck.advance(-time.Minute) // a late answer recorded with an earlier clock
 	if err := b.Changed(ctx, r); err != nil {
@@ -415,5 +419,75 @@ func TestExtendRotationPushesEveryKnownSet(t *testing.T) {
 	ck.advance(time.Minute) // the rotator died: nobody pushed again
 	if err := b.ExtendRotation(ctx, r, time.Minute); !errors.Is(err, ErrStaleLease) {
 		t.Fatalf("extend a rotation past its deadline: %v, want ErrStaleLease", err)
+	}
+}
+
+// TestRefusalTeachesTheProvidersInterval: a modem configured at 60 s
+// whose provider refuses the call 61 s after the last change with
+// Retry-After 30 teaches the provider's interval (91 s, at most the
+// refusal's latency more), for every modem of the provider; the refused
+// call changed nothing, so the next change waits from the last accepted
+// one: 91 s + the margin. A refusal without Retry-After teaches nothing,
+// and a pinned interval is kept.
+func TestRefusalTeachesTheProvidersInterval(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b, m := modemPool(t, ck, SiteConfig{MinInterval: NoMinInterval})
+	first := rotation(t, b, m)
+	if wait, err := b.MayChange(ctx, first); err != nil || wait != 0 {
+		t.Fatalf("first change: wait %s, %v", wait, err)
+	}
+	endRotation(t, b, first)
+	ck.advance(61 * time.Second)
+	r := rotation(t, b, m)
+	if wait, err := b.MayChange(ctx, r); err != nil || wait != 0 {
+		t.Fatalf("change 61 s after: wait %s, %v", wait, err)
+	}
+	every, learned, err := b.Refused(ctx, r, Refusal{RetryAfter: 30 * time.Second, Given: true})
+	if err != nil || !learned || every < 91*time.Second || every > 92*time.Second {
+		t.Fatalf("refused 61 s after the change, Retry-After 30 s: learned %v %s, %v; want 91 s", learned, every, err)
+	}
+	if d := r.NotBefore.Sub(ms(first.permitted)); d != every+ChangeMargin {
+		t.Errorf("not before the last change + %s, want + %s", d, every+ChangeMargin)
+	}
+	if wait, err := b.MayChange(ctx, r); err != nil || wait < 30900*time.Millisecond || wait > 32*time.Second {
+		t.Fatalf("after the refusal: wait %s, %v; want the rest of 91 s + the margin from the last change (31 s)", wait, err)
+	}
+	l, err := b.Limit(ctx, ChangeLimitName("127.0.0.1:9999"))
+	if err != nil || l.Value != every.Milliseconds() || l.Min != time.Minute.Milliseconds() || l.Max != MaxChangeEvery.Milliseconds() ||
+		l.Unit != "ms" || l.Pinned || !strings.Contains(l.Reason, "Retry-After 30s") {
+		t.Fatalf("learned limit %+v, %v", l, err)
+	}
+	ck.advance(32 * time.Second)
+	if wait, err := b.MayChange(ctx, r); err != nil || wait != 0 {
+		t.Fatalf("at the learned interval: wait %s, %v", wait, err)
+	}
+	if e, learned, err := b.Refused(ctx, r, Refusal{RetryAfter: 5 * time.Second}); err != nil || learned || e != every {
+		t.Fatalf("refusal without Retry-After: learned %v %s, %v; want the %s kept", learned, e, err, every)
+	}
+	ck.advance(-32 * time.Second)
+	if err := b.PinLimit(ctx, ChangeLimitName(m.Modem.Provider()), 2*time.Minute.Milliseconds()); err != nil {
+		t.Fatal(err)
+	}
+	if wait, err := b.MayChange(ctx, r); err != nil || wait < 59*time.Second || wait > 61*time.Second {
+		t.Fatalf("pinned at 120 s, 61 s after the change: wait %s, %v; want 60 s", wait, err)
+	}
+}
+
+// rotation begins a rotation of modem m from a lease on "av".
+func rotation(t *testing.T, b *RedisBroker, m Proxy) *Rotation {
+	t.Helper()
+	r, err := b.BeginRotation(context.Background(), leaseModem(t, b, "av", m), 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// endRotation ends r with a new IP.
+func endRotation(t *testing.T, b *RedisBroker, r *Rotation) {
+	t.Helper()
+	if err := b.EndRotation(context.Background(), r, RotationResult{IP: "10.1.1.9", Took: time.Second}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -61,6 +61,8 @@ var (
 	rotateChangeScript = newScript("rotate_change")
 	// rotateChangedScript: Changed (lua/rotate_changed.lua).
 	rotateChangedScript = newScript("rotate_changed")
+	// rotateRefusedScript: Refused (lua/rotate_refused.lua).
+	rotateRefusedScript = newScript("rotate_refused")
 	// rotateEndScript: EndRotation (lua/rotate_end.lua).
 	rotateEndScript = newScript("rotate_end")
 	// modemSendScript: ModemSend (lua/modem_send.lua).
@@ -83,8 +85,8 @@ var shas = map[*redis.Script]any{
 	exitHoldScript: exitHoldScript.Hash(), exitRenewScript: exitRenewScript.Hash(), exitReleaseScript: exitReleaseScript.Hash(),
 	exitBanScript: exitBanScript.Hash(), rotateBeginScript: rotateBeginScript.Hash(),
 	rotateExtendScript: rotateExtendScript.Hash(), rotateChangeScript: rotateChangeScript.Hash(),
-	rotateChangedScript: rotateChangedScript.Hash(),
-	rotateEndScript:     rotateEndScript.Hash(), modemSendScript: modemSendScript.Hash(),
+	rotateChangedScript: rotateChangedScript.Hash(), rotateRefusedScript: rotateRefusedScript.Hash(),
+	rotateEndScript: rotateEndScript.Hash(), modemSendScript: modemSendScript.Hash(),
 	coolScript: coolScript.Hash(), limitInitScript: limitInitScript.Hash(), limitSetScript: limitSetScript.Hash(),
 }
 

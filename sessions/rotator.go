@@ -238,15 +238,12 @@ func (r *Rotator) after(ctx context.Context, d time.Duration) <-chan struct{} {
 	return c
 }
 
-// change waits until the change is allowed, calls the modem's link,
-// records when it answered (the provider's interval counts from its
-// taking the call, later than the permission), lets the modem settle
-// and learns its new IP.
+// change waits until the change is allowed and calls the modem's link
+// until it takes the call, records when it answered (the provider's
+// interval counts from its taking the call, later than the permission),
+// lets the modem settle and learns its new IP.
 func (r *Rotator) change(ctx context.Context, rot *proxies.Rotation, old string) (string, error) {
-	if err := r.awaitChange(ctx, rot); err != nil {
-		return "", err
-	}
-	if err := r.callChange(ctx, rot.Proxy); err != nil {
+	if err := r.changeAccepted(ctx, rot); err != nil {
 		return "", err
 	}
 	if err := r.cfg.Rotations.Changed(ctx, rot); err != nil {
@@ -262,6 +259,40 @@ func (r *Rotator) change(ctx context.Context, rot *proxies.Rotation, old string)
 	}
 	return r.newIP(ctx, rot.Proxy, old)
 }
+
+// changeAccepted waits for the broker's permission and calls the link,
+// again after each refusal (429) up to maxRefusals: the refusal is told
+// to the broker, which puts the modem's last change back and learns the
+// provider's interval from its Retry-After, and the rotator waits the
+// Retry-After before it asks again.
+func (r *Rotator) changeAccepted(ctx context.Context, rot *proxies.Rotation) error {
+	for n := 1; ; n++ {
+		if err := r.awaitChange(ctx, rot); err != nil {
+			return err
+		}
+		f, err := r.callChange(ctx, rot.Proxy)
+		if err != nil || f == nil {
+			return err
+		}
+		r.refused.Add(1)
+		every, learned, err := r.cfg.Rotations.Refused(ctx, rot, *f)
+		if err != nil {
+			r.cfg.Logger.Warn("modem change refusal not recorded", zap.String("proxy", rot.Proxy.ID), zap.Error(err))
+		} else if learned {
+			r.cfg.Logger.Info("modem provider's interval learned", zap.String("proxy", rot.Proxy.ID),
+				zap.String("provider", rot.Proxy.Modem.Provider()), zap.Duration("every", every))
+		}
+		if n == maxRefusals {
+			return fmt.Errorf("change link %s refused %d calls", rot.Proxy.Modem.Masked(), n)
+		}
+		if err := r.cfg.Clock.Sleep(ctx, f.RetryAfter); err != nil {
+			return err
+		}
+	}
+}
+
+// maxRefusals is how many refused calls a rotation makes before it fails.
+const maxRefusals = 3
 
 // settleMargin is added to the provider's settle time before the first
 // probe of the new IP.
@@ -289,45 +320,48 @@ func (r *Rotator) awaitChange(ctx context.Context, rot *proxies.Rotation) error 
 // changePoll is how often a rotation asks again whether it may change.
 const changePoll = 250 * time.Millisecond
 
-// callChange calls the modem's change link; a 429 waits its Retry-After
-// and calls again, a transport error up to twice after 1 s and 2 s.
-func (r *Rotator) callChange(ctx context.Context, p proxies.Proxy) error {
+// callChange calls the modem's change link: nil when it took the call,
+// its refusal when it answered 429; a transport error is tried up to
+// twice more after 1 s and 2 s.
+func (r *Rotator) callChange(ctx context.Context, p proxies.Proxy) (*proxies.Refusal, error) {
 	md := p.Modem
 	for try := 1; ; try++ {
 		req, err := http.NewRequestWithContext(ctx, md.Method, md.ChangeURL, nil)
 		if err != nil {
-			return fmt.Errorf("change link %s: %v", md.Masked(), mask.Text(err.Error(), md.ChangeURL))
+			return nil, fmt.Errorf("change link %s: %v", md.Masked(), mask.Text(err.Error(), md.ChangeURL))
 		}
 		resp, err := r.cfg.ChangeClient.Do(req)
-		var wait time.Duration
 		switch {
 		case err != nil && (try >= 3 || ctx.Err() != nil):
-			return fmt.Errorf("change link %s: %v", md.Masked(), mask.Text(err.Error(), md.ChangeURL))
+			return nil, fmt.Errorf("change link %s: %v", md.Masked(), mask.Text(err.Error(), md.ChangeURL))
 		case err != nil:
-			wait = time.Duration(try) * time.Second
+			if err := r.cfg.Clock.Sleep(ctx, time.Duration(try)*time.Second); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		resp.Body.Close()
+		switch {
 		case resp.StatusCode/100 == 2:
-			resp.Body.Close()
-			return nil
+			return nil, nil
 		case resp.StatusCode == http.StatusTooManyRequests:
-			resp.Body.Close()
-			r.refused.Add(1)
-			wait = retryAfter(resp.Header.Get("Retry-After"))
-		default:
-			resp.Body.Close()
-			return fmt.Errorf("change link %s answered %s", md.Masked(), resp.Status)
+			f := retryAfter(resp.Header.Get("Retry-After"), r.cfg.Clock.Now())
+			return &f, nil
 		}
-		if err := r.cfg.Clock.Sleep(ctx, wait); err != nil {
-			return err
-		}
+		return nil, fmt.Errorf("change link %s answered %s", md.Masked(), resp.Status)
 	}
 }
 
-// retryAfter reads a Retry-After in seconds (default 5 s).
-func retryAfter(v string) time.Duration {
+// retryAfter reads a Retry-After, in seconds or an HTTP date (read at
+// now); unreadable or absent, a wait of 5 s that teaches nothing.
+func retryAfter(v string, now time.Time) proxies.Refusal {
 	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
+		return proxies.Refusal{RetryAfter: time.Duration(n) * time.Second, Given: true}
 	}
-	return 5 * time.Second
+	if t, err := http.ParseTime(v); err == nil {
+		return proxies.Refusal{RetryAfter: max(t.Sub(now), 0), Given: true}
+	}
+	return proxies.Refusal{RetryAfter: 5 * time.Second}
 }
 
 // newIP probes the modem until its exit IP differs from old, backing off

@@ -37,6 +37,15 @@ type ModemConfig struct {
 	// modem (the provider's limit); a change sooner is refused with 429
 	// and Retry-After. Default 60 s.
 	MinInterval time.Duration
+	// Advertised is the interval the modems' lines (Line) tell crawlq,
+	// when the provider's real one (MinInterval) differs. Default
+	// MinInterval.
+	Advertised time.Duration
+	// WholeSeconds makes the provider keep each change's time in whole
+	// seconds, rounded to the nearest (as a DATETIME column does), and
+	// count MinInterval from that: a call up to 0.5 s after the interval
+	// can still be refused.
+	WholeSeconds bool
 	// Settle is how long a modem is offline after a change before its new
 	// IP works; it refuses proxy requests meanwhile. Default 10 s.
 	Settle time.Duration
@@ -159,6 +168,9 @@ func (c *ModemConfig) withDefaults() error {
 	if c.MinInterval <= 0 {
 		c.MinInterval = DefaultModemMinInterval
 	}
+	if c.Advertised <= 0 {
+		c.Advertised = c.MinInterval
+	}
 	if c.Settle <= 0 {
 		c.Settle = DefaultModemSettle
 	}
@@ -229,7 +241,7 @@ func (m *Modems) ChangeURL(i int) string {
 }
 
 // Line is modem i's line of a crawlq proxy list: its URL, its change
-// link, the provider's minimum interval and settle time, and how crawlq
+// link, the provider's minimum interval (as advertised) and settle time, and how crawlq
 // learns its exit (a probe of probeURL; of the worker's default probe
 // when probeURL is "").
 func (m *Modems) Line(i int, probeURL string) string {
@@ -238,7 +250,7 @@ func (m *Modems) Line(i int, probeURL string) string {
 		exit += ":" + probeURL
 	}
 	return fmt.Sprintf("%s change=%s change_every=%s change_settle=%s %s", m.URL(i), m.ChangeURL(i),
-		lineDuration(m.cfg.MinInterval), lineDuration(m.cfg.Settle), exit)
+		lineDuration(m.cfg.Advertised), lineDuration(m.cfg.Settle), exit)
 }
 
 // lineDuration writes d as whole seconds ("60s") when it is, else in

@@ -188,6 +188,9 @@ func (m *Modems) change(md *modem) (wait time.Duration, ok bool) {
 	conns, cancel, tr := md.conns, md.cancel, md.tr
 	md.had = append(md.had, from)
 	md.exit, md.changed, md.ready = to, now, now.Add(m.cfg.Settle)
+	if m.cfg.WholeSeconds {
+		md.changed = now.Round(time.Second)
+	}
 	md.epoch++
 	md.conns = map[net.Conn]struct{}{}
 	md.ctx, md.cancel = context.WithCancel(m.ctx)

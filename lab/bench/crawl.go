@@ -93,6 +93,14 @@ type CrawlOptions struct {
 	ChangeSettle time.Duration
 	RotateAfter  int
 	ModemExits   int
+	// ModemPhases are the modem phases run, in order (default all three).
+	ModemPhases []string
+	// ProviderEvery is the provider's real least interval between two
+	// changes (the testbed's), when it differs from the ChangeEvery the
+	// modems' lines tell crawlq (default ChangeEvery); WholeSeconds makes
+	// the provider keep its changes' times in whole seconds (rounded).
+	ProviderEvery time.Duration
+	WholeSeconds  bool
 	// Logger gets progress lines. Default zap.NewNop().
 	Logger *zap.Logger
 }

@@ -58,6 +58,8 @@ type ModemCrawlResult struct {
 	VolumeRequests int     `json:"volume_requests"`
 	VolumeWindowS  float64 `json:"volume_window_s"`
 	ChangeEveryS   float64 `json:"change_every_s"`
+	// ProviderEveryS is the provider's real interval (the testbed's).
+	ProviderEveryS float64 `json:"provider_every_s"`
 	ChangeSettleS  float64 `json:"change_settle_s"`
 	RotateAfter    int     `json:"rotate_after"`
 	// QuarantineBaseS and QuarantineCapS are the broker's quarantine,
@@ -80,7 +82,7 @@ type ModemCrawlResult struct {
 	TargetRPS     float64 `json:"target_rps"`
 	BeforeOfIdeal float64 `json:"before_of_ideal"`
 	// Accepted: on-ban ≥ 3 × quarantine, rotate-before at 0 bans and at
-	// the target, and every phase clean (modemsClean).
+	// the target, and every phase clean (Clean), of the phases run.
 	Accepted bool `json:"accepted"`
 }
 
@@ -102,6 +104,12 @@ type ModemPhase struct {
 	RotationFailed int64   `json:"rotation_failed"`
 	RotationP50MS  float64 `json:"rotation_p50_ms"`
 	RotationP90MS  float64 `json:"rotation_p90_ms"`
+	// LearnedChangeEveryS is the provider's interval crawlq learned
+	// from its refusals (0: none); LateRefusals the refusals more than
+	// a second after the first (the first taught the interval: a call
+	// made after it keeps it).
+	LearnedChangeEveryS float64 `json:"learned_change_every_s"`
+	LateRefusals        int     `json:"late_refusals"`
 	// PagesPerModemHour is the window's OK pages per modem-hour, the
 	// figure mobile proxies are bought by.
 	PagesPerModemHour float64 `json:"pages_per_modem_hour"`
@@ -142,14 +150,16 @@ func RunModemCrawl(ctx context.Context, target CrawlTarget, o CrawlOptions) (*Mo
 
 func (r *crawlRun) runModems(ctx context.Context) (*ModemCrawlResult, error) {
 	res := r.modemHeader()
-	for _, ph := range []struct {
-		name string
-		out  *ModemPhase
-	}{{ModemQuarantine, &res.Quarantine}, {ModemRotateOnBan, &res.RotateOnBan}, {ModemRotateBefore, &res.RotateBefore}} {
+	out := map[string]*ModemPhase{ModemQuarantine: &res.Quarantine, ModemRotateOnBan: &res.RotateOnBan, ModemRotateBefore: &res.RotateBefore}
+	for _, name := range r.o.ModemPhases {
+		ph, ok := out[name]
+		if !ok {
+			return nil, fmt.Errorf("bench crawl: no modem phase %q (want %s, %s or %s)", name, ModemQuarantine, ModemRotateOnBan, ModemRotateBefore)
+		}
 		var err error
-		labelled(ctx, ph.name, func(ctx context.Context) { *ph.out, err = r.modemPhase(ctx, r.modemPolicy(ph.name)) })
+		labelled(ctx, name, func(ctx context.Context) { *ph, err = r.modemPhase(ctx, r.modemPolicy(name)) })
 		if err != nil {
-			return nil, fmt.Errorf("%s phase: %w", ph.name, err)
+			return nil, fmt.Errorf("%s phase: %w", name, err)
 		}
 	}
 	res.accept()
@@ -161,7 +171,7 @@ func (r *crawlRun) modemHeader() *ModemCrawlResult {
 	return &ModemCrawlResult{Modems: r.o.Modems, Exits: r.o.ModemExits, Workers: r.o.Workers, Concurrency: r.o.Concurrency,
 		DurationS: r.o.Duration.Seconds(), MinIntervalMS: float64(r.o.MinInterval) / float64(time.Millisecond),
 		VolumeRequests: r.o.Volume.Requests, VolumeWindowS: r.o.Volume.Window.Seconds(),
-		ChangeEveryS: r.o.ChangeEvery.Seconds(), ChangeSettleS: r.o.ChangeSettle.Seconds(), RotateAfter: r.o.RotateAfter,
+		ChangeEveryS: r.o.ChangeEvery.Seconds(), ProviderEveryS: r.o.ProviderEvery.Seconds(), ChangeSettleS: r.o.ChangeSettle.Seconds(), RotateAfter: r.o.RotateAfter,
 		QuarantineBaseS: q.QuarantineBase.Seconds(), QuarantineCapS: q.QuarantineCap.Seconds(),
 		LimitRPS: float64(r.o.Modems) / r.o.MinInterval.Seconds()}
 }
@@ -179,6 +189,12 @@ func (o *CrawlOptions) modemDefaults() {
 	}
 	if o.ChangeSettle <= 0 {
 		o.ChangeSettle = time.Second
+	}
+	if len(o.ModemPhases) == 0 {
+		o.ModemPhases = []string{ModemQuarantine, ModemRotateOnBan, ModemRotateBefore}
+	}
+	if o.ProviderEvery <= 0 {
+		o.ProviderEvery = o.ChangeEvery
 	}
 	setInt(&o.RotateAfter, max(o.Volume.Requests-2, 1))
 	setInt(&o.ModemExits, 64*o.Modems)
@@ -223,8 +239,8 @@ func (r *crawlRun) modemConfig() *testbed.ModemConfig {
 	if r.o.Modems <= 0 {
 		return nil
 	}
-	return &testbed.ModemConfig{N: r.o.Modems, Exits: r.o.ModemExits, MinInterval: r.o.ChangeEvery,
-		Settle: r.o.ChangeSettle, User: modemUser, Password: modemPassword, Seed: r.o.Seed}
+	return &testbed.ModemConfig{N: r.o.Modems, Exits: r.o.ModemExits, MinInterval: r.o.ProviderEvery,
+		Advertised: r.o.ChangeEvery, WholeSeconds: r.o.WholeSeconds, Settle: r.o.ChangeSettle, User: modemUser, Password: modemPassword, Seed: r.o.Seed}
 }
 
 // The bench modems' credentials (loopback only).
@@ -266,6 +282,11 @@ func (r *crawlRun) modemFigures(ctx context.Context, pol policy, env *phaseEnv, 
 	st := env.tb.Modems.Stats()
 	out.Rotations, out.Refusals, out.TooSoon, out.WhileSettling = len(st.Rotations), len(st.Refusals), st.TooSoon, len(st.WhileSettling)
 	out.ModemRequests = st.Requests
+	for _, f := range st.Refusals {
+		if f.At.Sub(st.Refusals[0].At) > time.Second {
+			out.LateRefusals++
+		}
+	}
 	for _, w := range env.workers {
 		out.RotationFailed += w.Sessions().ModemCounts().Failed
 	}
@@ -278,7 +299,13 @@ func (r *crawlRun) modemFigures(ctx context.Context, pol policy, env *phaseEnv, 
 		return fmt.Errorf("modem stats: %w", err)
 	}
 	out.RotationP50MS, out.RotationP90MS = float64(ms.P50.Milliseconds()), float64(ms.P90.Milliseconds())
-	return nil
+	ls, err := b.Limits(ctx)
+	for _, l := range ls {
+		if strings.HasPrefix(l.Name, proxies.ChangeLimitName("")) {
+			out.LearnedChangeEveryS = max(out.LearnedChangeEveryS, round3(float64(l.Value)/1000))
+		}
+	}
+	return err
 }
 
 // accept computes the ratios and the acceptance.
@@ -296,7 +323,8 @@ func (res *ModemCrawlResult) accept() {
 	if res.IdealRPS > 0 {
 		res.BeforeOfIdeal = round3(before.RPS / res.IdealRPS)
 	}
-	onBanFaster := q.RPS > 0 && on.RPS >= 3*q.RPS || q.RPS == 0 && on.RPS > 0
-	res.Accepted = onBanFaster && before.Bans == 0 && before.RPS >= res.TargetRPS &&
-		q.Clean() && on.Clean() && before.Clean()
+	ran := func(p ModemPhase) bool { return p.Requests > 0 }
+	onBanFaster := !ran(q) || !ran(on) || q.RPS > 0 && on.RPS >= 3*q.RPS || q.RPS == 0 && on.RPS > 0
+	beforeOK := !ran(before) || before.Bans == 0 && before.RPS >= res.TargetRPS
+	res.Accepted = (ran(q) || ran(on) || ran(before)) && onBanFaster && beforeOK && q.Clean() && on.Clean() && before.Clean()
 }

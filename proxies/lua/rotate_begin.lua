@@ -15,19 +15,22 @@
 -- KEYS[7]  known HASH: the ready ZSET of every other set it lists
 --          (lua/lib/sets.lua) is pushed to the deadline unless later (a
 --          live lease's)
+-- KEYS[8]  limit HASH of the modem's provider's learned interval
+--          (change:<provider>)
 -- ARGV[1]  skew ms
 -- ARGV[2]  modem id
 -- ARGV[3]  lease token
 -- ARGV[4]  holder
 -- ARGV[5]  ttl ms of the mark
--- ARGV[6]  the provider's least ms between two changes
+-- ARGV[6]  the modem's change_every ms
 -- ARGV[7]  site
+-- ARGV[8]  the margin ms kept over the interval
 --
 -- Returns {1, token, now, deadline, not-before ms (the next change the
--- provider allows)} | {0, deadline of the live rotation} | {-1} the lease
--- is not live.
+-- provider allows, with the margin)} | {0, deadline of the live
+-- rotation} | {-1} the lease is not live.
 --
--- lib: now sets
+-- lib: now sets changelimit
 
 local now = redis_now(ARGV[1])
 local id, tok = ARGV[2], ARGV[3]
@@ -50,4 +53,5 @@ for _, s in ipairs(known_sets(KEYS[7])) do
   if s.ready ~= KEYS[6] then redis.call('ZADD', s.ready, 'XX', 'GT', dl, id) end
 end
 local last = tonumber(redis.call('HGET', KEYS[5], id) or '0')
-return {1, rt, now, dl, math.max(now, last + ARGV[6])}
+if last == 0 then return {1, rt, now, dl, now} end
+return {1, rt, now, dl, math.max(now, last + change_every(KEYS[8], ARGV[6]) + ARGV[8])}
