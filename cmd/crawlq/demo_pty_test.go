@@ -2,12 +2,11 @@ package main
 
 import (
 	"bufio"
-	"crawlq/internal/mask/masktest"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -15,18 +14,18 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"crawlq/internal/mask/masktest"
 )
 
-// TestDemoKeepsDashboardOnTerminal runs the demo binary on a
-// pseudo-terminal without flags: after the summary the dashboard still
-// answers, until the interrupt ends the demo cleanly.
+// TestDemoKeepsDashboardOnTerminal runs crawlq demo on a pseudo-terminal
+// without flags: after the summary the dashboard still answers, until the
+// interrupt ends the demo cleanly. crawlq is the test binary running main
+// (mainEnv), as in runMain: no second build of the command.
 func TestDemoKeepsDashboardOnTerminal(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "crawlq")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "demo", "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CRAWLQ_REDIS=")
+	raw, _ := json.Marshal([]string{"demo", "--listen", "127.0.0.1:0"})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "CRAWLQ_REDIS=", mainEnv+"="+string(raw))
 	tty, err := pty.Start(cmd)
 	if err != nil {
 		t.Fatalf("start on a pty: %v", err)
