@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,9 +48,11 @@ func firstHelloTo(ctx context.Context, t *testing.T, c *testbed.HelloCapture, ho
 	}
 }
 
-// runBrowser starts a browser command in its own process group, killed
-// (with its children) when the test ends.
-func runBrowser(t *testing.T, name string, args ...string) {
+// runBrowser starts a browser command in its own process group; stop
+// kills it (with its children) and waits for it, at the latest when the
+// test ends. A browser left open keeps its page and takes CPU from the
+// next one's start.
+func runBrowser(t *testing.T, name string, args ...string) (stop func()) {
 	t.Helper()
 	bin, err := exec.LookPath(name)
 	if err != nil {
@@ -60,17 +63,23 @@ func runBrowser(t *testing.T, name string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // chromiumHello is the JA4 of Debian's chromium through proxy.
 func chromiumHello(ctx context.Context, t *testing.T, c *testbed.HelloCapture) string {
-	runBrowser(t, "chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
+	stop := runBrowser(t, "chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--no-first-run",
 		"--user-data-dir="+t.TempDir(), "--proxy-server="+c.URL(), "https://"+captureHost+"/")
+	defer stop()
 	return firstHelloTo(ctx, t, c, captureHost).JA4()
 }
 
@@ -90,8 +99,9 @@ func firefoxHello(ctx context.Context, t *testing.T, c *testbed.HelloCapture) st
 	if err := os.WriteFile(filepath.Join(dir, "user.js"), []byte(prefs), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	runBrowser(t, "firefox-esr", "--headless", "--no-remote", "--profile", dir,
+	stop := runBrowser(t, "firefox-esr", "--headless", "--no-remote", "--profile", dir,
 		"--screenshot", filepath.Join(dir, "shot.png"), "https://"+captureHost+"/")
+	defer stop()
 	return firstHelloTo(ctx, t, c, captureHost).JA4()
 }
 

@@ -29,9 +29,10 @@ func startWitness(t *testing.T, xhr []testbed.HeaderField) *testbed.HeaderWitnes
 	return w
 }
 
-// chromiumVisit opens the witness's page in Debian's chromium.
-func chromiumVisit(t *testing.T, w *testbed.HeaderWitness) {
-	runBrowser(t, "chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
+// chromiumVisit opens the witness's page in Debian's chromium; stop
+// closes it.
+func chromiumVisit(t *testing.T, w *testbed.HeaderWitness) (stop func()) {
+	return runBrowser(t, "chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--no-first-run",
 		"--ignore-certificate-errors", "--accept-lang=ru-RU,ru,en-US,en", "--user-data-dir="+t.TempDir(),
 		w.URL()+testbed.WitnessPagePath)
@@ -39,8 +40,8 @@ func chromiumVisit(t *testing.T, w *testbed.HeaderWitness) {
 
 // firefoxVisit opens the witness's page in Debian's firefox-esr, which
 // trusts the witness's CA through its own NSS database. Both browsers
-// ask for Russian first, as the profiles do.
-func firefoxVisit(t *testing.T, w *testbed.HeaderWitness) {
+// ask for Russian first, as the profiles do. stop closes it.
+func firefoxVisit(t *testing.T, w *testbed.HeaderWitness) (stop func()) {
 	dir := t.TempDir()
 	ca := filepath.Join(dir, "ca.pem")
 	if err := w.CA.WriteFile(ca); err != nil {
@@ -58,7 +59,7 @@ func firefoxVisit(t *testing.T, w *testbed.HeaderWitness) {
 	if err := os.WriteFile(filepath.Join(dir, "user.js"), []byte(prefs), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	runBrowser(t, "firefox-esr", "--headless", "--no-remote", "--profile", dir, w.URL()+testbed.WitnessPagePath)
+	return runBrowser(t, "firefox-esr", "--headless", "--no-remote", "--profile", dir, w.URL()+testbed.WitnessPagePath)
 }
 
 // wbXHR are Wildberries' own search API headers, in the order crawlq's
@@ -81,7 +82,7 @@ var xhrSets = map[string][]testbed.HeaderField{
 type realBrowser struct {
 	fingerprint string // of the profiles claiming it
 	linux       string // the profile claiming exactly this build
-	visit       func(*testing.T, *testbed.HeaderWitness)
+	visit       func(*testing.T, *testbed.HeaderWitness) (stop func())
 }
 
 // witnessed is what the witness saw of a navigation to its page and the
@@ -139,8 +140,9 @@ func TestProfilesSendTheHeadersOfTheBrowserTheyClaim(t *testing.T) {
 	for name, b := range browsers {
 		for set, xhr := range xhrSets {
 			w := startWitness(t, xhr)
-			b.visit(t, w)
+			stop := b.visit(t, w)
 			real := next(ctx, t, w)
+			stop() // what it sent is in; the next browser starts alone
 			for _, k := range []fetcher.Kind{fetcher.Navigate, fetcher.XHR} {
 				t.Logf("%s, %s, %s: %d headers, %s: %s", name, set, k, len(real.of(k).Fields), real.of(k).Proto,
 					strings.Join(names(real.of(k).Fields), " "))
