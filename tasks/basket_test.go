@@ -96,7 +96,7 @@ func useBasketHosts(t *testing.T, tb *testbed.Testbed, reg *site.Registry) {
 func workerNamed(t *testing.T, id string, reg *site.Registry) (stop func()) {
 	t.Helper()
 	w := tasks.NewWorker(tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks),
-		ServerID: id, Concurrency: 4, Sites: reg, ShutdownTimeout: time.Second})
+		ServerID: id, Concurrency: 4, Sites: reg, ShutdownTimeout: time.Second, PollInterval: testPoll})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

@@ -63,7 +63,7 @@ func runWorkerChild(raw string) int {
 	rdb := redis.NewClient(&redis.Options{Addr: c.Redis, DB: c.DB})
 	w := tasks.NewWorker(tasks.WorkerConfig{
 		Redis: asynq.RedisClientOpt{Addr: c.Redis, DB: c.DB}, RDB: rdb, ServerID: c.ServerID,
-		Concurrency: 8, Sites: reg, ShutdownTimeout: 2 * time.Second, LeaseTTL: 10 * time.Second,
+		Concurrency: 8, Sites: reg, ShutdownTimeout: 2 * time.Second, LeaseTTL: 10 * time.Second, PollInterval: testPoll,
 	})
 	if err := w.Run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)

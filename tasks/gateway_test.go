@@ -84,7 +84,7 @@ func probingWorkers(t *testing.T, tb *testbed.Testbed, cfg tasks.WorkerConfig, i
 	for _, id := range ids {
 		c := cfg
 		c.Redis, c.RDB, c.ServerID = asynqOpt(t), testredis.NewClient(t, testredis.DBTasks), id
-		c.ShutdownTimeout, c.ExitProbe = time.Second, fetcher.ExitProbe{URL: tb.EchoURL()}
+		c.ShutdownTimeout, c.ExitProbe, c.PollInterval = time.Second, fetcher.ExitProbe{URL: tb.EchoURL()}, testPoll
 		if c.Logger == nil {
 			c.Logger = zap.New(masktest.Core(t)) // checked for the planted secrets, not printed
 		}

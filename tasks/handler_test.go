@@ -32,9 +32,19 @@ func runWorker(t *testing.T, tb *testbed.Testbed, reg *site.Registry) {
 		Concurrency: 4, Sites: reg, ShutdownTimeout: time.Second})
 }
 
-// serve runs a worker of cfg until the test ends.
+// testPoll is the test workers' poll interval (WorkerConfig.PollInterval,
+// the demo's): a job queued to an idle worker starts within a tenth of a
+// second, and a retry is due again within a second (SideInterval), where
+// the default's two and ten seconds were waited for in every test.
+const testPoll = 100 * time.Millisecond
+
+// serve runs a worker of cfg until the test ends, polling every testPoll
+// unless cfg says otherwise.
 func serve(t *testing.T, cfg tasks.WorkerConfig) {
 	t.Helper()
+	if cfg.PollInterval == 0 {
+		cfg.PollInterval = testPoll
+	}
 	runUntilEnd(t, tasks.NewWorker(cfg))
 }
 

@@ -163,7 +163,7 @@ func hostileWorker(t *testing.T, rdb *redis.Client) asynq.RedisConnOpt {
 	t.Helper()
 	opt := asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: testredis.DBHostile}
 	w := tasks.NewWorker(tasks.WorkerConfig{Redis: opt, RDB: rdb, ServerID: "hostile-1", Concurrency: 2,
-		ShutdownTimeout: time.Second})
+		ShutdownTimeout: time.Second, PollInterval: testPoll})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

@@ -105,7 +105,7 @@ func TestShutdownWaitsForCancelledJobsToRelease(t *testing.T) {
 	b := &slowRelease{Broker: proxies.NewRedisBroker(rdb, tasks.BrokerConfig(reg, nil)),
 		delay: shutdown / 2, released: make(chan struct{})}
 	w := tasks.NewWorker(tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks),
-		Broker: b, ServerID: "slow-release", Concurrency: 2, Sites: reg, ShutdownTimeout: shutdown})
+		Broker: b, ServerID: "slow-release", Concurrency: 2, Sites: reg, ShutdownTimeout: shutdown, PollInterval: testPoll})
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
