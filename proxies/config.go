@@ -83,6 +83,10 @@ type SiteConfig struct {
 	// the site, or that long since the IP's first. 0: only on a ban.
 	RotateAfter int
 	RotateEvery time.Duration
+	// RotateAfterAuto ("rotate_after: auto") makes the budget per exit IP
+	// the site's learned volume:<site> (modem_limit.go), learned from
+	// where its bans fall, instead of RotateAfter.
+	RotateAfterAuto bool
 }
 
 // Config configures a RedisBroker.

@@ -216,7 +216,15 @@ func (k keys) rotateEndKeys(site string, c Class) []any {
 // modemSendKeys are modem_send.lua's KEYS for exit ip on site in the
 // Unix minute.
 func (k keys) modemSendKeys(site, ip string, minute int64) []any {
-	return []any{k.rotating(), k.modemUse(site, ip), k.modemSent(minute)}
+	name := VolumeLimitName(site)
+	return []any{k.rotating(), k.modemUse(site, ip), k.modemSent(minute), k.limit(name), k.limitLog(name), k.limits()}
+}
+
+// modemVolumeKeys are modem_volume.lua's KEYS for a ban of exit ip on
+// site.
+func (k keys) modemVolumeKeys(site, ip string) []any {
+	name := VolumeLimitName(site)
+	return []any{k.modemUse(site, ip), k.limit(name), k.limitLog(name), k.limits()}
 }
 
 // limitInitKeys are limit_init.lua's KEYS.

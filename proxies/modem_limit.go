@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // ChangeMargin is kept over a modem's interval between two changes, so a
@@ -81,4 +83,38 @@ func (b *RedisBroker) Refused(ctx context.Context, r *Rotation, f Refusal) (ever
 		r.NotBefore = ms(r.previous).Add(every + ChangeMargin)
 	}
 	return every, num(res[1]) == 1, nil
+}
+
+// VolumeLimitName is the learned limit that keeps site's volume budget
+// per exit IP under rotate_after auto: the requests one IP may send the
+// site (counted as rotate_after counts them, for UseKept after the IP's
+// first) before its modem rotates; 0 while none is learned.
+func VolumeLimitName(site string) string { return "volume:" + site }
+
+// VolumeKept is the share of the requests an IP sent before its ban that
+// the learned budget keeps: a margin for a request the site counts and
+// crawlq does not (a transport's retry) and a site window that reaches
+// further back than the count.
+const VolumeKept = 0.9
+
+// CanaryTimeout is how long the canary IP of an unlearned volume budget
+// may send nothing before another IP takes its place (modem_send.lua).
+const CanaryTimeout = time.Minute
+
+// ModemBanned learns the site's volume budget from a ban of exit ip
+// (lua/modem_volume.lua) when the site's rotate_after is auto: a share
+// VolumeKept of the requests the IP sent before the banned one, where
+// lower than the budget learned.
+func (b *RedisBroker) ModemBanned(ctx context.Context, p Proxy, site, ip string) error {
+	if !b.cfg.site(site).RotateAfterAuto || ip == "" {
+		return nil
+	}
+	res, err := b.eval(ctx, modemVolumeScript, b.k.modemVolumeKeys(site, ip), []any{b.cfg.skew(), VolumeLimitName(site), ip, VolumeKept})
+	if err != nil {
+		return fmt.Errorf("learn %s's volume from the ban of %s (modem %s): %w", site, ip, p.ID, err)
+	}
+	if num(res[1]) == 1 {
+		b.log.Info("volume budget learned", zap.String("site", site), zap.Int64("requests", num(res[0])), zap.Int64("at_ban", num(res[2])))
+	}
+	return nil
 }

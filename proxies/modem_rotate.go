@@ -41,6 +41,10 @@ type Rotator interface {
 	// ModemSend asks whether a session holding exit ip may send a request
 	// to site through modem p now, and counts it.
 	ModemSend(ctx context.Context, p Proxy, site, ip string) (ModemAnswer, error)
+	// ModemBanned tells that site banned exit ip carried by modem p:
+	// with rotate_after auto, where the ban fell teaches the site's
+	// volume budget (modem_limit.go).
+	ModemBanned(ctx context.Context, p Proxy, site, ip string) error
 	// ModemStats reads the pool's rotation figures.
 	ModemStats(ctx context.Context) (ModemStats, error)
 }
@@ -182,8 +186,12 @@ func (b *RedisBroker) ModemSend(ctx context.Context, p Proxy, site, ip string) (
 	if sc.RotateEvery > 0 {
 		keep = sc.RotateEvery
 	}
-	res, err := b.eval(ctx, modemSendScript, b.k.modemSendKeys(site, ip, minute),
-		[]any{b.cfg.skew(), p.ID, sc.RotateAfter, sc.RotateEvery.Milliseconds(), keep.Milliseconds()})
+	auto := 0
+	if sc.RotateAfterAuto {
+		auto = 1
+	}
+	res, err := b.eval(ctx, modemSendScript, b.k.modemSendKeys(site, ip, minute), []any{b.cfg.skew(), p.ID, sc.RotateAfter,
+		sc.RotateEvery.Milliseconds(), keep.Milliseconds(), auto, ip, VolumeLimitName(site), CanaryTimeout.Milliseconds()})
 	if err != nil {
 		return ModemSendOK, fmt.Errorf("modem %s on %s: %w", p.ID, site, err)
 	}

@@ -67,6 +67,8 @@ var (
 	rotateEndScript = newScript("rotate_end")
 	// modemSendScript: ModemSend (lua/modem_send.lua).
 	modemSendScript = newScript("modem_send")
+	// modemVolumeScript: ModemBanned (lua/modem_volume.lua).
+	modemVolumeScript = newScript("modem_volume")
 	// coolScript: the fallback return's cool (lua/cool.lua).
 	coolScript = newScript("cool")
 	// limitInitScript: EnsureLimit (lua/limit_init.lua).
@@ -86,7 +88,7 @@ var shas = map[*redis.Script]any{
 	exitBanScript: exitBanScript.Hash(), rotateBeginScript: rotateBeginScript.Hash(),
 	rotateExtendScript: rotateExtendScript.Hash(), rotateChangeScript: rotateChangeScript.Hash(),
 	rotateChangedScript: rotateChangedScript.Hash(), rotateRefusedScript: rotateRefusedScript.Hash(),
-	rotateEndScript: rotateEndScript.Hash(), modemSendScript: modemSendScript.Hash(),
+	rotateEndScript: rotateEndScript.Hash(), modemSendScript: modemSendScript.Hash(), modemVolumeScript: modemVolumeScript.Hash(),
 	coolScript: coolScript.Hash(), limitInitScript: limitInitScript.Hash(), limitSetScript: limitSetScript.Hash(),
 }
 

@@ -87,6 +87,11 @@ func (s *Session) rotates(o proxies.Outcome) (string, bool) {
 // a new session). A rotation that cannot start releases the lease with
 // o, as before modems (a ban quarantines).
 func (m *Manager) rotate(ctx context.Context, task string, l *proxies.Lease, o proxies.Outcome, old, why string) error {
+	if why == "ban" {
+		if err := m.cfg.Rotator.cfg.Rotations.ModemBanned(ctx, l.Proxy, l.Site, old); err != nil {
+			m.cfg.Logger.Warn("modem ban not learned from", zap.String("proxy", l.Proxy.ID), zap.Error(err))
+		}
+	}
 	err := m.cfg.Rotator.Begin(ctx, l, old, why)
 	if err == nil {
 		return nil

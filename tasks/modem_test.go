@@ -37,7 +37,7 @@ func modemTestbed(t *testing.T, rotateAfter int) (*testbed.Testbed, *site.Regist
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = reg.Apply(site.Config{Sites: map[string]site.SiteConfig{testbed.SiteAvito: {MinInterval: "150ms", RotateAfter: rotateAfter}}})
+	err = reg.Apply(site.Config{Sites: map[string]site.SiteConfig{testbed.SiteAvito: {MinInterval: "150ms", RotateAfter: site.Budget(rotateAfter)}}})
 	if err != nil {
 		t.Fatal(err)
 	}

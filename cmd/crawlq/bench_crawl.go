@@ -118,6 +118,7 @@ func addCrawlProxyFlags(fl *pflag.FlagSet, f *benchCrawlFlags) {
 	fl.IntVar(&f.o.ModemExits, "modem-exits", 0, "with --modems: the carrier's pool of exit IPs (default 64 a modem)")
 	fl.StringSliceVar(&f.o.ModemPhases, "modem-phases", nil, "with --modems: the phases run, of quarantine, rotate-on-ban and rotate-before (default all three)")
 	fl.DurationVar(&f.o.ProviderEvery, "provider-every", 0, "with --modems: the provider's real least time between two changes, when --change-every (what the modems' lines tell crawlq) is not it (default --change-every)")
+	fl.BoolVar(&f.o.LearnVolume, "learn", false, "with --modems: the rotate-before phase has rotate_after auto, the budget per IP learned from the site's bans (reports the budget and the bans before and after it)")
 	fl.BoolVar(&f.o.WholeSeconds, "whole-seconds", false, "with --modems: the provider keeps its changes' times in whole seconds, rounded (a call up to 0.5 s after its interval can be refused)")
 	fl.StringVar(&f.topology, "topology", "", "run on a Sentinel group or Redis Cluster started for the run: sentinel or cluster (default: --redis); a Cluster's CPU is reported per master")
 }

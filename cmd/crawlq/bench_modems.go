@@ -65,6 +65,10 @@ func printModemResult(cmd *cobra.Command, res *bench.ModemCrawlResult) {
 		if p.ph.LearnedChangeEveryS > 0 {
 			fmt.Fprintf(w, "%-13s provider's interval learned: %gs\n", "", p.ph.LearnedChangeEveryS)
 		}
+		if p.ph.LearnedBudget > 0 {
+			fmt.Fprintf(w, "%-13s volume budget learned: %d requests per IP, after %d bans; %d bans after it\n", "",
+				p.ph.LearnedBudget, p.ph.BansToLearn, p.ph.BansAfter)
+		}
 	}
 	if res.Quarantine.Requests > 0 && res.RotateOnBan.Requests > 0 {
 		fmt.Fprintf(w, "rotate on ban / quarantine: %.2fx (want >= 3)\n", res.OnBanOfQuarantine)

@@ -101,6 +101,10 @@ type CrawlOptions struct {
 	// the provider keep its changes' times in whole seconds (rounded).
 	ProviderEvery time.Duration
 	WholeSeconds  bool
+	// LearnVolume runs the rotate-before phase with rotate_after auto:
+	// the budget per IP learned from the site's bans instead of
+	// RotateAfter.
+	LearnVolume bool
 	// Logger gets progress lines. Default zap.NewNop().
 	Logger *zap.Logger
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -62,6 +63,9 @@ type ModemCrawlResult struct {
 	ProviderEveryS float64 `json:"provider_every_s"`
 	ChangeSettleS  float64 `json:"change_settle_s"`
 	RotateAfter    int     `json:"rotate_after"`
+	// LearnVolume: rotate-before ran with rotate_after auto; it is then
+	// accepted with at most 3 bans to learn the budget and none after.
+	LearnVolume bool `json:"learn_volume"`
 	// QuarantineBaseS and QuarantineCapS are the broker's quarantine,
 	// today's 300 s and 3600 s scaled as the volume rule is.
 	QuarantineBaseS float64 `json:"quarantine_base_s"`
@@ -110,6 +114,12 @@ type ModemPhase struct {
 	// made after it keeps it).
 	LearnedChangeEveryS float64 `json:"learned_change_every_s"`
 	LateRefusals        int     `json:"late_refusals"`
+	// LearnedBudget is the site's volume budget per IP learned under
+	// rotate_after auto (0: none), BansToLearn the bans up to its first
+	// learning and BansAfter those after it.
+	LearnedBudget int64 `json:"learned_budget"`
+	BansToLearn   int   `json:"bans_to_learn"`
+	BansAfter     int   `json:"bans_after"`
 	// PagesPerModemHour is the window's OK pages per modem-hour, the
 	// figure mobile proxies are bought by.
 	PagesPerModemHour float64 `json:"pages_per_modem_hour"`
@@ -171,7 +181,7 @@ func (r *crawlRun) modemHeader() *ModemCrawlResult {
 	return &ModemCrawlResult{Modems: r.o.Modems, Exits: r.o.ModemExits, Workers: r.o.Workers, Concurrency: r.o.Concurrency,
 		DurationS: r.o.Duration.Seconds(), MinIntervalMS: float64(r.o.MinInterval) / float64(time.Millisecond),
 		VolumeRequests: r.o.Volume.Requests, VolumeWindowS: r.o.Volume.Window.Seconds(),
-		ChangeEveryS: r.o.ChangeEvery.Seconds(), ProviderEveryS: r.o.ProviderEvery.Seconds(), ChangeSettleS: r.o.ChangeSettle.Seconds(), RotateAfter: r.o.RotateAfter,
+		ChangeEveryS: r.o.ChangeEvery.Seconds(), ProviderEveryS: r.o.ProviderEvery.Seconds(), ChangeSettleS: r.o.ChangeSettle.Seconds(), RotateAfter: r.o.RotateAfter, LearnVolume: r.o.LearnVolume,
 		QuarantineBaseS: q.QuarantineBase.Seconds(), QuarantineCapS: q.QuarantineCap.Seconds(),
 		LimitRPS: float64(r.o.Modems) / r.o.MinInterval.Seconds()}
 }
@@ -229,7 +239,7 @@ func (r *crawlRun) modemSiteConfig(phase string) proxies.SiteConfig {
 		QuarantineBase: time.Duration(float64(proxies.DefaultQuarantineBase) / k),
 		QuarantineCap:  time.Duration(float64(proxies.DefaultQuarantineCap) / k)}
 	if phase == ModemRotateBefore {
-		sc.RotateAfter = r.o.RotateAfter
+		sc.RotateAfter, sc.RotateAfterAuto = r.o.RotateAfter, r.o.LearnVolume
 	}
 	return sc
 }
@@ -305,7 +315,44 @@ func (r *crawlRun) modemFigures(ctx context.Context, pol policy, env *phaseEnv, 
 			out.LearnedChangeEveryS = max(out.LearnedChangeEveryS, round3(float64(l.Value)/1000))
 		}
 	}
-	return err
+	if err != nil || !r.o.LearnVolume {
+		return err
+	}
+	return r.volumeFigures(ctx, b, env, out)
+}
+
+// volumeFigures reads the learned volume budget and splits the site's
+// bans at its first learning.
+func (r *crawlRun) volumeFigures(ctx context.Context, b *proxies.RedisBroker, env *phaseEnv, out *ModemPhase) error {
+	name := proxies.VolumeLimitName(r.o.Site)
+	l, err := b.Limit(ctx, name)
+	if errors.Is(err, proxies.ErrUnknownLimit) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	out.LearnedBudget = l.Value
+	log, err := b.LimitLog(ctx, name, proxies.LimitLogLen)
+	if err != nil {
+		return err
+	}
+	var learned time.Time
+	for _, c := range log { // newest first: the last with a value is the first learned
+		if c.Value > 0 {
+			learned = c.At
+		}
+	}
+	for _, e := range env.tb.Log.Entries() {
+		switch {
+		case e.Site != r.o.Site || !e.Verdict.Blocked():
+		case learned.IsZero() || !e.Start.After(learned):
+			out.BansToLearn++
+		default:
+			out.BansAfter++
+		}
+	}
+	return nil
 }
 
 // accept computes the ratios and the acceptance.
@@ -325,6 +372,10 @@ func (res *ModemCrawlResult) accept() {
 	}
 	ran := func(p ModemPhase) bool { return p.Requests > 0 }
 	onBanFaster := !ran(q) || !ran(on) || q.RPS > 0 && on.RPS >= 3*q.RPS || q.RPS == 0 && on.RPS > 0
-	beforeOK := !ran(before) || before.Bans == 0 && before.RPS >= res.TargetRPS
+	noBans := before.Bans == 0
+	if res.LearnVolume {
+		noBans = before.BansToLearn <= 3 && before.BansAfter == 0 && before.LearnedBudget > 0
+	}
+	beforeOK := !ran(before) || noBans && before.RPS >= res.TargetRPS
 	res.Accepted = (ran(q) || ran(on) || ran(before)) && onBanFaster && beforeOK && q.Clean() && on.Clean() && before.Clean()
 }

@@ -55,3 +55,27 @@ func TestRunModemCrawl(t *testing.T) {
 		t.Errorf("%d keys left behind", n)
 	}
 }
+
+// TestModemCrawlLearnsTheVolume: the rotate-before phase with
+// rotate_after auto through 2 modems (D=200ms, a volume of 5 requests in
+// 3s): the site's budget is learned from at most 3 bans (its canary's,
+// for the site, not one per modem) and no IP is banned after it.
+func TestModemCrawlLearnsTheVolume(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	rdb := testredis.Client(t, testredis.DBBench)
+	target := CrawlTarget{Client: rdb, URL: testredis.URL(t, testredis.DBBench),
+		Asynq: asynq.RedisClientOpt{Addr: testredis.Addr(t), DB: testredis.DBBench}}
+	res, err := RunModemCrawl(context.Background(), target, CrawlOptions{Modems: 2, Workers: 2,
+		MinInterval: 200 * time.Millisecond, Duration: 4 * time.Second, ModemPhases: []string{ModemRotateBefore}, LearnVolume: true,
+		Volume: testbed.VolumeRule{Requests: 5, Window: 3 * time.Second}, ChangeEvery: 500 * time.Millisecond,
+		ChangeSettle: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := res.RotateBefore
+	t.Logf("%.1f pages/s, budget %d, %d bans to learn it, %d after, %d rotations", ph.RPS, ph.LearnedBudget, ph.BansToLearn, ph.BansAfter, ph.Rotations)
+	if ph.LearnedBudget < 1 || ph.LearnedBudget > 5 || ph.BansToLearn > 3 || ph.BansAfter != 0 || !ph.Clean() {
+		t.Errorf("budget %d (want 1..5), bans %d to learn it (want at most 3), %d after (want 0), clean %v", ph.LearnedBudget,
+			ph.BansToLearn, ph.BansAfter, ph.Clean())
+	}
+}

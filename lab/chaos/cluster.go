@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/hibiken/asynq"
 	"github.com/jackc/pgx/v5"
@@ -126,7 +127,11 @@ func (c *cluster) startRedis(ctx context.Context) error {
 func (c *cluster) writeConfig() (string, error) {
 	raw := c.tb.CrawlqConfig()
 	if c.tb.Modems != nil {
-		raw = withRotateAfter(raw, modemRotateAfter)
+		n := strconv.Itoa(modemRotateAfter)
+		if c.o.LearnVolume {
+			n = "auto"
+		}
+		raw = withRotateAfter(raw, n)
 	}
 	path := filepath.Join(c.dir, "crawlq.yaml")
 	if err := os.WriteFile(path, raw, 0o600); err != nil {

@@ -42,8 +42,8 @@ var classLine = regexp.MustCompile(`(?m)^    class: .*$`)
 
 // withRotateAfter gives every site of the worker config rotate_after,
 // so the modems rotate before their sites would notice them.
-func withRotateAfter(cfg []byte, n int) []byte {
-	return classLine.ReplaceAll(cfg, []byte("$0\n    rotate_after: "+strconv.Itoa(n)+"   # chaos: modems rotate all run long"))
+func withRotateAfter(cfg []byte, n string) []byte {
+	return classLine.ReplaceAll(cfg, []byte("$0\n    rotate_after: "+n+"   # chaos: modems rotate all run long"))
 }
 
 // importModems adds the modems, with their change links, to the pool and

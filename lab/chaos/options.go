@@ -68,6 +68,9 @@ type Options struct {
 	// Default 0: none (see docs/benchmarks.md, Chaos: with modems the
 	// run meets an I2 bug of the fallback's return to the broker).
 	Modems int
+	// LearnVolume gives every site rotate_after auto instead of 3 (with
+	// Modems): the modems' budget per IP learned from the bans.
+	LearnVolume bool
 }
 
 // Broker outage modes.

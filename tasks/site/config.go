@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"crawlq/internal/yamlstrict"
 	"crawlq/proxies"
 )
@@ -36,7 +38,8 @@ type SiteConfig struct {
 	// RotateAfter is a number of requests, RotateEvery a Go duration: a
 	// modem changes its IP after that many requests from one IP to the
 	// site, or that long after its first (a site that bans by volume).
-	RotateAfter int    `yaml:"rotate_after"`
+	// RotateAfter "auto" (BudgetAuto) learns the number from the bans.
+	RotateAfter Budget `yaml:"rotate_after"`
 	RotateEvery string `yaml:"rotate_every"`
 	// Queue is the Asynq queue name.
 	Queue string `yaml:"queue"`
@@ -170,11 +173,13 @@ func applyClassQueue(s *Site, c SiteConfig, field func(string) string) error {
 
 // applyRotate applies rotate_after and rotate_every.
 func applyRotate(s *Site, c SiteConfig, field func(string) string) error {
-	if c.RotateAfter < 0 {
-		return &ConfigError{Field: field("rotate_after"), Reason: fmt.Sprintf("%d: want a number of requests, 0 or more", c.RotateAfter)}
-	}
-	if c.RotateAfter > 0 {
-		s.RotateAfter = c.RotateAfter
+	switch {
+	case c.RotateAfter == BudgetAuto:
+		s.RotateAfterAuto = true
+	case c.RotateAfter < 0:
+		return &ConfigError{Field: field("rotate_after"), Reason: fmt.Sprintf("%d: want a number of requests, 0 or more, or auto", c.RotateAfter)}
+	case c.RotateAfter > 0:
+		s.RotateAfter = int(c.RotateAfter)
 	}
 	if c.RotateEvery != "" {
 		d, err := time.ParseDuration(strings.TrimSpace(c.RotateEvery))
@@ -267,4 +272,25 @@ func unknownSite(name string, known []string) string {
 		return fmt.Sprintf("unknown site (did you mean %s?)", s)
 	}
 	return fmt.Sprintf("unknown site (known: %s)", strings.Join(known, ", "))
+}
+
+// Budget is a number of requests in a site's configuration, or "auto"
+// (BudgetAuto): learned by crawlq.
+type Budget int
+
+// BudgetAuto is "auto".
+const BudgetAuto Budget = -1
+
+// UnmarshalYAML reads a number or "auto".
+func (c *Budget) UnmarshalYAML(n *yaml.Node) error {
+	if strings.TrimSpace(n.Value) == "auto" {
+		*c = BudgetAuto
+		return nil
+	}
+	var v int
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: %q: want a number of requests or auto", n.Line, n.Value)
+	}
+	*c = Budget(v)
+	return nil
 }

@@ -39,6 +39,9 @@ type Site struct {
 	// that long since its first (proxies.SiteConfig). 0: only on a ban.
 	RotateAfter int
 	RotateEvery time.Duration
+	// RotateAfterAuto ("rotate_after: auto"): the budget per IP is
+	// learned from where the site's bans fall (proxies.SiteConfig).
+	RotateAfterAuto bool
 	// Endpoints maps an endpoint name (EndpointWeb, EndpointSearch, …) to
 	// its base URL, scheme and host without a trailing slash.
 	Endpoints map[string]string

@@ -176,3 +176,24 @@ func TestParseHostileInput(t *testing.T) {
 		})
 	}
 }
+
+// TestRotateAfterAuto: rotate_after takes a number or auto (the budget
+// learned from the bans); anything else is an error naming the line.
+func TestRotateAfterAuto(t *testing.T) {
+	r := site.Default().Clone()
+	cfg, err := site.LoadConfig([]byte("sites:\n  avito:\n    rotate_after: auto\n  ozon:\n    rotate_after: 7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	av, _ := r.Get("avito")
+	oz, _ := r.Get("ozon")
+	if !av.RotateAfterAuto || av.RotateAfter != 0 || oz.RotateAfterAuto || oz.RotateAfter != 7 {
+		t.Fatalf("avito auto %v after %d, ozon auto %v after %d; want auto and 7", av.RotateAfterAuto, av.RotateAfter, oz.RotateAfterAuto, oz.RotateAfter)
+	}
+	if _, err := site.LoadConfig([]byte("sites:\n  avito:\n    rotate_after: lots\n")); err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("rotate_after: lots: %v, want an error naming line 3", err)
+	}
+}
