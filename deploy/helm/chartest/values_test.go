@@ -88,6 +88,12 @@ func TestChartRefuses(t *testing.T) {
 			want: "the dashboard manages the queues"},
 		{name: "a Redis kind KEDA has no scaler of (values.schema.json)", over: map[string]any{"redis.kind": "memcached"},
 			want: "/redis/kind"},
+		{name: "a trigger of another kind than the URL's", over: map[string]any{"redis.kind": "sentinel", "redis.sentinelMaster": "m"},
+			want: `redis.kind "sentinel", but secrets.redisUrl is a redis URL`},
+		{name: "a cluster URL read as one server", over: map[string]any{"secrets.redisUrl": "redis-cluster://:pw@n1:7000,n2:7000"},
+			want: `redis.kind "redis", but secrets.redisUrl is a cluster URL`},
+		{name: "TLS in the URL, not in KEDA's trigger", over: map[string]any{"secrets.redisUrl": "rediss://:pw@redis:6379/0"},
+			want: `redis.tls false, but secrets.redisUrl says "rediss"`},
 		{name: "KEDA without the Redis address", over: map[string]any{"redis.addresses": []any{}},
 			want: "redis.addresses"},
 	}
