@@ -102,12 +102,11 @@ func List(ctx context.Context, rdb redis.UniversalClient) ([]Record, error) {
 
 // ListRole returns the live records of role, sorted by server ID (an
 // empty list, not nil, when none is live), and forgets the expired ones.
+// The index is trimmed after the records are read, by the time then: a
+// record Redis expired during the read (its expiry is at least its
+// index score) is gone from both, never left in the index unlisted.
 func ListRole(ctx context.Context, rdb redis.UniversalClient, role string) ([]Record, error) {
 	index, record := keys(role)
-	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	if err := rdb.ZRemRangeByScore(ctx, index, "-inf", "("+now).Err(); err != nil {
-		return nil, fmt.Errorf("list servers: %w", err)
-	}
 	ids, err := rdb.ZRange(ctx, index, 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list servers: %w", err)
@@ -122,6 +121,10 @@ func ListRole(ctx context.Context, rdb redis.UniversalClient, role string) ([]Re
 	}
 	vals, err := rdb.MGet(ctx, ks...).Result()
 	if err != nil {
+		return nil, fmt.Errorf("list servers: %w", err)
+	}
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	if err := rdb.ZRemRangeByScore(ctx, index, "-inf", "("+now).Err(); err != nil {
 		return nil, fmt.Errorf("list servers: %w", err)
 	}
 	for _, v := range vals {
