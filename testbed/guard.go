@@ -17,6 +17,8 @@ type guard struct {
 	sessions map[string]string // session value -> IP it was issued to
 	seen     map[string]map[string]time.Time
 	rng      *rand.Rand
+	// volumeLog are the volume rules' changes (Testbed.SetVolume).
+	volumeLog []VolumeChange
 }
 
 type siteIP struct{ site, ip string }

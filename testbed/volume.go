@@ -85,3 +85,45 @@ func (w *volumeWindow) add(now time.Time, v VolumeRule) bool {
 	*w = kept
 	return len(kept) > v.Requests
 }
+
+// VolumeChange is one change of a site's hidden volume rule (SetVolume).
+type VolumeChange struct {
+	Site string    `json:"site"`
+	At   time.Time `json:"at"`
+	// Rule is the rule from At on; nil: none.
+	Rule *VolumeRule `json:"rule"`
+}
+
+// SetVolume changes site's hidden volume rule from now on (nil: none):
+// the site tightens or loosens mid-run, as crawlq cannot know. Requests
+// already made stay counted in their window; the change is recorded
+// for VolumeTruth.
+func (tb *Testbed) SetVolume(site string, v *VolumeRule) {
+	if v != nil {
+		c := *v
+		v = &c
+	}
+	g := tb.guard
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.rules[site]
+	r.Volume = v
+	g.rules[site] = r
+	g.volumeLog = append(g.volumeLog, VolumeChange{Site: site, At: tb.now(), Rule: v})
+}
+
+// VolumeTruth is every site's hidden volume rule now (sites without one
+// left out) and the changes SetVolume made, in order: what a bench
+// compares a learned budget with.
+func (tb *Testbed) VolumeTruth() (now map[string]VolumeRule, changes []VolumeChange) {
+	g := tb.guard
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now = map[string]VolumeRule{}
+	for site, r := range g.rules {
+		if r.Volume != nil {
+			now[site] = *r.Volume
+		}
+	}
+	return now, append([]VolumeChange(nil), g.volumeLog...)
+}

@@ -82,3 +82,30 @@ func TestVolumeRulePresets(t *testing.T) {
 		t.Errorf("AvitoVolumeRules = %+v", r)
 	}
 }
+
+// TestVolumeRuleChangesMidRun: SetVolume tightens a site's hidden rule
+// from now on (an IP that sent 3 of a budget of 5 is banned at its
+// next), and VolumeTruth reports the rule now and the change.
+func TestVolumeRuleChangesMidRun(t *testing.T) {
+	clock := newFakeClock()
+	rules := SiteRules{MinInterval: time.Second, Punishment: Status439, BanFor: time.Minute,
+		Volume: &VolumeRule{Requests: 5, Window: time.Minute}}
+	tb := startTB(t, Config{Now: clock.Now, Sites: map[string]SiteRules{SiteAvito: rules}})
+	page := tb.SiteURL(SiteAvito) + "/moskva?q=чай"
+	c := clientFrom(t, "127.0.0.93", false)
+	for i := range 3 {
+		if a := get(t, c, page); a.status != http.StatusOK {
+			t.Fatalf("request %d: status %d, want 200", i+1, a.status)
+		}
+		clock.Advance(2 * time.Second)
+	}
+	tight := VolumeRule{Requests: 3, Window: time.Minute}
+	tb.SetVolume(SiteAvito, &tight)
+	if a := get(t, c, page); a.status != 439 {
+		t.Fatalf("the 4th request after the budget fell to 3: status %d, want 439", a.status)
+	}
+	now, changes := tb.VolumeTruth()
+	if now[SiteAvito] != tight || len(changes) != 1 || changes[0].Site != SiteAvito || *changes[0].Rule != tight || !changes[0].At.Equal(clock.Now()) {
+		t.Fatalf("truth %v, changes %+v; want the tightened rule and its change", now, changes)
+	}
+}

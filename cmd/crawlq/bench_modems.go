@@ -66,8 +66,8 @@ func printModemResult(cmd *cobra.Command, res *bench.ModemCrawlResult) {
 			fmt.Fprintf(w, "%-13s provider's interval learned: %gs\n", "", p.ph.LearnedChangeEveryS)
 		}
 		if p.ph.LearnedBudget > 0 {
-			fmt.Fprintf(w, "%-13s volume budget learned: %d requests per IP, after %d bans; %d bans after it\n", "",
-				p.ph.LearnedBudget, p.ph.BansToLearn, p.ph.BansAfter)
+			fmt.Fprintf(w, "%-13s volume budget learned: %d requests per IP (the site's hidden rule: %d), after %d bans; %d bans after it\n", "",
+				p.ph.LearnedBudget, p.ph.HiddenBudget, p.ph.BansToLearn, p.ph.BansAfter)
 		}
 	}
 	if res.Quarantine.Requests > 0 && res.RotateOnBan.Requests > 0 {

@@ -118,8 +118,11 @@ type ModemPhase struct {
 	// rotate_after auto (0: none), BansToLearn the bans up to its first
 	// learning and BansAfter those after it.
 	LearnedBudget int64 `json:"learned_budget"`
-	BansToLearn   int   `json:"bans_to_learn"`
-	BansAfter     int   `json:"bans_after"`
+	// HiddenBudget is the site's volume rule's requests per window at
+	// the phase's end, from the testbed's truth (VolumeTruth).
+	HiddenBudget int `json:"hidden_budget"`
+	BansToLearn  int `json:"bans_to_learn"`
+	BansAfter    int `json:"bans_after"`
 	// PagesPerModemHour is the window's OK pages per modem-hour, the
 	// figure mobile proxies are bought by.
 	PagesPerModemHour float64 `json:"pages_per_modem_hour"`
@@ -333,6 +336,8 @@ func (r *crawlRun) volumeFigures(ctx context.Context, b *proxies.RedisBroker, en
 		return err
 	}
 	out.LearnedBudget = l.Value
+	hidden, _ := env.tb.VolumeTruth()
+	out.HiddenBudget = hidden[r.o.Site].Requests
 	log, err := b.LimitLog(ctx, name, proxies.LimitLogLen)
 	if err != nil {
 		return err
