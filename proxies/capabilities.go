@@ -18,16 +18,18 @@ type Capabilities struct {
 	PipelineReleases PipelineReleaser
 	// Ends says whether a lease ended before its expiry.
 	Ends LeaseEnder
+	// Lines gives the jobs waiting for a proxy their turns.
+	Lines WaitLine
 }
 
 // Capabilities of the Redis broker: all but Ends (its leases end only by
 // their holder or their TTL).
 func (b *RedisBroker) Capabilities() Capabilities {
-	return Capabilities{Exits: b, Rotations: b, Clearances: b, PipelineLeases: b, PipelineReleases: b}
+	return Capabilities{Exits: b, Rotations: b, Clearances: b, PipelineLeases: b, PipelineReleases: b, Lines: b}
 }
 
 // Capabilities of the fallback broker are its primary's, so none is lost
-// by forwarding: exits, rotations and clearances are cluster-wide or
+// by forwarding: exits, rotations, clearances and wait lines are cluster-wide or
 // nothing and go to the primary's Redis; leasing and releasing in a
 // pipeline and ending a lease depend on the fallback's mode and are its
 // own.

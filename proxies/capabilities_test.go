@@ -34,6 +34,7 @@ func TestFallbackKeepsEveryCapability(t *testing.T) {
 		{"Exits", c.Exits, pc.Exits},
 		{"Rotations", c.Rotations, pc.Rotations},
 		{"Clearances", c.Clearances, pc.Clearances},
+		{"Lines", c.Lines, pc.Lines},
 		{"PipelineLeases", c.PipelineLeases, fb},
 		{"PipelineReleases", c.PipelineReleases, fb},
 		{"Ends", c.Ends, fb},

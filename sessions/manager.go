@@ -27,8 +27,15 @@ type Config struct {
 	LeaseTTL time.Duration
 	// RecordTTL is how long a stored session outlives its last use. Default 30m.
 	RecordTTL time.Duration
-	// MaxLeaseWait bounds how long Open waits for a free proxy. Default 30s.
+	// MaxLeaseWait bounds how long Open waits for a fresh proxy. Default 30s.
 	MaxLeaseWait time.Duration
+	// HandBack makes Open wait for a fresh proxy only while fewer of the
+	// manager's sessions wait for the site and class than it has
+	// proxies, and for at most MaxLeaseWait; otherwise it returns a
+	// *WaitError with the task's turn in the site's wait line (a worker's
+	// job then hands its slot back until its turn). Default false: Open
+	// waits up to MaxLeaseWait.
+	HandBack bool
 	// ConfirmWait bounds how long Confirm waits for a second proxy while
 	// it holds the session's own. Default: two of the site's min_intervals.
 	ConfirmWait time.Duration
@@ -140,6 +147,8 @@ type Manager struct {
 	exitProbes, rerolls, exitWaits, exitChanges atomic.Int64
 	// ModemCounts
 	modemEnded atomic.Int64
+	// waits are the jobs waiting in their slots for a proxy (leaseFresh).
+	waits slotWaits
 }
 
 // NewManager builds a Manager.
@@ -203,6 +212,14 @@ func (m *Manager) lease(ctx context.Context, rec *record, pl *proxies.Lease, tas
 	}
 	if pl != nil {
 		return pl, false, nil
+	}
+	if m.cfg.HandBack {
+		l, err := m.leaseFresh(ctx, site, class, task)
+		var w *WaitError
+		if err != nil && !errors.As(err, &w) {
+			err = fmt.Errorf("lease a %s proxy for %s: %w", class, site, err)
+		}
+		return l, false, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, m.cfg.MaxLeaseWait)
 	defer cancel()

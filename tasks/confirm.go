@@ -77,7 +77,7 @@ func (r *run) confirm(ctx context.Context, url string, page int, first sessions.
 	}
 	if c.Deferred {
 		r.sess = nil // released unjudged; the next attempt asks another proxy
-		return false, retryAfter(deferredRetry, fmt.Errorf("%w: %s; no second proxy free within %s: the next attempt's answer decides",
+		return false, handBack(deferredRetry, fmt.Errorf("%w: %s; no second proxy free within %s: the next attempt's answer decides",
 			ErrUnconfirmed, first.Verdict, c.Waited.Round(time.Millisecond)))
 	}
 	switch c.Decision {

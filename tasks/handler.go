@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -59,6 +60,12 @@ type HandlerConfig struct {
 	// OnDefect, if set, is told every request defect (the worker's
 	// metrics count them per site, kind and reason).
 	OnDefect func(DefectStats)
+	// OnHandBack, if set, is told every attempt that handed its slot back
+	// to wait for a proxy (HandedBack).
+	OnHandBack func(HandBackStats)
+	// Waker, if set, brings the jobs handed back at their turn; nil: at
+	// Asynq's next look at the retry sets.
+	Waker *Waker
 	// Now stamps items. Default time.Now.
 	Now func() time.Time
 }
@@ -77,6 +84,8 @@ type Handler struct {
 	active sync.WaitGroup
 	// defects are the request defects this worker warned about.
 	defects defects
+	// handBacks counts the attempts that handed their slot back.
+	handBacks atomic.Int64
 }
 
 var _ asynq.Handler = (*Handler)(nil)
@@ -162,8 +171,15 @@ func (h *Handler) ProcessTask(ctx context.Context, t *asynq.Task) (err error) {
 	}
 	r.sum.Empty = err == nil && r.sum.Items == 0
 	r.sum.write(ctx, t)
+	if d, ok := HandedBack(err); ok {
+		h.handedBack(ctx, j.Site, d, err)
+	}
 	return err
 }
+
+// HandedBack is how many attempts handed their slot back to wait for a
+// proxy.
+func (h *Handler) HandedBack() int64 { return h.handBacks.Load() }
 
 // Drain waits until every attempt that has started has returned (and so
 // released its lease), or until timeout; it reports whether all returned.
@@ -296,10 +312,9 @@ func (r *run) session(ctx context.Context) error {
 	}
 	s, err := r.h.cfg.Sessions.OpenStored(ctx, r.preloaded, r.task, r.job.Site, r.class)
 	r.preloaded = sessions.Preloaded{}
-	var nr *proxies.NotReadyError
 	switch {
-	case errors.As(err, &nr):
-		return retryAfter(max(nr.Wait, time.Second), err)
+	case err != nil && !IsFailure(err):
+		return err // a wait: the job hands its slot back (HandedBack)
 	case errors.Is(err, proxies.ErrNotServed):
 		return permanent(err) // configuration, not a wait: no retry mends it
 	case errors.Is(err, proxies.ErrPoolEmpty):

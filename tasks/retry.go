@@ -31,11 +31,15 @@ func permanent(err error) error { return fmt.Errorf("%w: %w", err, asynq.SkipRet
 // MaxBackoff caps the delay between attempts of a failing job.
 const MaxBackoff = time.Minute
 
-// RetryDelay is the worker's asynq.RetryDelayFunc: a RetryError's own
+// RetryDelay is the worker's asynq.RetryDelayFunc: a hand back's turn
+// (HandedBack), a RetryError's own
 // delay, or the delay an error names itself (a RetryAfter method: a
 // session that ended before its request, sessions.EndedError), else
 // exponential backoff from 1s with jitter, capped at MaxBackoff.
 func RetryDelay(n int, err error, _ *asynq.Task) time.Duration {
+	if d, ok := HandedBack(err); ok {
+		return d
+	}
 	var re *RetryError
 	if errors.As(err, &re) {
 		return re.After

@@ -101,7 +101,20 @@ type WorkerConfig struct {
 	// and the results backlog is read every five poll intervals, never
 	// more often than once a second. Default DefaultPollInterval.
 	PollInterval time.Duration
+	// SlotWait is how long a job waits for a proxy in its worker slot:
+	// when its turn in the site's wait line is further away, or no proxy
+	// came free in that time, it hands the slot back (HandedBack) and
+	// comes again at its turn (sessions.Config.MaxLeaseWait). Default
+	// DefaultSlotWait.
+	SlotWait time.Duration
+	// OnHandBack, if set, is told every attempt that handed its slot back.
+	OnHandBack func(HandBackStats)
 }
+
+// DefaultSlotWait is WorkerConfig.SlotWait's default: a job waits in its
+// slot only for a proxy due about now (a site's next proxy at a typical
+// min_interval), not for a site that is short of proxies.
+const DefaultSlotWait = 2 * time.Second
 
 // DefaultPollInterval is WorkerConfig.PollInterval's default: an idle
 // worker with the four default queues looks at them every two seconds.
@@ -154,6 +167,9 @@ func (c *WorkerConfig) withDefaults() {
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval
 	}
+	if c.SlotWait <= 0 {
+		c.SlotWait = DefaultSlotWait
+	}
 }
 
 // DefaultServerID is WorkerConfig.ServerID's default: hostname-pid.
@@ -197,6 +213,7 @@ type Worker struct {
 	handler *Handler
 	gate    *BacklogGate
 	rotator *sessions.Rotator // nil: no modem rotations
+	waker   *Waker
 }
 
 // NewWorker builds a Worker; Run starts it.
@@ -207,16 +224,17 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	gate.every = SideInterval(cfg.PollInterval)
 	f := fetcher.New(withLogger(cfg.Fetcher, cfg.Logger))
 	rot := newRotator(cfg, f)
-	h := NewHandler(HandlerConfig{Gate: gate,
+	wk := NewWaker(cfg.Redis, cfg.Logger)
+	h := NewHandler(HandlerConfig{Gate: gate, Waker: wk, OnHandBack: cfg.OnHandBack,
 		Sites: cfg.Sites, Fetcher: f, Rules: *cfg.Rules,
 		Sink: results.NewSink(cfg.RDB, 0).WithReplicas(cfg.Replicas, 0), Client: client, Holder: cfg.ServerID, Logger: cfg.Logger,
 		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm, Browser: cfg.Browser, OnChallenge: cfg.OnChallenge, OnPoW: cfg.OnPoW, OnDefect: cfg.OnDefect,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			SharesRedis: true, BrokerSharesRedis: cfg.BrokerOnRDB, // the sink is on RDB too
-			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),
+			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, MaxLeaseWait: cfg.SlotWait, HandBack: true, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),
 			Caps: cfg.Caps, Rotator: rot, ExitProbe: cfg.ExitProbe, ExitBusy: cfg.ExitBusy, Forget: f.Forget}),
 	})
-	return &Worker{cfg: cfg, client: client, handler: h, gate: gate, rotator: rot}
+	return &Worker{cfg: cfg, client: client, handler: h, gate: gate, rotator: rot, waker: wk}
 }
 
 // newRotator is the worker's modem rotator: nil when the broker keeps no
@@ -251,6 +269,7 @@ func (w *Worker) Sessions() *sessions.Manager { return w.handler.cfg.Sessions }
 // returns.
 func (w *Worker) Run(ctx context.Context) error {
 	defer w.client.Close()
+	defer w.waker.Stop()
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	srv := asynq.NewServer(w.cfg.Redis, w.asynqConfig(base))
@@ -292,6 +311,7 @@ func (w *Worker) asynqConfig(base context.Context) asynq.Config {
 		Queues:                   w.cfg.Queues,
 		BaseContext:              func() context.Context { return base },
 		RetryDelayFunc:           RetryDelay,
+		IsFailure:                IsFailure,
 		ShutdownTimeout:          w.cfg.ShutdownTimeout,
 		TaskCheckInterval:        w.cfg.PollInterval,
 		DelayedTaskCheckInterval: SideInterval(w.cfg.PollInterval),
@@ -300,7 +320,15 @@ func (w *Worker) asynqConfig(base context.Context) asynq.Config {
 		LogLevel:                 asynq.WarnLevel,
 		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, t *asynq.Task, err error) {
 			id, _ := asynq.GetTaskID(ctx)
+			if !IsFailure(err) {
+				log.Debug("job handed its slot back", zap.String("task", id), zap.String("type", t.Type()), zap.Error(err))
+				return
+			}
 			log.Info("job attempt failed", zap.String("task", id), zap.String("type", t.Type()), zap.Error(err))
 		}),
 	}
 }
+
+// HandedBack is how many attempts handed their slot back to wait for a
+// proxy (HandedBack).
+func (w *Worker) HandedBack() int64 { return w.handler.HandedBack() }

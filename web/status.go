@@ -29,6 +29,9 @@ type Status struct {
 	Sinks      []heartbeat.Record `json:"sinks"`
 	// Results is the results stream's backlog (JoinResults); nil if not read.
 	Results *results.Backlog `json:"results,omitempty"`
+	// Waits are the sites' wait lines with jobs waiting for a proxy
+	// (proxies.RedisBroker.WaitLines).
+	Waits []proxies.LineStats `json:"waits,omitempty"`
 }
 
 // QueueStatus counts one Asynq queue's tasks by state. Processed and Failed
@@ -98,7 +101,7 @@ func Collect(ctx context.Context, insp *asynq.Inspector, b proxies.Broker) (*Sta
 	if err != nil {
 		return nil, err
 	}
-	return &Status{At: time.Now(), Queues: qs, Servers: srv,
+	return &Status{At: time.Now(), Queues: qs, Servers: srv, Waits: waitLines(ctx, b, sum.Sites),
 		Pool: PoolStatus{Total: sum.Total, Sites: sum.Sites, Modems: sum.Modems}}, nil
 }
 

@@ -29,6 +29,10 @@ func (s *Status) WriteTable(w io.Writer) error {
 		return err
 	}
 	s.writeResults(w)
+	if len(s.Waits) > 0 {
+		fmt.Fprintln(w)
+		s.writeWaits(w)
+	}
 	return nil
 }
 

@@ -25,6 +25,7 @@ func newBenchCmd(a *app) *cobra.Command {
 		newBenchChaosCmd(a),
 		newBenchCrawlCmd(a),
 		newBenchIdleCmd(),
+		newBenchMixCmd(a),
 		newBenchScheduleCmd(a),
 		newBenchWebCmd(a),
 		newBenchSinkCmd(a),

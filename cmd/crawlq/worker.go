@@ -144,7 +144,7 @@ func runWorker(ctx context.Context, a *app, f workerFlags) error {
 	}
 	solver, closeBrowser := startBrowser(log, reg, f, loaded.CAFiles)
 	defer closeBrowser()
-	w := tasks.NewWorker(f.wire(wcfg, loaded, qconn, broker, solver, metrics.NewWorkerMetrics(reg), log))
+	w := tasks.NewWorker(withWaitMetrics(f.wire(wcfg, loaded, qconn, broker, solver, metrics.NewWorkerMetrics(reg), log), reg))
 	registerWorkerMetrics(reg, w)
 	return serveWorker(ctx, f.metricsAddr, reg, broker, w, web.RedisCheck(qconn.Client))
 }
@@ -191,8 +191,16 @@ func (f workerFlags) wire(wcfg tasks.WorkerConfig, loaded *tasks.Loaded, qconn *
 	return wcfg
 }
 
+// withWaitMetrics counts the jobs that hand their slot back in reg.
+func withWaitMetrics(wcfg tasks.WorkerConfig, reg prometheus.Registerer) tasks.WorkerConfig {
+	wm := metrics.NewWaitMetrics(reg)
+	wcfg.OnHandBack = func(h tasks.HandBackStats) { wm.ObserveHandBack(h.Site, h.Reason, h.After) }
+	return wcfg
+}
+
 // registerWorkerMetrics registers the worker's gauges and counters.
 func registerWorkerMetrics(reg *prometheus.Registry, w *tasks.Worker) {
+	metrics.RegisterSlotWaits(reg, w.Sessions().Waiting)
 	metrics.RegisterBacklogGauges(reg, w.Gate())
 	metrics.RegisterSessionErrors(reg, w.Sessions())
 	metrics.RegisterExits(reg, func() (int64, int64, int64, int64) {
