@@ -186,7 +186,7 @@ func (m *mixRun) prepare(ctx context.Context) error {
 	av := site.SiteConfig{BaseURL: m.tb.HTTPSSiteURL(testbed.SiteAvito), MinInterval: m.o.MinInterval.String(),
 		Class: string(m.o.avitoClass()), Queue: mixAvitoQueue}
 	if m.o.AvitoModems > 0 {
-		av.RotateAfter = max(DefaultVolume().Requests-2, 1)
+		av.RotateAfter = site.Budget(max(DefaultVolume().Requests-2, 1))
 	}
 	m.reg = site.Default().Clone()
 	err := m.reg.Apply(site.Config{Sites: map[string]site.SiteConfig{
