@@ -87,6 +87,11 @@ type SiteConfig struct {
 	// the site's learned volume:<site> (modem_limit.go), learned from
 	// where its bans fall, instead of RotateAfter.
 	RotateAfterAuto bool
+	// Learn, if set, has the broker learn the pace per class instead of
+	// keeping MinInterval (min_interval: auto; learn.go). Where the
+	// broker has no learned pace to give (exit holds, the fallback pool)
+	// it keeps Learn.Max.
+	Learn *PaceLearning
 }
 
 // Config configures a RedisBroker.
@@ -183,8 +188,8 @@ func (c Config) withDefaults() Config {
 
 // fill sets zero fields from d.
 func (s SiteConfig) fill(d SiteConfig) SiteConfig {
-	if s.MinInterval == 0 {
-		s.MinInterval = d.MinInterval
+	if s.MinInterval == 0 && s.Learn == nil {
+		s.MinInterval, s.Learn = d.MinInterval, d.Learn
 	}
 	if s.QuarantineBase == 0 {
 		s.QuarantineBase = d.QuarantineBase
@@ -215,6 +220,10 @@ func (c Config) site(name string) SiteConfig {
 	}
 	if s.MinInterval < 0 {
 		s.MinInterval = 0
+	}
+	if s.Learn != nil {
+		l := s.Learn.withDefaults()
+		s.Learn, s.MinInterval = &l, l.Max
 	}
 	s.FailPenaltyCap = max(s.FailPenaltyCap, s.FailPenalty)
 	s.ClearanceWait = max(s.ClearanceWait, 0)

@@ -126,13 +126,14 @@ func knownField(site string, c Class) string { return site + "\t" + string(c) }
 // leaseKeys are lease.lua's and lease_proxy.lua's KEYS.
 func (k keys) leaseKeys(site string, c Class) []any {
 	return []any{k.ready(site, c), k.leases(site), k.token(), k.proxies(), k.known(),
-		k.quarantine(site, c), k.busy(), k.epoch(), k.cleared(site), k.rotating()}
+		k.quarantine(site, c), k.busy(), k.epoch(), k.cleared(site), k.rotating(), k.limit(paceName(site, c))}
 }
 
-// releaseKeys are release.lua's KEYS; the busy HASH (KEYS[5]) is sent
+// releaseKeys are release.lua's KEYS; the busy HASH (KEYS[7]) is sent
 // in exclusive mode only.
 func (k keys) releaseKeys(site string, c Class, exclusive bool) []any {
-	out := []any{k.ready(site, c), k.leases(site), k.stats(site), k.quarantine(site, c)}
+	pace := paceName(site, c)
+	out := []any{k.ready(site, c), k.leases(site), k.stats(site), k.quarantine(site, c), k.limit(pace), k.limitLog(pace)}
 	if exclusive {
 		out = append(out, k.busy())
 	}

@@ -33,6 +33,9 @@ func (b *RedisBroker) LeaseIn(ctx context.Context, p redis.Pipeliner, r LeaseReq
 		return nil, false
 	}
 	a, set := b.argsOf(r.Site, r.Class), b.loaded.Load()
+	if a.learn != nil && !a.ensured.Load() {
+		return nil, false // the first lease of a learned pace ensures its limit
+	}
 	cmd := evalshaCmd(ctx, leaseScript, a.lease, b.leaseArgs(a, set, r, ""))
 	_ = p.Process(ctx, cmd)
 	return func(ctx context.Context) (*Lease, error) {

@@ -128,6 +128,9 @@ func (b *RedisBroker) lease(ctx context.Context, s *redis.Script, r LeaseRequest
 	}
 	site, class := r.Site, r.Class
 	a, set := b.argsOf(site, class), b.loaded.Load()
+	if err := b.ensurePace(ctx, a); err != nil {
+		return nil, err
+	}
 	args := b.leaseArgs(a, set, r, id)
 	for range 4 {
 		res, acked, err := b.evalAcked(ctx, s, a.lease, args)
@@ -215,7 +218,7 @@ func (b *RedisBroker) newLease(ctx context.Context, res []any, set *specSet, r L
 	}
 	now := ms(num(res[3]))
 	return &Lease{Proxy: p, Site: r.Site, Token: num(res[2]), Holder: r.Holder, Task: r.Task,
-		Expires: ms(num(res[4])), NotBefore: now, MinInterval: sc.MinInterval}, nil
+		Expires: ms(num(res[4])), NotBefore: now, MinInterval: time.Duration(num(res[6])) * time.Millisecond}, nil
 }
 
 // Extend pushes the lease's expiry to now+ttl (and its proxy's ready-at to
@@ -223,7 +226,7 @@ func (b *RedisBroker) newLease(ctx context.Context, res []any, set *specSet, r L
 func (b *RedisBroker) Extend(ctx context.Context, l *Lease, ttl time.Duration) (*Lease, error) {
 	a := b.argsOf(l.Site, l.Proxy.Class)
 	res, acked, err := b.evalAcked(ctx, extendScript, a.extend,
-		[]any{b.cfg.skew(), l.Proxy.ID, l.Token, ttl.Milliseconds(), a.minInterval, a.site})
+		[]any{b.cfg.skew(), l.Proxy.ID, l.Token, ttl.Milliseconds(), a.paceOf(l), a.site})
 	if err != nil {
 		return nil, fmt.Errorf("extend lease %d: %w", l.Token, err)
 	}
@@ -291,8 +294,8 @@ func (b *RedisBroker) releaseArgs(l *Lease, o Outcome) (keys, args []any, err er
 	if o.Kind == OutcomeOK { // ms, with microseconds (a loopback or LAN answer takes less than one)
 		latency = float64(o.Latency.Microseconds()) / 1000
 	}
-	args = make([]any, 0, 15)
-	args = append(args, b.cfg.skew(), l.Proxy.ID, l.Token, holderArg(l.Holder), string(o.Kind), a.minInterval, latency)
+	args = make([]any, 0, 16)
+	args = append(args, b.cfg.skew(), l.Proxy.ID, l.Token, holderArg(l.Holder), string(o.Kind), a.paceOf(l), a.learned, latency)
 	switch o.Kind {
 	case OutcomeRateLimited:
 		args = append(args, o.RetryAfter.Milliseconds())

@@ -1,5 +1,7 @@
 package proxies
 
+import "sync/atomic"
+
 // scArgs are the script keys and per-site constant arguments of one
 // (site, class), built and boxed once so the lease path allocates no key
 // strings.
@@ -14,6 +16,22 @@ type scArgs struct {
 	// cap, ms), banPolicy ARGV[12..14] (quarantine base, cap and floor).
 	failPolicy, banPolicy []any
 	sc                    SiteConfig
+	// learn is the site's pace learning (nil: a fixed min_interval),
+	// learned its ARGV[7] of releaseScript (1 learned, 0 fixed), ensured
+	// whether this broker made sure its limit exists (ensurePace).
+	learn    *PaceLearning
+	learned  any
+	paceName string
+	ensured  atomic.Bool
+}
+
+// paceOf is the pace in ms lease l runs at, as the scripts take it: the
+// site's min_interval, or the lease's own when the pace is learned.
+func (a *scArgs) paceOf(l *Lease) any {
+	if a.learn == nil {
+		return a.minInterval
+	}
+	return l.MinInterval.Milliseconds()
 }
 
 // argsOf returns the cached scArgs of (site, class).
@@ -45,6 +63,11 @@ func (b *RedisBroker) newArgs(site string, class Class) *scArgs {
 		failPolicy:    []any{sc.FailPenalty.Milliseconds(), sc.FailPenaltyCap.Milliseconds()},
 		banPolicy:     []any{sc.QuarantineBase.Milliseconds(), sc.QuarantineCap.Milliseconds(), sc.QuarantineFloor.Milliseconds()},
 		sc:            sc,
+		learned:       int64(0),
+	}
+	if sc.Learn != nil {
+		a.learn, a.learned, a.paceName = sc.Learn, int64(1), paceName(site, class)
+		a.minInterval = -sc.Learn.Max.Milliseconds() // learned; the upper bound until the limit exists
 	}
 	return a
 }

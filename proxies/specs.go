@@ -16,8 +16,8 @@ import (
 // reloaded), else set's.
 func (b *RedisBroker) leasedProxy(ctx context.Context, res []any, set *specSet) (Proxy, error) {
 	id, _ := res[1].(string)
-	if len(res) > 6 {
-		spec, _ := res[6].(string)
+	if len(res) > 7 {
+		spec, _ := res[7].(string)
 		marker, _ := res[5].(string)
 		b.reloadSpecs(ctx, marker)
 		return b.specs.get(id, spec)

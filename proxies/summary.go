@@ -21,6 +21,8 @@ type PoolSummary struct {
 	Sites map[string]SiteStats `json:"sites"`
 	// Modems are the pool's modem figures, when it has modems.
 	Modems *ModemStats `json:"modems,omitempty"`
+	// Limits are the pool's learned limits with their latest changes.
+	Limits []LearnedLimit `json:"limits,omitempty"`
 }
 
 // Summary counts the pool's proxies by site, class and state, and the
@@ -59,7 +61,10 @@ func (b *RedisBroker) Summary(ctx context.Context) (*PoolSummary, error) {
 	if err := b.addSiteExits(ctx, sum.Sites); err != nil {
 		return nil, err
 	}
-	sum.Modems, err = b.modemsIfAny(ctx)
+	if sum.Modems, err = b.modemsIfAny(ctx); err != nil {
+		return nil, err
+	}
+	sum.Limits, err = b.LearnedLimits(ctx, LimitChangesShown)
 	return sum, err
 }
 

@@ -200,7 +200,7 @@ func BrokerConfig(reg *site.Registry, log *zap.Logger) proxies.Config {
 				mi = proxies.NoMinInterval // a configured 0 means no gap, not the broker's default
 			}
 			sites[name] = proxies.SiteConfig{MinInterval: mi, ClearanceWait: s.Challenge.Wait,
-				RotateAfter: s.RotateAfter, RotateEvery: s.RotateEvery, RotateAfterAuto: s.RotateAfterAuto}
+				RotateAfter: s.RotateAfter, RotateEvery: s.RotateEvery, RotateAfterAuto: s.RotateAfterAuto, Learn: s.Learn}
 		}
 	}
 	return proxies.Config{Sites: sites, Logger: log}

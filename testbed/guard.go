@@ -19,6 +19,8 @@ type guard struct {
 	rng      *rand.Rand
 	// volumeLog are the volume rules' changes (Testbed.SetVolume).
 	volumeLog []VolumeChange
+	// hiddenLog is every setting of a hidden gap (hidden.go).
+	hiddenLog []HiddenChange
 }
 
 type siteIP struct{ site, ip string }
@@ -29,6 +31,10 @@ type ipState struct {
 	forever     bool
 	// recent are the request starts the volume rule counts.
 	recent volumeWindow
+	// limitedUntil is the end of the last hidden-gap 429's Retry-After,
+	// strikes the recent 429s (hidden.go).
+	limitedUntil time.Time
+	strikes      []time.Time
 }
 
 // banned reports whether the state bans at now.
@@ -37,8 +43,12 @@ func (s *ipState) banned(now time.Time) bool {
 }
 
 func newGuard(rules map[string]SiteRules, seed int64) *guard {
+	own := make(map[string]SiteRules, len(rules)) // SetHiddenGap changes the guard's, under mu
+	for k, v := range rules {
+		own[k] = v
+	}
 	return &guard{
-		rules: rules, ips: map[siteIP]*ipState{}, sessions: map[string]string{},
+		rules: own, ips: map[siteIP]*ipState{}, sessions: map[string]string{},
 		seen: map[string]map[string]time.Time{},
 		rng:  rand.New(rand.NewPCG(uint64(seed), 0x5e55)),
 	}
@@ -58,9 +68,13 @@ func (g *guard) judge(site, ip, session string, now time.Time) Verdict {
 }
 
 func (g *guard) decide(site, ip, session string, now time.Time, r SiteRules, st *ipState) Verdict {
-	switch {
-	case st.banned(now):
+	if st.banned(now) {
 		return VerdictBanned
+	}
+	if v := g.hidden(r.Hidden, st, now, r); v != "" {
+		return v
+	}
+	switch {
 	case r.MinInterval > 0 && !st.last.IsZero() && now.Sub(st.last) < r.MinInterval:
 		g.ban(st, r, now)
 		return VerdictTooFast
@@ -140,6 +154,8 @@ func (g *guard) retryAfter(site, ip string, now time.Time) time.Duration {
 		return 0
 	case st.forever:
 		return 24 * time.Hour
+	case !st.banned(now):
+		return max(st.limitedUntil.Sub(now), 0)
 	}
 	return max(st.bannedUntil.Sub(now), 0)
 }

@@ -29,12 +29,12 @@ const (
 // Blocked reports whether v refused the request.
 func (v Verdict) Blocked() bool {
 	return v == VerdictTooFast || v == VerdictBanned || v == VerdictSessionMismatch || v == VerdictCrossSite ||
-		v == VerdictSoftBanned || v == VerdictVolume
+		v == VerdictSoftBanned || v == VerdictVolume || v == VerdictRateLimited || v == VerdictHiddenBan
 }
 
 // StartsBan reports whether v began a ban.
 func (v Verdict) StartsBan() bool {
-	return v == VerdictTooFast || v == VerdictCrossSite || v == VerdictVolume
+	return v == VerdictTooFast || v == VerdictCrossSite || v == VerdictVolume || v == VerdictHiddenBan
 }
 
 // Entry is one request as a site saw it.

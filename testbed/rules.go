@@ -70,6 +70,10 @@ type SiteRules struct {
 	// Incident, when set, answers some IPs with Ozon's real "Похоже, нет
 	// соединения" incident page (see IncidentRule). Off by default.
 	Incident *IncidentRule `json:"incident,omitempty"`
+	// Hidden, when set, is a pace per IP crawlq is not told: faster is
+	// answered 429, and an IP that keeps going is banned (HiddenGap).
+	// Off by default.
+	Hidden *HiddenGap `json:"hidden,omitempty"`
 	// ProductShell, on Wildberries, answers the product page of some IPs
 	// with its frame without the product (see ProductShellRule). Off by
 	// default.
@@ -92,6 +96,10 @@ func DefaultRules() map[string]SiteRules {
 }
 
 func (r SiteRules) withDefaults() SiteRules {
+	if r.Hidden != nil {
+		h := r.Hidden.withDefaults()
+		r.Hidden = &h
+	}
 	if r.Punishment == "" {
 		r.Punishment = TooMany429
 	}

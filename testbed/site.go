@@ -157,9 +157,8 @@ func (s *Site) handle(w *statusWriter, r *http.Request, e *Entry) Verdict {
 	if e.Issued {
 		presented = ""
 	}
-	v := s.guard.judge(s.name, e.IP, presented, e.Start)
-	if v.Blocked() {
-		s.punish(w, r, e.IP)
+	if v := s.guard.judge(s.name, e.IP, presented, e.Start); v.Blocked() {
+		s.refuse(w, r, e.IP, v)
 		return v
 	}
 	if v, done := s.incident(w, e); done {
@@ -187,6 +186,16 @@ func (s *Site) session(w http.ResponseWriter, r *http.Request, ip string) (strin
 	v := s.guard.issue(s.name, ip)
 	http.SetCookie(w, &http.Cookie{Name: s.pages.cookie(), Value: v, Path: "/", HttpOnly: true})
 	return v, true
+}
+
+// refuse answers a request the rules refused: a hidden gap's rate limit
+// with 429 and its Retry-After, anything else as the rules punish.
+func (s *Site) refuse(w http.ResponseWriter, r *http.Request, ip string, v Verdict) {
+	if v == VerdictRateLimited {
+		s.tooMany(w, ip)
+		return
+	}
+	s.punish(w, r, ip)
 }
 
 // punish answers a refused request the way the site's rules say.

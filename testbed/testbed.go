@@ -98,6 +98,7 @@ func Start(ctx context.Context, cfg Config) (*Testbed, error) {
 	tb := &Testbed{Catalog: catalog, Log: &Log{}, now: cfg.Now,
 		rules: siteRules(cfg), sites: map[string]*Site{}, stop: make(chan struct{})}
 	tb.guard = newGuard(tb.rules, cfg.Seed)
+	tb.guard.logHidden(cfg.Now())
 	if err := tb.startSites(cfg.Logger, !cfg.LaxHeaders); err != nil {
 		tb.Close()
 		return nil, err

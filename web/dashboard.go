@@ -30,6 +30,7 @@ var dashboardTmpl = template.Must(template.New("dashboard.html").Funcs(template.
 	"key":       func(parts ...any) string { return joinKey(parts) },
 	"fields":    strings.Fields,
 	"modemLine": ModemLine,
+	"limitRows": limitRows,
 }).ParseFS(templates, "templates/dashboard.html"))
 
 // joinKey joins the parts of a data-k key with "/".

@@ -79,6 +79,9 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 		modemsDesc, modemRotationsDesc, modemRotationTimeDesc, modemCostDesc} {
 		ch <- d
 	}
+	for _, d := range limitDescs {
+		ch <- d
+	}
 	if c.s.cfg.MetricsPerProxy {
 		for _, d := range []*prometheus.Desc{proxyOKDesc, proxyFailedDesc, proxyBannedDesc, proxyLatencyDesc} {
 			ch <- d
@@ -101,6 +104,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- gauge(poolTotalDesc, float64(sum.Total))
 	collectSites(ch, sum.Sites)
 	collectModems(ch, sum.Modems)
+	collectLimits(ch, sum.Limits)
 	v, _ := c.s.views.get(ctx, viewWait)
 	if v == nil {
 		return

@@ -61,6 +61,9 @@ type PoolStatus struct {
 	Sites map[string]proxies.SiteStats `json:"sites"`
 	// Modems are the pool's modem figures, when it has modems.
 	Modems *proxies.ModemStats `json:"modems,omitempty"`
+	// Limits are the pool's learned limits (min_interval: auto), with
+	// their latest changes.
+	Limits []proxies.LearnedLimit `json:"limits,omitempty"`
 }
 
 // ServerStatus is one live `crawlq worker` as Asynq sees it, joined with
@@ -102,7 +105,7 @@ func Collect(ctx context.Context, insp *asynq.Inspector, b proxies.Broker) (*Sta
 		return nil, err
 	}
 	return &Status{At: time.Now(), Queues: qs, Servers: srv, Waits: waitLines(ctx, b, sum.Sites),
-		Pool: PoolStatus{Total: sum.Total, Sites: sum.Sites, Modems: sum.Modems}}, nil
+		Pool: PoolStatus{Total: sum.Total, Sites: sum.Sites, Modems: sum.Modems, Limits: sum.Limits}}, nil
 }
 
 // summarizer is a broker that counts its pool without reading it.

@@ -97,6 +97,9 @@ func (s *Status) writePool(w io.Writer) {
 	if m := s.Pool.Modems; m != nil {
 		fmt.Fprintf(w, "modems: %s\n", ModemLine(m))
 	}
+	for _, l := range s.Pool.Limits {
+		fmt.Fprintf(w, "learned %s\n", LimitLine(l))
+	}
 }
 
 // ModemLine says in one line what the pool's modems did over the last

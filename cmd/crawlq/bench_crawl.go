@@ -27,6 +27,8 @@ type benchCrawlFlags struct {
 	topology string
 	broker   string
 	volume   string
+	learn    bench.LearnOptions
+	learnOn  bool
 }
 
 const benchCrawlLong = `Runs, one after the other on this machine, against the testbed with the
@@ -75,11 +77,15 @@ func newBenchCrawlCmd(a *app) *cobra.Command {
 			if f.o.Modems > 0 {
 				return runBenchModems(cmd, a, f)
 			}
+			if f.learnOn {
+				return runBenchLearn(cmd, a, f)
+			}
 			return withTopology(a, f.topology, func() error { return runBenchCrawl(cmd, a, f) })
 		},
 	}
 	addCrawlFlags(cmd.Flags(), &f)
 	addCrawlProxyFlags(cmd.Flags(), &f)
+	addCrawlLearnFlags(cmd.Flags(), &f)
 	return cmd
 }
 

@@ -47,6 +47,7 @@ func newRootCmd() *cobra.Command {
 		newDemoCmd(a),
 		newDetectCmd(),
 		newEnqueueCmd(a),
+		newLimitsCmd(a),
 		newParseCmd(),
 		newPricesCmd(),
 		newProxiesCmd(a),

@@ -12,9 +12,11 @@
 -- KEYS[8]  epoch HASH
 -- KEYS[9]  cleared ZSET (site)
 -- KEYS[10] rotating HASH: modems changing their IP (rotate_begin.lua)
+-- KEYS[11] pace limit HASH (site, class): the learned pace (learn.lua)
 -- ARGV[1]  skew ms
 -- ARGV[2]  ttl ms
--- ARGV[3]  min_interval ms
+-- ARGV[3]  min_interval ms; negative: the pace is learned (KEYS[11]),
+--          and -ARGV[3] is the pace while nothing is learned yet
 -- ARGV[4]  holder
 -- ARGV[5]  task
 -- ARGV[6]  known field
@@ -26,12 +28,12 @@
 -- ARGV[11] the site's clearance wait ms, 0 for none (cleared)
 -- (ARGV[12] is lease_proxy.lua's proxy id; not sent here)
 --
--- Returns {1, id, token, now, expiry, marker[, spec]} (spec when the
--- marker is not ARGV[9]) | {0, first-ready-at, now, exhausted 1/0, leases
+-- Returns {1, id, token, now, expiry, marker, pace ms[, spec]} (spec
+-- when the marker is not ARGV[9]) | {0, first-ready-at, now, exhausted 1/0, leases
 -- of the site + modems rotating} (the first ready-at is the fence's end while fenced) | {-1}
 -- empty | {-2} ready set out of date: sync and retry.
 --
--- lib: now lease take epoch cleared
+-- lib: now lease limit learn take epoch cleared
 
 local L = lease_request(redis_now(ARGV[1]))
 local f = fenced(L)

@@ -12,9 +12,11 @@
 -- KEYS[8]  epoch HASH
 -- KEYS[9]  cleared ZSET (site), not read
 -- KEYS[10] rotating HASH: modems changing their IP (rotate_begin.lua)
+-- KEYS[11] pace limit HASH (site, class): the learned pace (learn.lua)
 -- ARGV[1]  skew ms
 -- ARGV[2]  ttl ms
--- ARGV[3]  min_interval ms
+-- ARGV[3]  min_interval ms; negative: the pace is learned (KEYS[11]),
+--          and -ARGV[3] is the pace while nothing is learned yet
 -- ARGV[4]  holder
 -- ARGV[5]  task
 -- ARGV[6]  known field
@@ -30,7 +32,7 @@
 -- Returns as lease.lua, plus {-3} not in the pool for this site and
 -- class, {-4} leased by someone, {-5, until} quarantined.
 --
--- lib: now lease take epoch fresh
+-- lib: now lease limit learn take epoch fresh
 
 local L = lease_request(redis_now(ARGV[1]))
 local kv = fresh_version(L)
@@ -61,5 +63,5 @@ if rot then return {0, rot, L.now, 0, 0} end
 if tonumber(score) > L.now and not takeover then return {0, score, L.now, 0, 0} end
 local r = take(L, id, '#' .. kv)
 -- the old holder may have sent just now: space the first request (I2)
-if takeover then r[4] = L.now + L.min_interval end
+if takeover then r[4] = L.now + r[7] end
 return r

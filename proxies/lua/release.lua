@@ -6,7 +6,10 @@
 -- KEYS[2]  leases HASH (site)
 -- KEYS[3]  stats HASH (site)
 -- KEYS[4]  quarantine ZSET (site, class)
--- KEYS[5]  busy HASH, in exclusive mode only
+-- KEYS[5]  pace limit HASH (site, class): the learned pace (learn.lua),
+--          read only when ARGV[7] is 1
+-- KEYS[6]  pace limit log LIST (site, class)
+-- KEYS[7]  busy HASH, in exclusive mode only
 -- ARGV[1]  skew ms
 -- ARGV[2]  proxy id
 -- ARGV[3]  token
@@ -14,25 +17,27 @@
 --          one only for that lease, so no parsing of the stored value is
 --          needed)
 -- ARGV[5]  outcome kind: ok, failed, rate_limited, banned or neutral
--- ARGV[6]  min_interval ms
--- ARGV[7]  latency ms, fractional (ok; 0 otherwise)
--- ARGV[8]  retry-after ms (rate_limited; 0 otherwise)
--- ARGV[9]  fail penalty ms: the first failure's; it doubles with each
+-- ARGV[6]  min_interval ms: the pace the lease ran at
+-- ARGV[7]  1: the site's pace is learned (ARGV[6] is the lease's; the
+--          learner takes the answer and sets the proxy's next pace), 0
+-- ARGV[8]  latency ms, fractional (ok; 0 otherwise)
+-- ARGV[9]  retry-after ms (rate_limited; 0 otherwise)
+-- ARGV[10] fail penalty ms: the first failure's; it doubles with each
 --          failure since the last ok, counted in "<id>|failstreak"
--- ARGV[10] fail penalty cap ms
--- ARGV[11] ban reason
--- ARGV[12] quarantine base ms: the first ban's ceiling, doubled per ban
+-- ARGV[11] fail penalty cap ms
+-- ARGV[12] ban reason
+-- ARGV[13] quarantine base ms: the first ban's ceiling, doubled per ban
 --          since the last ok (counted in "<id>|streak")
--- ARGV[13] quarantine cap ms
--- ARGV[14] quarantine floor ms
--- ARGV[15] random in [0,1) for the quarantine's jitter
+-- ARGV[14] quarantine cap ms
+-- ARGV[15] quarantine floor ms
+-- ARGV[16] random in [0,1) for the quarantine's jitter
 -- The caller sends ARGV up to the last position its outcome reads, so
--- the hot ok path sends seven: ok and neutral 7, rate_limited 8, failed
--- 10, banned 15.
+-- the hot ok path sends eight: ok and neutral 8, rate_limited 9, failed
+-- 11, banned 16.
 --
 -- Returns {1, ready-at} or {0} when the token is stale (nothing changed).
 --
--- lib: now
+-- lib: now limit learn
 
 local now = redis_now(ARGV[1])
 local id, tok, s = ARGV[2], ARGV[3], KEYS[3]
@@ -40,21 +45,22 @@ local cur = redis.call('HGET', KEYS[2], id)
 if not cur or string.sub(cur, 1, #tok + 1) ~= tok .. '|' then return {0} end
 local h = id .. '|h|' .. ARGV[4]
 redis.call('HDEL', KEYS[2], id)
-if KEYS[5] then
-  local b = redis.call('HGET', KEYS[5], id)
-  if b and string.match(b, '^%d+') == tok then redis.call('HDEL', KEYS[5], id) end
+if KEYS[7] then
+  local b = redis.call('HGET', KEYS[7], id)
+  if b and string.match(b, '^%d+') == tok then redis.call('HDEL', KEYS[7], id) end
 end
 -- up is now rounded up: TIME's ms floor is up to 1ms behind the moment
 -- the last request's response came back, and ready-at must be at least
 -- min_interval after that moment, not after its floor (I2); a site
 -- without an interval needs no rounding
 local mi, kind, up = tonumber(ARGV[6]), ARGV[5], now
+if ARGV[7] == '1' then mi = learn(KEYS[5], KEYS[6], KEYS[1], now, id, kind, mi) end
 if mi > 0 then up = now + 1 end
 local at = up + mi
 if kind == 'ok' then
   local ok, ewma, streak, fs = id .. '|ok', id .. '|ewma', id .. '|streak', id .. '|failstreak'
   local v = redis.call('HMGET', s, ok, ewma, streak, h, fs)
-  local lat = tonumber(ARGV[7])
+  local lat = tonumber(ARGV[8])
   if v[2] then lat = v[2] * 0.8 + lat * 0.2 end
   redis.call('HSET', s, ok, (tonumber(v[1]) or 0) + 1, ewma, lat, h, (tonumber(v[4]) or 0) + 1)
   if v[3] or v[5] then redis.call('HDEL', s, streak, fs) end
@@ -65,16 +71,16 @@ end
 if kind == 'failed' then
   redis.call('HINCRBY', s, id .. '|fail', 1)
   local n = redis.call('HINCRBY', s, id .. '|failstreak', 1)
-  at = at + math.min(tonumber(ARGV[10]), ARGV[9] * 2 ^ math.min(n - 1, 30))
+  at = at + math.min(tonumber(ARGV[11]), ARGV[10] * 2 ^ math.min(n - 1, 30))
 elseif kind == 'rate_limited' then
-  at = up + math.max(tonumber(ARGV[8]), mi)
+  at = up + math.max(tonumber(ARGV[9]), mi)
 elseif kind == 'banned' then
   local n = redis.call('HINCRBY', s, id .. '|streak', 1)
   redis.call('HINCRBY', s, id .. '|ban', 1)
-  redis.call('HSET', s, id .. '|lastban', ARGV[11], id .. '|lastbanat', now)
-  local lo = tonumber(ARGV[14])
-  local hi = math.max(lo, math.min(tonumber(ARGV[13]), tonumber(ARGV[12]) * 2 ^ (n - 1)))
-  at = up + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[15])))
+  redis.call('HSET', s, id .. '|lastban', ARGV[12], id .. '|lastbanat', now)
+  local lo = tonumber(ARGV[15])
+  local hi = math.max(lo, math.min(tonumber(ARGV[14]), tonumber(ARGV[13]) * 2 ^ (n - 1)))
+  at = up + math.max(mi, math.floor(lo + (hi - lo) * tonumber(ARGV[16])))
   redis.call('ZADD', KEYS[4], at, id)
 end
 redis.call('ZADD', KEYS[1], 'XX', at, id)

@@ -31,7 +31,9 @@ type Config struct {
 type SiteConfig struct {
 	// BaseURL points every endpoint of the site at one http(s) host.
 	BaseURL string `yaml:"base_url"`
-	// MinInterval is a Go duration such as "500ms" or "2s".
+	// MinInterval is a Go duration such as "500ms" or "2s", or "auto"
+	// (learned per class, within 100ms..5s), or "auto MIN..MAX" with
+	// bounds such as "auto 250ms..3s" (either side may be left out).
 	MinInterval string `yaml:"min_interval"`
 	// Class is datacenter, residential or mobile.
 	Class string `yaml:"class"`
@@ -135,13 +137,8 @@ func applySite(s *Site, c SiteConfig) (*Site, error) {
 	if err := applyXHR(s, c, field); err != nil {
 		return nil, err
 	}
-	if c.MinInterval != "" {
-		d, err := time.ParseDuration(strings.TrimSpace(c.MinInterval))
-		if err != nil || d < 0 {
-			return nil, &ConfigError{Field: field("min_interval"),
-				Reason: fmt.Sprintf("%q is not a non-negative duration such as 500ms", c.MinInterval)}
-		}
-		s.MinInterval = d
+	if err := applyMinInterval(s, c.MinInterval, field("min_interval")); err != nil {
+		return nil, err
 	}
 	if err := applyRotate(s, c, field); err != nil {
 		return nil, err
@@ -293,4 +290,58 @@ func (c *Budget) UnmarshalYAML(n *yaml.Node) error {
 	}
 	*c = Budget(v)
 	return nil
+}
+
+// applyMinInterval applies min_interval: a duration, or auto with
+// optional bounds.
+func applyMinInterval(s *Site, v, field string) error {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(v, "auto"); ok {
+		l, err := parseAuto(strings.TrimSpace(rest))
+		if err != nil {
+			return &ConfigError{Field: field, Reason: fmt.Sprintf("%q: %v", v, err)}
+		}
+		s.Learn = &l
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return &ConfigError{Field: field,
+			Reason: fmt.Sprintf("%q is not a non-negative duration such as 500ms, or auto", v)}
+	}
+	s.MinInterval, s.Learn = d, nil
+	return nil
+}
+
+// parseAuto reads the bounds after "auto": "", "MIN..MAX", "MIN.." or
+// "..MAX".
+func parseAuto(b string) (proxies.PaceLearning, error) {
+	var l proxies.PaceLearning
+	if b == "" {
+		return l.Filled(), nil
+	}
+	lo, hi, ok := strings.Cut(b, "..")
+	if !ok {
+		return l, fmt.Errorf("want auto, or auto MIN..MAX such as auto 250ms..3s")
+	}
+	for _, x := range []struct {
+		s string
+		d *time.Duration
+	}{{lo, &l.Min}, {hi, &l.Max}} {
+		if x.s = strings.TrimSpace(x.s); x.s == "" {
+			continue
+		}
+		d, err := time.ParseDuration(x.s)
+		if err != nil || d <= 0 {
+			return l, fmt.Errorf("bound %q is not a positive duration", x.s)
+		}
+		*x.d = d
+	}
+	if l.Min > 0 && l.Max > 0 && l.Min > l.Max {
+		return l, fmt.Errorf("min %s over max %s", l.Min, l.Max)
+	}
+	return l.Filled(), nil
 }

@@ -32,6 +32,9 @@ type Site struct {
 	// MinInterval is the least time between two requests from one proxy to
 	// this site, across the cluster (invariant I2).
 	MinInterval time.Duration
+	// Learn, if set, has the broker learn the pace per class within its
+	// bounds instead of keeping MinInterval (min_interval: auto).
+	Learn *proxies.PaceLearning
 	// Class is the proxy class the site's jobs lease by default.
 	Class proxies.Class
 	// RotateAfter and RotateEvery make a modem change its IP before the

@@ -108,6 +108,36 @@ sites:
 	}
 }
 
+// TestMinIntervalAuto: min_interval auto learns the pace within the
+// default bounds or the ones given; a duration after auto turns it off.
+func TestMinIntervalAuto(t *testing.T) {
+	tests := []struct {
+		name, value string
+		min, max    time.Duration
+	}{
+		{"no hint", "auto", proxies.DefaultLearnMin, proxies.DefaultLearnMax},
+		{"bounds", "auto 250ms..3s", 250 * time.Millisecond, 3 * time.Second},
+		{"max only", "auto ..2s", proxies.DefaultLearnMin, 2 * time.Second},
+		{"min only", "auto 6s..", 6 * time.Second, 6 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := site.Default().Clone()
+			cfg, err := site.LoadConfig([]byte("sites: {ozon: {min_interval: '" + tt.value + "'}}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Apply(cfg); err != nil {
+				t.Fatal(err)
+			}
+			oz, _ := r.Get("ozon")
+			if oz.Learn == nil || oz.Learn.Min != tt.min || oz.Learn.Max != tt.max || oz.Learn.Start != tt.max {
+				t.Fatalf("learn %+v, want bounds %s..%s starting at the max", oz.Learn, tt.min, tt.max)
+			}
+		})
+	}
+}
+
 func TestApplyConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, yaml, field string
@@ -115,6 +145,9 @@ func TestApplyConfigErrors(t *testing.T) {
 		{"unknown site", "sites: {amazon: {queue: a}}", "sites.amazon"},
 		{"bad interval", "sites: {ozon: {min_interval: fast}}", "sites.ozon.min_interval"},
 		{"negative interval", "sites: {ozon: {min_interval: -1s}}", "sites.ozon.min_interval"},
+		{"auto without ..", "sites: {ozon: {min_interval: auto 1s}}", "sites.ozon.min_interval"},
+		{"auto bad bound", "sites: {ozon: {min_interval: auto 1s..fast}}", "sites.ozon.min_interval"},
+		{"auto min over max", "sites: {ozon: {min_interval: auto 3s..1s}}", "sites.ozon.min_interval"},
 		{"bad class", "sites: {avito: {class: satellite}}", "sites.avito.class"},
 		{"bad base url", "sites: {wildberries: {base_url: 'ftp://x'}}", "sites.wildberries.base_url"},
 		{"base url without host", "sites: {wildberries: {base_url: 'http://'}}", "sites.wildberries.base_url"},

@@ -8,15 +8,20 @@
 -- caller's spec cache is not of that version (L.cached), so the hot path
 -- skips the HGET. The lease value is "token|expiry|holder|task"; the busy
 -- value "token|expiry|site".
--- Returns the lease reply {1, id, token, now, expiry, ver[, spec]}.
+-- The lease runs at the site's min_interval, or, when it is learned
+-- (L.min_interval < 0), at the pace learned_pace gives the proxy
+-- (lua/lib/learn.lua). Returns the lease reply {1, id, token, now,
+-- expiry, ver, pace[, spec]}.
 local function take(L, id, ver)
   local tok = redis.call('INCR', L.tokens)
   local exp = L.now + L.ttl
-  redis.call('ZADD', L.ready, exp + L.min_interval, id)
+  local mi = L.min_interval
+  if string.byte(mi) == 45 then mi = learned_pace(L.pace, id, -mi) end -- '-': learned
+  redis.call('ZADD', L.ready, exp + mi, id)
   redis.call('HSET', L.leases, id, tok .. '|' .. exp .. '|' .. L.holder .. '|' .. L.task)
   if L.exclusive ~= '0' then redis.call('HSET', L.busy, id, tok .. '|' .. exp .. '|' .. L.site) end
-  if ver == L.cached then return {1, id, tok, L.now, exp, ver} end
-  return {1, id, tok, L.now, exp, ver, redis.call('HGET', L.proxies, id)}
+  if ver == L.cached then return {1, id, tok, L.now, exp, ver, mi} end
+  return {1, id, tok, L.now, exp, ver, mi, redis.call('HGET', L.proxies, id)}
 end
 
 -- busy_until(L, id) is, in exclusive mode, the expiry of a live lease of
