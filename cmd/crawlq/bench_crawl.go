@@ -28,7 +28,6 @@ type benchCrawlFlags struct {
 	broker   string
 	volume   string
 	learn    bench.LearnOptions
-	learnOn  bool
 }
 
 const benchCrawlLong = `Runs, one after the other on this machine, against the testbed with the
@@ -77,7 +76,7 @@ func newBenchCrawlCmd(a *app) *cobra.Command {
 			if f.o.Modems > 0 {
 				return runBenchModems(cmd, a, f)
 			}
-			if f.learnOn {
+			if f.o.LearnVolume { // --learn without --modems: the learned pace
 				return runBenchLearn(cmd, a, f)
 			}
 			return withTopology(a, f.topology, func() error { return runBenchCrawl(cmd, a, f) })
@@ -124,7 +123,7 @@ func addCrawlProxyFlags(fl *pflag.FlagSet, f *benchCrawlFlags) {
 	fl.IntVar(&f.o.ModemExits, "modem-exits", 0, "with --modems: the carrier's pool of exit IPs (default 64 a modem)")
 	fl.StringSliceVar(&f.o.ModemPhases, "modem-phases", nil, "with --modems: the phases run, of quarantine, rotate-on-ban and rotate-before (default all three)")
 	fl.DurationVar(&f.o.ProviderEvery, "provider-every", 0, "with --modems: the provider's real least time between two changes, when --change-every (what the modems' lines tell crawlq) is not it (default --change-every)")
-	fl.BoolVar(&f.o.LearnVolume, "learn", false, "with --modems: the rotate-before phase has rotate_after auto, the budget per IP learned from the site's bans (reports the budget and the bans before and after it)")
+	fl.BoolVar(&f.o.LearnVolume, "learn", false, "with --modems: the rotate-before phase has rotate_after auto, the budget per IP learned from the site's bans (reports the budget and the bans before and after it); without: the learned pace, the site with a hidden gap per IP (not told to crawlq) crawled by three arms side by side, each with --learn-proxies of the farm: min_interval auto, a fixed guess too fast (--too-fast) and a fixed safe one (--fixed); the gap tightens to --tighten-to at --tighten-at; --duration defaults to 7m")
 	fl.BoolVar(&f.o.WholeSeconds, "whole-seconds", false, "with --modems: the provider keeps its changes' times in whole seconds, rounded (a call up to 0.5 s after its interval can be refused)")
 	fl.StringVar(&f.topology, "topology", "", "run on a Sentinel group or Redis Cluster started for the run: sentinel or cluster (default: --redis); a Cluster's CPU is reported per master")
 }

@@ -10,9 +10,10 @@ import (
 	"crawlq/lab/bench"
 )
 
-// addCrawlLearnFlags binds `bench crawl --learn`'s flags to f.
+// addCrawlLearnFlags binds the flags of `bench crawl --learn` without
+// --modems (the learned pace) to f; --learn itself is
+// addCrawlProxyFlags'.
 func addCrawlLearnFlags(fl *pflag.FlagSet, f *benchCrawlFlags) {
-	fl.BoolVar(&f.learnOn, "learn", false, "learn mode: the site with a hidden gap per IP (not told to crawlq), crawled by three arms side by side, each with --learn-proxies of the farm: min_interval auto, a fixed guess too fast (--too-fast) and a fixed safe one (--fixed); the gap tightens to --tighten-to at --tighten-at; --duration defaults to 7m")
 	fl.IntVar(&f.learn.Proxies, "learn-proxies", 10, "learn mode: proxies per arm")
 	fl.DurationVar(&f.learn.Gap, "hidden-gap", 0, "learn mode: the site's hidden gap per IP (default 500ms)")
 	fl.DurationVar(&f.learn.TightenTo, "tighten-to", 0, "learn mode: the hidden gap from --tighten-at on (default 1s)")
