@@ -109,6 +109,13 @@ type WorkerConfig struct {
 	SlotWait time.Duration
 	// OnHandBack, if set, is told every attempt that handed its slot back.
 	OnHandBack func(HandBackStats)
+	// HandBack turns the hand-back on (SlotWait, the wait line, the
+	// Waker). Off by default: with it, a small pool whose proxies all
+	// cooled put its waiting jobs' turns 20–30 s out and
+	// TestSmallPoolListingEndsAndConfirmationsNeverStarve starved on a
+	// clean clone (2026-12-06); on in bench mix and with `crawlq worker
+	// --hand-back`.
+	HandBack bool
 }
 
 // DefaultSlotWait is WorkerConfig.SlotWait's default: a job waits in its
@@ -231,7 +238,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm, Browser: cfg.Browser, OnChallenge: cfg.OnChallenge, OnPoW: cfg.OnPoW, OnDefect: cfg.OnDefect,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			SharesRedis: true, BrokerSharesRedis: cfg.BrokerOnRDB, // the sink is on RDB too
-			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, MaxLeaseWait: cfg.SlotWait, HandBack: true, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),
+			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, MaxLeaseWait: cfg.maxLeaseWait(), HandBack: cfg.HandBack, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),
 			Caps: cfg.Caps, Rotator: rot, ExitProbe: cfg.ExitProbe, ExitBusy: cfg.ExitBusy, Forget: f.Forget}),
 	})
 	return &Worker{cfg: cfg, client: client, handler: h, gate: gate, rotator: rot, waker: wk}
@@ -332,3 +339,13 @@ func (w *Worker) asynqConfig(base context.Context) asynq.Config {
 // HandedBack is how many attempts handed their slot back to wait for a
 // proxy (HandedBack).
 func (w *Worker) HandedBack() int64 { return w.handler.HandedBack() }
+
+// maxLeaseWait is how long a job waits for a proxy in its slot: SlotWait
+// with the hand-back, else the sessions' own default (in-slot waiting,
+// as before the hand-back).
+func (c WorkerConfig) maxLeaseWait() time.Duration {
+	if c.HandBack {
+		return c.SlotWait
+	}
+	return 0
+}
