@@ -32,10 +32,6 @@ type Confirmation struct {
 	// SecondProxy is the second proxy (zero when none was leased); print
 	// it with Masked.
 	SecondProxy proxies.Proxy
-	// SecondExit is the IP the site saw from the second proxy (its exit
-	// IP, else its host); empty when none was leased or the answer was a
-	// kept one.
-	SecondExit string
 	// Requests is how many requests the confirmation sent: one, or up to
 	// confirmTries when second proxies failed in transport; none when it
 	// was deferred before any, or decided by a kept answer.
@@ -115,7 +111,7 @@ func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Det
 			return Confirmation{}, err
 		}
 		c = Confirmation{Decision: detect.Decide(first.Verdict, step.Verdict), Second: step,
-			SecondProxy: second.Lease().Proxy, SecondExit: second.ExitIP(), Requests: c.Requests + asked, Waited: c.Waited}
+			SecondProxy: second.Lease().Proxy, Requests: c.Requests + asked, Waited: c.Waited}
 		if step.Verdict.Kind != detect.ProxyFailure {
 			return s.settle(ctx, c, first, second)
 		}
@@ -154,15 +150,6 @@ func (s *Session) settle(ctx context.Context, c Confirmation, first Step, second
 func (s *Session) undecided(ctx context.Context, c Confirmation) (Confirmation, error) {
 	c.Decision, c.Action = detect.Undecided, Retired
 	return c, s.end(ctx, proxies.RateLimited(s.m.cfg.UnconfirmedHold), true)
-}
-
-// Undecide ends this session as an undecided confirmation does: its
-// proxy cools down for UnconfirmedHold, unpunished, and the stored
-// session is dropped. For a caller that discounts an agreement Confirm
-// reported (the second proxy was no witness the caller trusts).
-func (s *Session) Undecide(ctx context.Context) error {
-	_, err := s.undecided(ctx, Confirmation{})
-	return err
 }
 
 // errNoSecond means no second proxy came free within a confirmation's

@@ -27,10 +27,6 @@ const unconfirmedRetry = 5 * time.Second
 // another proxy, decides the kept one.
 const deferredRetry = time.Second
 
-// vouchWait is the least a confirmation waits for its second IP's own
-// pending empty answer to be found true (secondOpinion).
-const vouchWait = 3 * time.Second
-
 // ConfirmStats is one confirmation of a Suspect answer, for
 // HandlerConfig.OnConfirm.
 type ConfirmStats struct {
@@ -47,10 +43,6 @@ type ConfirmStats struct {
 	// Deferred: no second proxy was free in time; the answer is kept for
 	// the job's next attempt. Kept: decided by such an answer.
 	Deferred, Kept bool
-	// Discounted: the second answer agreed, but its IP's last answer on
-	// the site had no items (witness.go): no second opinion, so the
-	// Decision is Undecided and the job retries.
-	Discounted bool
 }
 
 // confirm asks a Suspect answer once more from a second proxy (I7) and
@@ -63,89 +55,24 @@ func (r *run) confirm(ctx context.Context, url string, page int, first sessions.
 	if err != nil {
 		return false, err
 	}
-	counts, err := r.secondOpinion(ctx, c)
-	if err != nil {
-		return false, err
-	}
-	discounted := c.Decision == detect.Agreed && !counts
-	if discounted {
-		c.Decision = detect.Undecided
-	}
-	r.noteConfirm(c, first.Verdict, discounted)
-	if discounted {
-		return false, r.discount(ctx, c, first.Verdict)
-	}
+	r.noteConfirm(c, first.Verdict)
 	if c.Deferred {
 		r.sess = nil // released unjudged; the next attempt asks another proxy
-		return false, handBack(deferredRetry, fmt.Errorf("%w: %s; no second proxy free within %s: the next attempt's answer decides",
+		return false, retryAfter(deferredRetry, fmt.Errorf("%w: %s; no second proxy free within %s: the next attempt's answer decides",
 			ErrUnconfirmed, first.Verdict, c.Waited.Round(time.Millisecond)))
 	}
 	switch c.Decision {
 	case detect.Agreed:
-		if err := vouch(ctx, r.h.cfg.Sink.Redis(), r.job.Site, r.h.cfg.Now(), r.answerIP, c.SecondExit); err != nil {
-			return false, err
-		}
 		return r.confirmed(ctx, page, first)
 	case detect.Contradicted:
 		r.sess = nil // quarantined; a next page opens a new session
 		r.sum.SoftBans++
 		r.sum.ProxyID, r.sum.Proxy = c.SecondProxy.ID, c.SecondProxy.Masked()
-		r.answerIP = c.SecondExit // its items make it a witness
 		return r.verdict(ctx, page, c.Second)
 	}
 	r.sess = nil // cooling unpunished; a retry starts a new session
 	return false, retryAfter(unconfirmedRetry, fmt.Errorf("%w: %s; second proxy %s: %s",
 		ErrUnconfirmed, first.Verdict, c.SecondProxy.ID, c.Second.Verdict))
-}
-
-// witness records the second answer's emptiness against its IP and says
-// what that IP's record said before it (witness.go), the IP and when. An
-// answer kept by an earlier attempt came first: this session's answer is
-// the later one, so its own record decides. A second answer with items,
-// or none, leaves the record as it was.
-func (r *run) witness(ctx context.Context, c sessions.Confirmation) (w witness, ip string, at time.Time, err error) {
-	at = r.h.cfg.Now()
-	switch {
-	case c.Kept:
-		return r.own, r.answerIP, r.ownAt, nil
-	case c.Requests == 0 || c.Second.Verdict.Kind != detect.Suspect || c.SecondExit == "":
-		return witness{Items: true}, "", at, nil
-	}
-	w, err = answeredEmpty(ctx, r.h.cfg.Sink.Redis(), r.job.Site, c.SecondExit, at)
-	return w, c.SecondExit, at, err
-}
-
-// secondOpinion says whether the confirmation's later answer counts as a
-// second opinion: its IP is a witness (witness.go), or its own last
-// answer was an empty one another job's confirmation is deciding now,
-// and that confirmation vouches for it within the wait (two of the
-// site's min_intervals, at least vouchWait). Two IPs that each answered
-// a query matching nothing and are each asked to confirm the other's
-// wait for each other and are discounted.
-func (r *run) secondOpinion(ctx context.Context, c sessions.Confirmation) (bool, error) {
-	w, ip, at, err := r.witness(ctx, c)
-	if err != nil || w.counts() || c.Decision != detect.Agreed || ip == "" {
-		return w.counts(), err
-	}
-	bound := vouchWait
-	if r.sess != nil {
-		bound = max(bound, 2*r.sess.Lease().MinInterval)
-	}
-	return awaitVouch(ctx, r.h.cfg.Sink.Redis(), r.job.Site, ip, at, bound)
-}
-
-// discount ends an agreement whose second IP is no witness (its last
-// answer on the site had no items, or it never answered the site with
-// items while others did): both may be soft-banned at once. The job's
-// proxy cools down unpunished, as after any undecided confirmation, and
-// the job retries on another one.
-func (r *run) discount(ctx context.Context, c sessions.Confirmation, first detect.Verdict) error {
-	s := r.sess
-	r.sess = nil
-	err := s.Undecide(ctx)
-	r.sum.Discounted++
-	return errors.Join(err, retryAfter(unconfirmedRetry, fmt.Errorf("%w: %s; second proxy %s agreed, but its last answer on %s had no items: no second opinion",
-		ErrUnconfirmed, first, c.SecondProxy.ID, r.job.Site)))
 }
 
 // clearWitness clears, in the browser (or with the site's own Solve over
@@ -195,7 +122,7 @@ func (r *run) confirmed(ctx context.Context, page int, first sessions.Step) (boo
 
 // noteConfirm counts a confirmation (and the second answer, if one was
 // asked), tells OnConfirm and logs it.
-func (r *run) noteConfirm(c sessions.Confirmation, first detect.Verdict, discounted bool) {
+func (r *run) noteConfirm(c sessions.Confirmation, first detect.Verdict) {
 	if c.Requests > 0 {
 		r.observe(c.Second)
 	}
@@ -206,14 +133,14 @@ func (r *run) noteConfirm(c sessions.Confirmation, first detect.Verdict, discoun
 	}
 	if r.h.cfg.OnConfirm != nil {
 		r.h.cfg.OnConfirm(ConfirmStats{Site: r.job.Site, Decision: c.Decision, Requests: c.Requests,
-			Waited: c.Waited, Deferred: c.Deferred, Kept: c.Kept, Discounted: discounted})
+			Waited: c.Waited, Deferred: c.Deferred, Kept: c.Kept})
 	}
-	r.logConfirm(c, first, discounted)
+	r.logConfirm(c, first)
 }
 
 // logConfirm logs the job's first confirmation at info, later ones (other
 // pages, other attempts' are logged by those) at debug.
-func (r *run) logConfirm(c sessions.Confirmation, first detect.Verdict, discounted bool) {
+func (r *run) logConfirm(c sessions.Confirmation, first detect.Verdict) {
 	log := r.log.Debug
 	if r.sum.Confirmations+r.sum.Deferred == 1 {
 		log = r.log.Info
@@ -222,5 +149,5 @@ func (r *run) logConfirm(c sessions.Confirmation, first detect.Verdict, discount
 		zap.String("decision", c.Decision.String()), zap.String("rule", first.Rule),
 		zap.String("proxy", r.sum.ProxyID), zap.String("second_proxy", c.SecondProxy.ID),
 		zap.Stringer("second_verdict", c.Second.Verdict), zap.Duration("waited", c.Waited),
-		zap.Bool("deferred", c.Deferred), zap.Bool("kept", c.Kept), zap.Bool("discounted", discounted))
+		zap.Bool("deferred", c.Deferred), zap.Bool("kept", c.Kept))
 }

@@ -237,13 +237,6 @@ type run struct {
 	solves int
 	reused bool
 	kept   bool
-	// answerIP is the IP the page being done was answered from (the
-	// session's exit IP, or a confirmation's second proxy's when its
-	// answer is used); own is what the witness record said of the
-	// session's IP before its last empty answer, at ownAt (witness.go).
-	answerIP string
-	own      witness
-	ownAt    time.Time
 }
 
 func (r *run) crawl(ctx context.Context) error {

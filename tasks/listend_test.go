@@ -26,8 +26,7 @@ import (
 // needs a second one. Every job completes. A listing ends at its last page: the page past it is never
 // asked for, nobody confirms anything about it, and the job needs no
 // second attempt. The no-result answers are each confirmed by a second
-// IP (I7), at once or by the job's next attempt (also when a second IP's
-// agreement was discounted: its last answer was empty too), and no confirmation
+// IP (I7), at once or by the job's next attempt, and no confirmation
 // waits for a second proxy longer than the site's min_interval times the
 // pool's size (the waits the code records); no proxy is quarantined.
 func TestSmallPoolListingEndsAndConfirmationsNeverStarve(t *testing.T) {
@@ -107,7 +106,7 @@ func checkListingsEnd(t *testing.T, tb *testbed.Testbed, infos []*asynq.TaskInfo
 // and no confirmation waited for a second proxy longer than bound.
 func checkConfirms(t *testing.T, confirms []tasks.ConfirmStats, noResults int, bound time.Duration) {
 	t.Helper()
-	agreed, deferred, discounted := 0, 0, 0
+	agreed, deferred := 0, 0
 	for _, c := range confirms {
 		if c.Waited > bound {
 			t.Errorf("a confirmation waited %s for a second proxy, over min_interval × pool = %s", c.Waited, bound)
@@ -117,19 +116,14 @@ func checkConfirms(t *testing.T, confirms []tasks.ConfirmStats, noResults int, b
 			deferred++
 		case c.Decision == detect.Agreed:
 			agreed++
-		case c.Discounted && c.Requests <= 1:
-			// the second answer (or the kept one) agreed, but its IP's last answer was another
-			// job's empty one: no second opinion (issue 36.8); the job
-			// retries and is confirmed by its next attempt
-			discounted++
 		default:
-			t.Errorf("confirmation %+v: want agreed, deferred or an agreement discounted (every Suspect answer here is a true no-result)", c)
+			t.Errorf("confirmation %+v: want agreed or deferred (every Suspect answer here is a true no-result)", c)
 		}
 	}
 	if agreed != noResults {
-		t.Errorf("%d confirmations agreed (%d deferred, %d discounted), want one per no-result job, %d", agreed, deferred, discounted, noResults)
+		t.Errorf("%d confirmations agreed (%d deferred), want one per no-result job, %d", agreed, deferred, noResults)
 	}
-	t.Logf("%d confirmations agreed, %d deferred, %d discounted", agreed, deferred, discounted)
+	t.Logf("%d confirmations agreed, %d deferred", agreed, deferred)
 }
 
 // findQueries returns up to n one-word queries with lo..hi matches on a

@@ -24,22 +24,12 @@ func (r *run) page(ctx context.Context, page int) (more bool, err error) {
 	if err := r.session(ctx); err != nil {
 		return false, err
 	}
-	ip := r.sess.ExitIP()
 	url, step, err := r.get(ctx, url, page)
 	if err != nil {
 		return false, err
 	}
-	if r.sess != nil {
-		ip = r.sess.ExitIP()
-	}
 	if step.Action == sessions.Retired || step.Action == sessions.Paused {
 		r.sess = nil // released by the session with the verdict's outcome
-	}
-	r.answerIP = ip
-	if step.Verdict.Kind == detect.Suspect {
-		if err := r.emptyAnswer(ctx, ip); err != nil {
-			return false, err
-		}
 	}
 	if step.Verdict.Kind == detect.Suspect && r.sess != nil {
 		return r.confirm(ctx, url, page, step)
@@ -130,7 +120,6 @@ func (r *run) write(ctx context.Context, page int, p site.Page) (bool, error) {
 		return false, err
 	}
 	also := append(r.storeSession(ctx, !p.Next || page >= r.job.Pages), r.recordFollows(ctx)...)
-	also = append(also, r.sawItems(ctx, len(p.Items))...)
 	err := r.h.cfg.Sink.WritePageOf(ctx, results.Origin{Task: r.task, Schedule: r.job.Schedule, Run: r.job.Run}, page, p.Items, also...)
 	if err != nil {
 		return false, err

@@ -47,9 +47,6 @@ type Summary struct {
 	// Deferred counts the confirmations of this attempt that found no
 	// second proxy free in time: the answer was kept for the next attempt.
 	Deferred int `json:"confirmations_deferred,omitempty"`
-	// Discounted counts the agreements of this attempt not taken: the
-	// second proxy's last answer on the site had no items (witness.go).
-	Discounted int `json:"confirmations_discounted,omitempty"`
 	// Challenges counts the JavaScript challenges of this attempt the
 	// browser was sent to clear, ChallengesSolved those it cleared, and
 	// BrowserRequests the requests the browser sent (all paced as the
