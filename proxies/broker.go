@@ -82,7 +82,7 @@ const (
 	OutcomeFailed      OutcomeKind = "failed"       // proxy failure: penalty
 	OutcomeBanned      OutcomeKind = "banned"       // site banned it: quarantine, with Reason
 	OutcomeRateLimited OutcomeKind = "rate_limited" // cool down for RetryAfter
-	OutcomeNeutral     OutcomeKind = "neutral"      // no judgement (not found, server error, cancelled)
+	OutcomeNeutral     OutcomeKind = "neutral"      // no judgement (not found, server error, cancelled); a rest for RetryAfter if set
 )
 
 // Outcome is what a holder reports when it releases a lease.
@@ -101,6 +101,11 @@ func RateLimited(retryAfter time.Duration) Outcome {
 	return Outcome{Kind: OutcomeRateLimited, RetryAfter: retryAfter}
 }
 func Neutral() Outcome { return Outcome{Kind: OutcomeNeutral} }
+
+// Rest is a neutral outcome whose proxy rests d: no judgement of the
+// proxy (nothing learned from it, unlike RateLimited's), only time
+// kept, as when its exit IP has sent a site its volume budget.
+func Rest(d time.Duration) Outcome { return Outcome{Kind: OutcomeNeutral, RetryAfter: d} }
 
 // Errors of the broker; check with errors.Is.
 var (

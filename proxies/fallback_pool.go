@@ -235,7 +235,7 @@ func readyAfter(o Outcome, sc SiteConfig, now time.Time) (time.Time, error) {
 	mi := max(sc.MinInterval, 0)
 	switch o.Kind {
 	case OutcomeOK, OutcomeNeutral:
-		return now.Add(mi), nil
+		return now.Add(max(o.RetryAfter, mi)), nil
 	case OutcomeFailed:
 		return now.Add(mi + sc.FailPenalty), nil
 	case OutcomeRateLimited:

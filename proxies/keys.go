@@ -96,7 +96,8 @@ func (k keys) modemLog() string { return k.prefix + "modemlog" }
 func (k keys) modemExits() string { return k.prefix + "modemexit" }
 
 // modemUse is a STRING "requests|first-ms": what an exit IP sent a site
-// through modems (rotate_after, rotate_every), kept UseKept.
+// for its volume budget (rotate_after, rotate_every), through modems or
+// proxies that rest (volume.go), kept UseKept or rotate_every.
 func (k keys) modemUse(site, ip string) string { return k.prefix + "modemuse:" + site + ":" + ip }
 
 // modemSent is the count of requests sent through modems in one minute

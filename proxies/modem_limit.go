@@ -102,16 +102,25 @@ const VolumeKept = 0.9
 const CanaryTimeout = time.Minute
 
 // ModemBanned learns the site's volume budget from a ban of exit ip
+// carried by modem p (VolumeBanned).
+func (b *RedisBroker) ModemBanned(ctx context.Context, p Proxy, site, ip string) error {
+	if err := b.VolumeBanned(ctx, site, ip); err != nil {
+		return fmt.Errorf("modem %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// VolumeBanned learns the site's volume budget from a ban of exit ip
 // (lua/modem_volume.lua) when the site's rotate_after is auto: a share
 // VolumeKept of the requests the IP sent before the banned one, where
 // lower than the budget learned.
-func (b *RedisBroker) ModemBanned(ctx context.Context, p Proxy, site, ip string) error {
+func (b *RedisBroker) VolumeBanned(ctx context.Context, site, ip string) error {
 	if !b.cfg.site(site).RotateAfterAuto || ip == "" {
 		return nil
 	}
 	res, err := b.eval(ctx, modemVolumeScript, b.k.modemVolumeKeys(site, ip), []any{b.cfg.skew(), VolumeLimitName(site), ip, VolumeKept})
 	if err != nil {
-		return fmt.Errorf("learn %s's volume from the ban of %s (modem %s): %w", site, ip, p.ID, err)
+		return fmt.Errorf("learn %s's volume from the ban of %s: %w", site, ip, err)
 	}
 	if num(res[1]) == 1 {
 		b.log.Info("volume budget learned", zap.String("site", site), zap.Int64("requests", num(res[0])), zap.Int64("at_ban", num(res[2])))

@@ -98,6 +98,36 @@ const (
 
 var _ Rotator = (*RedisBroker)(nil)
 
+// keptFor is how long site's count of an exit IP's requests lasts after
+// the IP's first: rotate_every when the site sets one, else UseKept.
+func keptFor(sc SiteConfig) time.Duration {
+	if sc.RotateEvery > 0 {
+		return sc.RotateEvery
+	}
+	return UseKept
+}
+
+// send runs lua/modem_send.lua for a request ip is about to send site:
+// through modem id with the site's rotate_after and rotate_every (and
+// counted in the minute's modem total), or, not modem, with the learned
+// budget of rotate_after auto only: a number given for modems to rotate
+// by is theirs.
+func (b *RedisBroker) send(ctx context.Context, id, site, ip string, modem bool) ([]any, error) {
+	sc := b.cfg.site(site)
+	minute := time.Now().Unix() / 60
+	auto, counted, after, every := 0, 0, sc.RotateAfter, sc.RotateEvery
+	if sc.RotateAfterAuto {
+		auto = 1
+	}
+	if modem {
+		counted = 1
+	} else {
+		after, every = 0, 0
+	}
+	return b.eval(ctx, modemSendScript, b.k.modemSendKeys(site, ip, minute), []any{b.cfg.skew(), id, after,
+		every.Milliseconds(), keptFor(sc).Milliseconds(), auto, ip, VolumeLimitName(site), CanaryTimeout.Milliseconds(), counted})
+}
+
 // BeginRotation starts r from lease l (lua/rotate_begin.lua).
 func (b *RedisBroker) BeginRotation(ctx context.Context, l *Lease, ttl time.Duration) (*Rotation, error) {
 	p := l.Proxy
@@ -180,18 +210,7 @@ func (b *RedisBroker) EndRotation(ctx context.Context, r *Rotation, res Rotation
 // ModemSend asks lua/modem_send.lua, with site's rotate_after and
 // rotate_every.
 func (b *RedisBroker) ModemSend(ctx context.Context, p Proxy, site, ip string) (ModemAnswer, error) {
-	sc := b.cfg.site(site)
-	minute := time.Now().Unix() / 60
-	keep := UseKept
-	if sc.RotateEvery > 0 {
-		keep = sc.RotateEvery
-	}
-	auto := 0
-	if sc.RotateAfterAuto {
-		auto = 1
-	}
-	res, err := b.eval(ctx, modemSendScript, b.k.modemSendKeys(site, ip, minute), []any{b.cfg.skew(), p.ID, sc.RotateAfter,
-		sc.RotateEvery.Milliseconds(), keep.Milliseconds(), auto, ip, VolumeLimitName(site), CanaryTimeout.Milliseconds()})
+	res, err := b.send(ctx, p.ID, site, ip, true)
 	if err != nil {
 		return ModemSendOK, fmt.Errorf("modem %s on %s: %w", p.ID, site, err)
 	}

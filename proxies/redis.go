@@ -299,6 +299,10 @@ func (b *RedisBroker) releaseArgs(l *Lease, o Outcome) (keys, args []any, err er
 	switch o.Kind {
 	case OutcomeRateLimited:
 		args = append(args, o.RetryAfter.Milliseconds())
+	case OutcomeNeutral:
+		if o.RetryAfter > 0 {
+			args = append(args, o.RetryAfter.Milliseconds())
+		}
 	case OutcomeFailed:
 		args = append(append(args, int64(0)), a.failPolicy...)
 	case OutcomeBanned:

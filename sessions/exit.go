@@ -290,6 +290,9 @@ func (s *Session) endExit(ctx context.Context, o proxies.Outcome) proxies.Outcom
 	if h == nil {
 		return o
 	}
+	if o.Kind == proxies.OutcomeNeutral && o.RetryAfter > 0 {
+		return s.restExit(ctx, h, o)
+	}
 	if o.Kind != proxies.OutcomeBanned {
 		s.releaseExit(ctx, h)
 		if !s.m.keepSlotExit(ctx, s) {

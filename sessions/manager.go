@@ -147,6 +147,9 @@ type Manager struct {
 	exitProbes, rerolls, exitWaits, exitChanges atomic.Int64
 	// ModemCounts
 	modemEnded atomic.Int64
+	// volumeRested counts sessions ended because their exit IP had sent
+	// its site's volume budget (volume.go).
+	volumeRested atomic.Int64
 	// waits are the jobs waiting in their slots for a proxy (leaseFresh).
 	waits slotWaits
 }

@@ -169,13 +169,18 @@ func (s *Session) ready(ctx context.Context) error {
 // over: an exit that may have moved is learned again (moved: a new one
 // is held, whose pacing the request must wait for; nothing is counted),
 // then a modem counts it against the site's budget, or ends the session
-// (its modem rotates, or must rotate first) and the request is not sent.
+// (its modem rotates, or must rotate first) and the request is not sent;
+// any other proxy counts it the same way, its IP resting instead of
+// rotating (volume.go).
 // A wait that was cancelled never gets here, so counts nothing.
 func (s *Session) admit(ctx context.Context) (moved bool, err error) {
 	if moved, err := s.refreshExit(ctx); err != nil || moved {
 		return moved, err
 	}
-	return false, s.modemGate(ctx)
+	if err := s.modemGate(ctx); err != nil {
+		return false, err
+	}
+	return false, s.volumeGate(ctx)
 }
 
 // inflightPoll is how often Pace looks again while a browser request of
@@ -361,6 +366,9 @@ func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
 		err = s.save(ctx)
 	}
 	old := s.ExitIP()
+	if o.Kind == proxies.OutcomeBanned {
+		s.volumeBanned(ctx, old)
+	}
 	o = s.endExit(ctx, o)
 	l := s.Lease()
 	if why, ok := s.rotates(o); ok {

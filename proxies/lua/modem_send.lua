@@ -1,7 +1,9 @@
--- modem_send: a session may send one request through a modem now. Not
--- while the modem rotates; and a site that rotates by volume or age
--- (rotate_after, rotate_every) asks for a rotation when the exit IP has
--- sent it that many requests, or that long since its first. The count
+-- modem_send: a session may send one request through a modem (or, for
+-- VolumeSend, through any proxy whose exit IP the site's volume budget
+-- counts) now. Not while the modem rotates; and a site that rotates by
+-- volume or age (rotate_after, rotate_every) asks for a rotation (a
+-- proxy that cannot rotate rests instead) when the exit IP has sent it
+-- that many requests, or that long since its first. The count
 -- is the IP's, whichever modem carried it (the site counts by IP, and a
 -- carrier hands an IP one modem left to another), and is forgotten
 -- ARGV[5] ms after the IP's first request. The request is counted
@@ -31,9 +33,11 @@
 -- ARGV[7]  the exit IP
 -- ARGV[8]  the limit's name, volume:<site>
 -- ARGV[9]  ms after which a silent canary is replaced
+-- ARGV[10] 1: count the request in KEYS[3] (a modem's), 0: not
 --
 -- Returns {1, requests so far} send | {0} rotating: do not send | {2,
--- requests, age ms} rotate first.
+-- requests, age ms, 1 if only the canary's count stopped it (no budget
+-- learned yet) | 0} rotate first.
 --
 -- lib: now volume
 
@@ -47,7 +51,7 @@ if u then
   n, first = tonumber(c), tonumber(t)
 end
 local after, every = tonumber(ARGV[3]), tonumber(ARGV[4])
-local canary = false
+local canary, trailing = false, 0
 if ARGV[6] == '1' then
   volume_record(KEYS[4], KEYS[5], KEYS[6], ARGV[8], now)
   local v = redis.call('HMGET', KEYS[4], 'value', 'canary', 'canary_n', 'canary_at')
@@ -56,12 +60,12 @@ if ARGV[6] == '1' then
     if not v[2] or v[2] == ARGV[7] or now - tonumber(v[4]) > tonumber(ARGV[9]) then
       canary = true
     else
-      after = math.max(tonumber(v[3]) - 1, 1)
+      after, trailing = math.max(tonumber(v[3]) - 1, 1), 1
     end
   end
 end
 if (after > 0 and n >= after) or (every > 0 and now - first >= every) then
-  return {2, n, now - first}
+  return {2, n, now - first, trailing}
 end
 if canary then redis.call('HSET', KEYS[4], 'canary', ARGV[7], 'canary_n', n + 1, 'canary_at', now) end
 if u then
@@ -69,6 +73,8 @@ if u then
 else
   redis.call('SET', KEYS[2], '1|' .. now, 'PX', ARGV[5])
 end
-redis.call('INCR', KEYS[3])
-redis.call('EXPIRE', KEYS[3], 7200)
+if ARGV[10] == '1' then
+  redis.call('INCR', KEYS[3])
+  redis.call('EXPIRE', KEYS[3], 7200)
+end
 return {1, n + 1}

@@ -21,7 +21,8 @@
 -- ARGV[7]  1: the site's pace is learned (ARGV[6] is the lease's; the
 --          learner takes the answer and sets the proxy's next pace), 0
 -- ARGV[8]  latency ms, fractional (ok; 0 otherwise)
--- ARGV[9]  retry-after ms (rate_limited; 0 otherwise)
+-- ARGV[9]  retry-after ms (rate_limited; a neutral outcome's rest when
+--          sent; 0 otherwise)
 -- ARGV[10] fail penalty ms: the first failure's; it doubles with each
 --          failure since the last ok, counted in "<id>|failstreak"
 -- ARGV[11] fail penalty cap ms
@@ -32,8 +33,8 @@
 -- ARGV[15] quarantine floor ms
 -- ARGV[16] random in [0,1) for the quarantine's jitter
 -- The caller sends ARGV up to the last position its outcome reads, so
--- the hot ok path sends eight: ok and neutral 8, rate_limited 9, failed
--- 11, banned 16.
+-- the hot ok path sends eight: ok and neutral 8 (a neutral rest 9),
+-- rate_limited 9, failed 11, banned 16.
 --
 -- Returns {1, ready-at} or {0} when the token is stale (nothing changed).
 --
@@ -72,7 +73,7 @@ if kind == 'failed' then
   redis.call('HINCRBY', s, id .. '|fail', 1)
   local n = redis.call('HINCRBY', s, id .. '|failstreak', 1)
   at = at + math.min(tonumber(ARGV[11]), ARGV[10] * 2 ^ math.min(n - 1, 30))
-elseif kind == 'rate_limited' then
+elseif kind == 'rate_limited' or (kind == 'neutral' and ARGV[9]) then
   at = up + math.max(tonumber(ARGV[9]), mi)
 elseif kind == 'banned' then
   local n = redis.call('HINCRBY', s, id .. '|streak', 1)
