@@ -3,11 +3,9 @@ package tasks
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
-	"go.uber.org/zap"
 
 	"crawlq/proxies"
 	"crawlq/sessions"
@@ -114,62 +112,4 @@ func (h *Handler) handedBack(ctx context.Context, siteName string, d time.Durati
 		id, _ := asynq.GetTaskID(ctx)
 		h.cfg.Waker.After(d, q, id)
 	}
-}
-
-// Waker moves jobs handed back from their queue's retry set to its
-// pending list at their turn (Asynq's Inspector.RunTask), so they come
-// back when a proxy is expected rather than at Asynq's next look at its
-// retry sets (WorkerConfig.PollInterval × 5). A job it does not wake (the
-// worker stopped) comes back at that look.
-type Waker struct {
-	insp *asynq.Inspector
-	log  *zap.Logger
-	mu   sync.Mutex
-	// wakes are the wakes to come; nil once stopped.
-	wakes map[*wake]struct{}
-}
-
-// wake is one job's wake to come.
-type wake struct{ t *time.Timer }
-
-// NewWaker builds a Waker on the queues' Redis.
-func NewWaker(r asynq.RedisConnOpt, log *zap.Logger) *Waker {
-	return &Waker{insp: asynq.NewInspector(r), log: log, wakes: map[*wake]struct{}{}}
-}
-
-// After wakes task id of queue in d.
-func (w *Waker) After(d time.Duration, queue, id string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.wakes == nil || queue == "" || id == "" {
-		return
-	}
-	k := &wake{}
-	k.t = time.AfterFunc(d, func() { w.wake(k, queue, id) })
-	w.wakes[k] = struct{}{}
-}
-
-func (w *Waker) wake(k *wake, queue, id string) {
-	w.mu.Lock()
-	_, live := w.wakes[k]
-	delete(w.wakes, k)
-	w.mu.Unlock()
-	if !live {
-		return
-	}
-	// not found or not waiting: it ran already, or Asynq moved it itself
-	if err := w.insp.RunTask(queue, id); err != nil {
-		w.log.Debug("handed-back job not woken", zap.String("task", id), zap.Error(err))
-	}
-}
-
-// Stop cancels the wakes to come and closes the inspector.
-func (w *Waker) Stop() {
-	w.mu.Lock()
-	for k := range w.wakes {
-		k.t.Stop()
-	}
-	w.wakes = nil
-	w.mu.Unlock()
-	_ = w.insp.Close()
 }

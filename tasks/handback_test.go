@@ -40,7 +40,7 @@ func TestJobWaitingForAProxyHandsItsSlotBack(t *testing.T) {
 		held = append(held, l)
 	}
 	w := tasks.NewWorker(tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "one-slot",
-		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, SlotWait: 100 * time.Millisecond, HandBack: true, PollInterval: 100 * time.Millisecond})
+		Concurrency: 1, Sites: reg, ShutdownTimeout: time.Second, SlotWait: 100 * time.Millisecond, PollInterval: 100 * time.Millisecond})
 	runUntilEnd(t, w)
 	avito := enqueueOnePage(t, reg, tb, testbed.SiteAvito, 3)
 	wb := enqueueOnePage(t, reg, tb, testbed.SiteWildberries, 3)

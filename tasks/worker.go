@@ -109,13 +109,11 @@ type WorkerConfig struct {
 	SlotWait time.Duration
 	// OnHandBack, if set, is told every attempt that handed its slot back.
 	OnHandBack func(HandBackStats)
-	// HandBack turns the hand-back on (SlotWait, the wait line, the
-	// Waker). Off by default: with it, a small pool whose proxies all
-	// cooled put its waiting jobs' turns 20–30 s out and
-	// TestSmallPoolListingEndsAndConfirmationsNeverStarve starved on a
-	// clean clone (2026-12-06); on in bench mix and with `crawlq worker
-	// --hand-back`.
-	HandBack bool
+	// NoHandBack turns the hand-back off: a job waits for a proxy in its
+	// slot, up to the sessions' MaxLeaseWait (30 s), as before issue 40
+	// (`crawlq worker --hand-back=false`). Default false: a job that
+	// cannot lease within SlotWait hands its slot back (HandedBack).
+	NoHandBack bool
 }
 
 // DefaultSlotWait is WorkerConfig.SlotWait's default: a job waits in its
@@ -238,7 +236,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 		Observe: cfg.Observe, OnConfirm: cfg.OnConfirm, Browser: cfg.Browser, OnChallenge: cfg.OnChallenge, OnPoW: cfg.OnPoW, OnDefect: cfg.OnDefect,
 		Sessions: sessions.NewManager(sessions.Config{Broker: cfg.Broker, Redis: cfg.RDB,
 			SharesRedis: true, BrokerSharesRedis: cfg.BrokerOnRDB, // the sink is on RDB too
-			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, MaxLeaseWait: cfg.maxLeaseWait(), HandBack: cfg.HandBack, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),
+			Holder: cfg.ServerID, LeaseTTL: cfg.LeaseTTL, MaxLeaseWait: cfg.maxLeaseWait(), HandBack: !cfg.NoHandBack, Logger: cfg.Logger, Shape: requestShape(cfg.Sites),
 			Caps: cfg.Caps, Rotator: rot, ExitProbe: cfg.ExitProbe, ExitBusy: cfg.ExitBusy, Forget: f.Forget}),
 	})
 	return &Worker{cfg: cfg, client: client, handler: h, gate: gate, rotator: rot, waker: wk}
@@ -344,7 +342,7 @@ func (w *Worker) HandedBack() int64 { return w.handler.HandedBack() }
 // with the hand-back, else the sessions' own default (in-slot waiting,
 // as before the hand-back).
 func (c WorkerConfig) maxLeaseWait() time.Duration {
-	if c.HandBack {
+	if !c.NoHandBack {
 		return c.SlotWait
 	}
 	return 0

@@ -74,7 +74,7 @@ func addWorkerFlags(fl *pflag.FlagSet, f *workerFlags) {
 	fl.DurationVar(&f.browserWait, "browser-timeout", 30*time.Second, "how long the browser may take to clear one challenge before its page is closed")
 	fl.Int64Var(&f.backlog, "results-backlog", tasks.DefaultResultsBacklog, "with a sink, pause taking jobs while this many results entries wait for it (-1: no bound)")
 	fl.StringVar(&f.exitProbe, "exit-probe", DefaultExitProbe, "IP-echo URL a gateway session's exit IP is learned from, through the proxy (answering the IP as text or {\"ip\": …}; a proxy line's exit=probe:URL overrides it)")
-	fl.BoolVar(&f.handBack, "hand-back", false, "a job that cannot lease a proxy within 2 s hands its slot back and comes again at its turn in the site's wait line (no retry used); off by default (docs/architecture.md, Waiting for a proxy)")
+	fl.BoolVar(&f.handBack, "hand-back", true, "a job that cannot lease a proxy within 2 s hands its slot back and comes again at its turn in the site's wait line (no retry used); --hand-back=false: it waits in its slot up to 30 s (docs/architecture.md, Waiting for a proxy)")
 	fl.StringVar(&f.exitBusy, "exit-busy", string(sessions.ExitReroll), "when a new gateway session lands on an exit IP another session holds: reroll (a new session id) or wait")
 	fl.DurationVar(&f.poll, "poll-interval", tasks.DefaultPollInterval, "how long a worker with empty queues waits before it looks again (3 Redis commands per queue each look); retries and scheduled jobs are moved to their queue every 5 of them")
 }
@@ -109,7 +109,7 @@ func (f workerFlags) taskConfig() (tasks.WorkerConfig, error) {
 	}
 	return tasks.WorkerConfig{ServerID: f.serverID, Concurrency: f.concurrency, LeaseTTL: f.leaseTTL,
 		ShutdownTimeout: f.shutdown, ResultsBacklog: f.backlog, PollInterval: f.poll,
-		ExitProbe: fetcher.ExitProbe{URL: f.exitProbe}, ExitBusy: busy, HandBack: f.handBack}, nil
+		ExitProbe: fetcher.ExitProbe{URL: f.exitProbe}, ExitBusy: busy, NoHandBack: !f.handBack}, nil
 }
 
 func runWorker(ctx context.Context, a *app, f workerFlags) error {

@@ -293,7 +293,6 @@ func (m *mixRun) worker(rdb redis.UniversalClient, i int) *tasks.Worker {
 		Queues: map[string]int{mixWBQueue: 1, mixAvitoQueue: 1}, Sites: m.reg, ShutdownTimeout: 2 * time.Second,
 		Observe: m.observe, Fetcher: fetcher.Config{TLS: &tls.Config{RootCAs: m.tb.CA.Pool()}},
 		PollInterval: m.o.PollInterval, ExitProbe: fetcher.ExitProbe{URL: m.tb.EchoURL()}, Logger: m.o.Logger,
-		HandBack: true,
 	})
 }
 
