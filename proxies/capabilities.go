@@ -23,16 +23,18 @@ type Capabilities struct {
 	// Volume keeps a site's volume budget per exit IP for proxies that
 	// cannot rotate (volume.go).
 	Volume VolumeGate
+	// Seats bound the jobs waiting in their slots for a site's proxies.
+	Seats WaitSeats
 }
 
 // Capabilities of the Redis broker: all but Ends (its leases end only by
 // their holder or their TTL).
 func (b *RedisBroker) Capabilities() Capabilities {
-	return Capabilities{Exits: b, Rotations: b, Clearances: b, PipelineLeases: b, PipelineReleases: b, Lines: b, Volume: b}
+	return Capabilities{Exits: b, Rotations: b, Clearances: b, PipelineLeases: b, PipelineReleases: b, Lines: b, Volume: b, Seats: b}
 }
 
 // Capabilities of the fallback broker are its primary's, so none is lost
-// by forwarding: exits, rotations, clearances, wait lines and volume budgets are cluster-wide or
+// by forwarding: exits, rotations, clearances, wait lines, volume budgets and wait seats are cluster-wide or
 // nothing and go to the primary's Redis; leasing and releasing in a
 // pipeline and ending a lease depend on the fallback's mode and are its
 // own.

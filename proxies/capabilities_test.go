@@ -35,6 +35,7 @@ func TestFallbackKeepsEveryCapability(t *testing.T) {
 		{"Rotations", c.Rotations, pc.Rotations},
 		{"Clearances", c.Clearances, pc.Clearances},
 		{"Lines", c.Lines, pc.Lines},
+		{"Seats", c.Seats, pc.Seats},
 		{"PipelineLeases", c.PipelineLeases, fb},
 		{"PipelineReleases", c.PipelineReleases, fb},
 		{"Ends", c.Ends, fb},

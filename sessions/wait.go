@@ -38,10 +38,9 @@ func (e *WaitError) Unwrap() error { return e.Err }
 func (e *WaitError) RetryAfter() time.Duration { return e.Wait }
 
 // leaseFresh leases a fresh proxy of class for site: at once, else
-// within MaxLeaseWait while this manager has fewer jobs waiting in their
-// slots for the site's class than it has proxies (a site short of
-// proxies does not take every slot of the worker); otherwise, or when
-// none came free in that time, a *WaitError with the job's turn.
+// within MaxLeaseWait while the site can use one more job (enterWait: a
+// site short of proxies does not take the worker's slots); otherwise, or
+// when none came free in that time, a *WaitError with the job's turn.
 func (m *Manager) leaseFresh(ctx context.Context, site string, class proxies.Class, task string) (*proxies.Lease, error) {
 	req := m.leaseRequest(site, class, task)
 	l, err := m.cfg.Broker.Lease(ctx, req)
@@ -50,7 +49,7 @@ func (m *Manager) leaseFresh(ctx context.Context, site string, class proxies.Cla
 		return l, err
 	}
 	if nr.Leased || nr.Wait <= m.cfg.MaxLeaseWait {
-		if leave, ok := m.waits.enter(site, class); ok {
+		if leave, ok := m.enterWait(ctx, site, class, task); ok {
 			l, err = m.waitInSlot(ctx, req)
 			leave()
 			if !errors.As(err, &nr) {
@@ -59,6 +58,36 @@ func (m *Manager) leaseFresh(ctx context.Context, site string, class proxies.Cla
 		}
 	}
 	return nil, m.waitFor(ctx, nr)
+}
+
+// enterWait says whether the job may wait in its slot for a proxy of
+// site and class, and gives leave to end its wait. With the broker's
+// wait seats (Caps.Seats) the cluster's live leases of the class on the
+// site and the jobs waiting in their slots stay within its usable
+// proxies; without them (or when the broker does not answer) this
+// manager's waiting jobs stay within the proxies the wait line counted.
+func (m *Manager) enterWait(ctx context.Context, site string, class proxies.Class, task string) (leave func(), ok bool) {
+	seats := m.cfg.Caps.Seats
+	if seats == nil {
+		return m.waits.enter(site, class, false)
+	}
+	waiter := m.cfg.Holder + "|" + task
+	seat, err := seats.Seat(ctx, site, class, waiter, m.cfg.MaxLeaseWait+time.Second)
+	if err != nil {
+		m.cfg.Logger.Debug("no wait seat", zap.String("site", site), zap.Error(err))
+		return m.waits.enter(site, class, false)
+	}
+	m.waits.setProxies(site, class, seat.Usable)
+	if !seat.Taken {
+		return nil, false
+	}
+	done, _ := m.waits.enter(site, class, true)
+	return func() {
+		done()
+		if err := seats.Unseat(context.WithoutCancel(ctx), site, class, waiter); err != nil {
+			m.cfg.Logger.Debug("wait seat not given back", zap.String("site", site), zap.Error(err)) // it expires
+		}
+	}, true
 }
 
 // waitInSlot waits up to MaxLeaseWait for a proxy; when none came free,
@@ -108,7 +137,7 @@ type waitKey struct {
 	class proxies.Class
 }
 
-type slotWait struct{ waiting, proxies int }
+type slotWait struct{ waiting, peak, proxies int }
 
 func (s *slotWaits) get(site string, class proxies.Class) *slotWait {
 	if s.m == nil {
@@ -124,15 +153,17 @@ func (s *slotWaits) get(site string, class proxies.Class) *slotWait {
 }
 
 // enter lets one more job wait in its slot while fewer wait than the
-// class has proxies; leave ends its wait.
-func (s *slotWaits) enter(site string, class proxies.Class) (leave func(), ok bool) {
+// class has proxies, or always when seated (the broker gave it a wait
+// seat); leave ends its wait.
+func (s *slotWaits) enter(site string, class proxies.Class, seated bool) (leave func(), ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	w := s.get(site, class)
-	if w.waiting >= w.proxies {
+	if !seated && w.waiting >= w.proxies {
 		return nil, false
 	}
 	w.waiting++
+	w.peak = max(w.peak, w.waiting)
 	return func() { s.mu.Lock(); w.waiting--; s.mu.Unlock() }, true
 }
 
@@ -150,6 +181,18 @@ func (m *Manager) Waiting() map[string]int {
 	out := map[string]int{}
 	for k, w := range m.waits.m {
 		out[k.site] += w.waiting
+	}
+	return out
+}
+
+// PeakWaiting is the most of the manager's jobs that waited in their
+// slots for a proxy of each site at once (per class, the largest).
+func (m *Manager) PeakWaiting() map[string]int {
+	m.waits.mu.Lock()
+	defer m.waits.mu.Unlock()
+	out := map[string]int{}
+	for k, w := range m.waits.m {
+		out[k.site] = max(out[k.site], w.peak)
 	}
 	return out
 }

@@ -130,3 +130,58 @@ func TestWaitsAreNoFailures(t *testing.T) {
 		t.Error("a WaitError does not say what it waits for")
 	}
 }
+
+// TestSlotsFollowTheProxies (issue 40.2): a worker of eight slots, with
+// Wildberries' four proxies free and Avito's one usable proxy (the three
+// others banned) leased elsewhere, holds none of its slots waiting for
+// Avito, though a job may wait in its slot for a minute: the site can use
+// no more than its one lease. Its Avito jobs hand their slots back at
+// once, no retry used, and the Wildberries jobs take the slots. Once the
+// proxy comes free, no more than one Avito job waits in its slot at a
+// time and every Avito job completes, still with no retry used.
+func TestSlotsFollowTheProxies(t *testing.T) {
+	ctx := context.Background()
+	rdb, tb, reg := crawlWorld(t, testbed.Config{Proxies: 4, Seed: 43})
+	if err := reg.Apply(site.Config{Sites: map[string]site.SiteConfig{testbed.SiteAvito: {MinInterval: "1s"}}}); err != nil {
+		t.Fatal(err)
+	}
+	b := proxies.NewRedisBroker(rdb, tasks.BrokerConfig(reg, nil))
+	var held *proxies.Lease
+	for i := range 4 {
+		l, err := b.Lease(ctx, proxies.LeaseRequest{Site: testbed.SiteAvito, Class: proxies.Datacenter, Holder: "elsewhere", TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			held = l
+			continue
+		}
+		if err := b.Release(ctx, l, proxies.Banned("test")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := tasks.NewWorker(tasks.WorkerConfig{Redis: asynqOpt(t), RDB: testredis.NewClient(t, testredis.DBTasks), ServerID: "eight-slots",
+		Concurrency: 8, Sites: reg, ShutdownTimeout: time.Second, SlotWait: time.Minute, PollInterval: 100 * time.Millisecond})
+	runUntilEnd(t, w)
+	avito := enqueueOnePage(t, reg, tb, testbed.SiteAvito, 8)
+	wb := enqueueOnePage(t, reg, tb, testbed.SiteWildberries, 8)
+	insp := asynq.NewInspector(asynqOpt(t))
+	defer insp.Close()
+	for _, id := range wb {
+		waitTask(t, insp, testbed.SiteWildberries, id, asynq.TaskStateCompleted)
+	}
+	if n := w.Sessions().PeakWaiting()[testbed.SiteAvito]; n != 0 {
+		t.Errorf("%d Avito jobs waited in their slots at once while its one usable proxy was leased; want 0", n)
+	}
+	if err := b.Release(ctx, held, proxies.Neutral()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range avito {
+		if info := waitTask(t, insp, testbed.SiteAvito, id, asynq.TaskStateCompleted); info.Retried != 0 {
+			t.Errorf("avito job %s completed after %d retries; waiting should use none", id, info.Retried)
+		}
+	}
+	if n := w.Sessions().PeakWaiting()[testbed.SiteAvito]; n > 1 {
+		t.Errorf("%d Avito jobs waited in their slots at once for its one proxy; want at most 1", n)
+	}
+}

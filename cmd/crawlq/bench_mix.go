@@ -89,6 +89,6 @@ func printMix(cmd *cobra.Command, res *bench.MixResult) {
 	}{{"wildberries", res.WB}, {"avito", res.Avito}} {
 		fmt.Fprintf(w, "%-12s %4d jobs  %5.2f jobs/s  limit %5.2f/s  %.2fx\n", s.name, s.f.Jobs, s.f.PerSecond, s.f.Limit, s.f.OfLimit)
 	}
-	fmt.Fprintf(w, "failed attempts %d, archived %d, handed back %d, bans %d, I1 %d, I2 %d\n",
-		res.FailedAttempts, res.Archived, res.HandedBack, res.Bans, res.I1, res.I2)
+	fmt.Fprintf(w, "failed attempts %d, archived %d, handed back %d, avito jobs waiting in slots at once %d, bans %d, I1 %d, I2 %d\n",
+		res.FailedAttempts, res.Archived, res.HandedBack, res.AvitoPeakWaiting, res.Bans, res.I1, res.I2)
 }

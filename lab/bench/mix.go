@@ -88,6 +88,9 @@ type MixResult struct {
 	// HandedBack are the attempts that gave their slot back to wait for
 	// a proxy (neither a failure nor a retry).
 	HandedBack int64 `json:"handed_back"`
+	// AvitoPeakWaiting is the most Avito jobs one worker had waiting in
+	// their slots for a proxy at once (sessions.Manager.PeakWaiting).
+	AvitoPeakWaiting int `json:"avito_peak_waiting"`
 	// Bans, I1 and I2 are from the sites' own request log.
 	Bans int `json:"bans"`
 	I1   int `json:"i1_violations"`
@@ -316,6 +319,7 @@ func (m *mixRun) figures(ctx context.Context) (*MixResult, error) {
 	}
 	for _, w := range m.workers {
 		res.HandedBack += w.HandedBack()
+		res.AvitoPeakWaiting = max(res.AvitoPeakWaiting, w.Sessions().PeakWaiting()[testbed.SiteAvito])
 	}
 	return res, m.queueFigures(ctx, res)
 }
