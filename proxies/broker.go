@@ -91,6 +91,22 @@ type Outcome struct {
 	Latency    time.Duration
 	Reason     string
 	RetryAfter time.Duration
+	// Sent and Paced are an ok lease's evidence for a learned pace
+	// (learn.go): Sent is how long before the release the lease's first
+	// request went out (0: not known), Paced how many of its later
+	// requests went out within PacedSlack of the answer before them. The
+	// learner counts a canary's answers only where the site saw the pace
+	// it probes, and these let it tell so without the answers' latency
+	// and the work done on them, which the site never sees.
+	Sent  time.Duration
+	Paced int
+}
+
+// PacedSlack is the most a request may go out after the answer before it,
+// on a lease at pace, and still count as sent at that pace: 10 % and
+// 15 ms over it (the learner's own rule, lua/lib/learn.lua learn_clean).
+func PacedSlack(pace time.Duration) time.Duration {
+	return pace + pace/10 + 15*time.Millisecond
 }
 
 // OK, Failed, Banned, RateLimited and Neutral build outcomes.

@@ -294,7 +294,7 @@ func (b *RedisBroker) releaseArgs(l *Lease, o Outcome) (keys, args []any, err er
 	if o.Kind == OutcomeOK { // ms, with microseconds (a loopback or LAN answer takes less than one)
 		latency = float64(o.Latency.Microseconds()) / 1000
 	}
-	args = make([]any, 0, 16)
+	args = make([]any, 0, 18)
 	args = append(args, b.cfg.skew(), l.Proxy.ID, l.Token, holderArg(l.Holder), string(o.Kind), a.paceOf(l), a.learned, latency)
 	switch o.Kind {
 	case OutcomeRateLimited:
@@ -308,6 +308,12 @@ func (b *RedisBroker) releaseArgs(l *Lease, o Outcome) (keys, args []any, err er
 	case OutcomeBanned:
 		args = append(append(args, int64(0)), a.failPolicy...)
 		args = append(append(append(args, o.Reason), a.banPolicy...), b.cfg.Rand())
+	case OutcomeOK:
+		if a.learn != nil && o.Sent > 0 { // the pace's evidence, ARGV[17..18]
+			args = append(append(args, int64(0)), a.failPolicy...)
+			args = append(append(append(args, ""), a.banPolicy...), 0)
+			args = append(args, float64(o.Sent.Microseconds())/1000, o.Paced)
+		}
 	}
 	return a.release, args, nil
 }

@@ -61,6 +61,11 @@ type Session struct {
 	// inflight counts browser requests past Gate without an answer yet.
 	inflight int
 	earliest time.Time // local time of the lease's (and exit hold's) NotBefore
+	// firstSent is when the lease's first request went out, paced how
+	// many of its later requests went out within the pace's slack of
+	// the answer before them: the pace learner's evidence (evidence).
+	firstSent time.Time
+	paced     int
 	// hold is the session's hold of its exit IP (exit.go), nil for a
 	// proxy whose exit is its host.
 	hold *proxies.ExitHold
@@ -159,10 +164,44 @@ func (s *Session) ready(ctx context.Context) error {
 		if err := s.Pace(ctx); err != nil {
 			return err
 		}
-		if moved, err := s.admit(ctx); err != nil || !moved {
+		moved, err := s.admit(ctx)
+		if err != nil {
 			return err
 		}
+		if !moved {
+			s.sending()
+			return nil
+		}
 	}
+}
+
+// sending notes a request about to go out, for the pace learner
+// (evidence): the lease's first, or one sent at the lease's pace.
+func (s *Session) sending() {
+	now := s.m.cfg.Clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.firstSent.IsZero():
+		s.firstSent = now
+	case s.inflight == 0 && !s.lastDone.IsZero() && now.Sub(s.lastDone) <= proxies.PacedSlack(s.lease.MinInterval):
+		s.paced++
+	}
+}
+
+// evidence adds to an ok outcome what the pace learner needs of the
+// lease (proxies.Outcome's Sent and Paced).
+func (s *Session) evidence(o proxies.Outcome) proxies.Outcome {
+	if o.Kind != proxies.OutcomeOK {
+		return o
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.firstSent.IsZero() {
+		o.Sent = max(s.m.cfg.Clock.Now().Sub(s.firstSent), time.Microsecond)
+	}
+	o.Paced = s.paced
+	return o
 }
 
 // admit decides about the request about to be sent, once its wait is
@@ -329,7 +368,7 @@ func (s *Session) FinishIn(ctx context.Context, p redis.Pipeliner, o proxies.Out
 		return nil, false
 	}
 	l := s.Lease()
-	released, ok := pr.ReleaseIn(ctx, p, &l, o)
+	released, ok := pr.ReleaseIn(ctx, p, &l, s.evidence(o))
 	if !ok || !s.shut() {
 		return released, ok
 	}
@@ -369,7 +408,7 @@ func (s *Session) end(ctx context.Context, o proxies.Outcome, drop bool) error {
 	if o.Kind == proxies.OutcomeBanned {
 		s.volumeBanned(ctx, old)
 	}
-	o = s.endExit(ctx, o)
+	o = s.evidence(s.endExit(ctx, o))
 	l := s.Lease()
 	if why, ok := s.rotates(o); ok {
 		return errors.Join(err, s.m.rotate(ctx, s.rec.Task, &l, o, old, why))

@@ -32,9 +32,13 @@
 -- ARGV[14] quarantine cap ms
 -- ARGV[15] quarantine floor ms
 -- ARGV[16] random in [0,1) for the quarantine's jitter
+-- ARGV[17] ok on a learned pace: ms, fractional, from the lease's first
+--          request going out to now (Outcome.Sent); absent: not known
+-- ARGV[18] ok on a learned pace: the lease's later requests that went
+--          out at its pace (Outcome.Paced)
 -- The caller sends ARGV up to the last position its outcome reads, so
 -- the hot ok path sends eight: ok and neutral 8 (a neutral rest 9),
--- rate_limited 9, failed 11, banned 16.
+-- rate_limited 9, failed 11, banned 16, ok with a pace's evidence 18.
 --
 -- Returns {1, ready-at} or {0} when the token is stale (nothing changed).
 --
@@ -55,7 +59,9 @@ end
 -- min_interval after that moment, not after its floor (I2); a site
 -- without an interval needs no rounding
 local mi, kind, up = tonumber(ARGV[6]), ARGV[5], now
-if ARGV[7] == '1' then mi = learn(KEYS[5], KEYS[6], KEYS[1], now, id, kind, mi) end
+if ARGV[7] == '1' then
+  mi = learn(KEYS[5], KEYS[6], KEYS[1], now, id, kind, mi, tonumber(ARGV[17]), tonumber(ARGV[18]) or 0)
+end
 if mi > 0 then up = now + 1 end
 local at = up + mi
 if kind == 'ok' then

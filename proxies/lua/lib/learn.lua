@@ -12,8 +12,9 @@
 --            (learn.go)
 -- Every proxy keeps value (the safe pace); a few canaries try probe, a
 -- step faster. need clean answers in a row at probe (each one counted
--- only if it came within probe of the canary's last, so the site saw
--- that gap) make probe the pace and the next probe a step faster. A 429
+-- only if its request went out within probe of the answer before it, so
+-- the site saw that gap: learn_clean) make probe the pace and the next
+-- probe a step faster. A 429
 -- or ban at a pace faster than value ends the probe (floor: the limit is
 -- slower); one at value slows every proxy at once: back to prev after a
 -- recent speed-up, else 2.1 times the pace the lease ran at, and nothing is
@@ -99,13 +100,22 @@ local function learn_slow(key, log, ready, now, S, kind, used)
   return pace
 end
 
--- learn_clean(key, log, now, S, id, used) counts a canary's clean answer
--- at probe if it came within probe of its last one.
-local function learn_clean(key, log, now, S, id, used)
+-- learn_clean(key, log, now, S, id, used, sent, paced) counts a canary's
+-- clean answers at probe: the lease's first request if it went out
+-- within probe (10 % and 15 ms over, as proxies.PacedSlack) of the
+-- canary's last answer (now - sent; without sent, the answer itself must
+-- have come within that: its latency and the work on it counted against
+-- it, so under load few did), and the paced later requests of the lease.
+-- A lease whose first request waited longer says nothing about its
+-- first gap: the site saw a slower pace.
+local function learn_clean(key, log, now, S, id, used, sent, paced)
   redis.call('HSET', key, 'c:' .. id, now)
   if used ~= S.probe or S.probe >= S.pace or not S.last or S.last <= 0 then return S.probe end
-  if now - S.last > used * 1.1 + 15 then return S.probe end
-  S.clean = S.clean + 1
+  local n, first = paced, now
+  if sent then first = now - sent end
+  if first - S.last <= used * 1.1 + 15 then n = n + 1 end
+  if n <= 0 then return S.probe end
+  S.clean = S.clean + n
   if S.clean < S.need then
     redis.call('HSET', key, 'clean', S.clean)
     return S.probe
@@ -117,11 +127,12 @@ local function learn_clean(key, log, now, S, id, used)
   return probe
 end
 
--- learn(key, log, ready, now, id, kind, used) is the learner's step for
--- one answer of proxy id, whose lease ran at pace used (ms); ready is the
--- ready set of the pace's (site, class). Returns the pace proxy id keeps
--- now (its ready-at is the answer plus that).
-local function learn(key, log, ready, now, id, kind, used)
+-- learn(key, log, ready, now, id, kind, used, sent, paced) is the
+-- learner's step for one answer of proxy id, whose lease ran at pace used
+-- (ms); ready is the ready set of the pace's (site, class); sent and
+-- paced an ok lease's evidence (learn_clean). Returns the pace proxy id
+-- keeps now (its ready-at is the answer plus that).
+local function learn(key, log, ready, now, id, kind, used, sent, paced)
   local S = learn_state(key, id)
   if not S then return used end
   if S.pinned then return S.pace end
@@ -141,7 +152,7 @@ local function learn(key, log, ready, now, id, kind, used)
     return learn_slow(key, log, ready, now, S, kind, used)
   end
   if not S.last then return S.pace end
-  if kind == 'ok' then return learn_clean(key, log, now, S, id, used) end
+  if kind == 'ok' then return learn_clean(key, log, now, S, id, used, sent, paced or 0) end
   if kind == 'failed' then
     redis.call('HDEL', key, 'c:' .. id)
     redis.call('HINCRBY', key, 'ncanary', -1)
