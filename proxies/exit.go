@@ -35,6 +35,10 @@ type ExitRequest struct {
 	Site, IP string
 	// Holder names the session (its task) for the stats and logs.
 	Holder string
+	// Slot is the gateway slot (proxy ID) the session is on, "" for
+	// none: the broker then leases the slot only when this IP is free
+	// and ready for the site, pacing it by the exit it lands on.
+	Slot string
 	// TTL is how long the hold lasts unless extended; at least 1ms.
 	TTL time.Duration
 }
@@ -94,7 +98,7 @@ var _ ExitGate = (*RedisBroker)(nil)
 func (b *RedisBroker) HoldExit(ctx context.Context, r ExitRequest) (*ExitHold, error) {
 	mi := b.cfg.site(r.Site).MinInterval
 	res, err := b.eval(ctx, exitHoldScript, b.k.exitHoldKeys(r.Site),
-		[]any{b.cfg.skew(), r.IP, r.Holder, max(r.TTL.Milliseconds(), 1), mi.Milliseconds()})
+		[]any{b.cfg.skew(), r.IP, r.Holder, max(r.TTL.Milliseconds(), 1), mi.Milliseconds(), r.Slot})
 	if err != nil {
 		return nil, fmt.Errorf("hold exit %s on %s: %w", r.IP, r.Site, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -181,5 +182,78 @@ func TestExitHoldsNeverOverlapAcrossServers(t *testing.T) {
 	wg.Wait()
 	if tr.bad != 0 || tr.total == 0 {
 		t.Errorf("%d holds, %d overlaps (%d refusals); want holds and no overlap", tr.total, tr.bad, refusals)
+	}
+}
+
+// TestGatewaySlotIsPacedByItsExit: a gateway slot is leased when the exit
+// its last hold was on is free and ready, not as an IP of its own: of two
+// slots on one exit, one is leased at a time and the next only once the
+// exit has rested its min_interval after the release; a slot on another
+// exit is leased meanwhile (issue 40.4).
+func TestGatewaySlotIsPacedByItsExit(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b := exitBroker(t, ck, time.Second)
+	ps, err := ParseReader(strings.NewReader("http://u-{session}:pw@gw.example:22225 sessions=3\n"), "gw.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Import(ctx, ps, ImportOptions{Class: Residential}); err != nil {
+		t.Fatal(err)
+	}
+	exitOf := map[string]string{ps[0].ID: "10.0.0.7", ps[1].ID: "10.0.0.7", ps[2].ID: "10.0.0.8"}
+	req := LeaseRequest{Site: "wb", Class: Residential, Holder: "h", Task: "t", TTL: time.Minute}
+	cycle := func(l *Lease) { // a session on l's slot holds its exit, sends, ends
+		t.Helper()
+		h, err := b.HoldExit(ctx, ExitRequest{Site: "wb", IP: exitOf[l.Proxy.ID], Holder: "t", TTL: time.Minute, Slot: l.Proxy.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.ReleaseExit(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Release(ctx, l, OK(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range ps { // the slots learn their exits, one session each
+		l, err := b.Lease(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cycle(l)
+		ck.advance(2 * time.Second)
+	}
+	first, err := b.Lease(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := b.Lease(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exitOf[first.Proxy.ID] == exitOf[second.Proxy.ID] {
+		t.Fatalf("slots %s and %s on exit %s leased at once", first.Proxy.ID, second.Proxy.ID, exitOf[first.Proxy.ID])
+	}
+	var nr *NotReadyError
+	if _, err := b.Lease(ctx, req); !errors.As(err, &nr) {
+		t.Fatalf("third lease while the third slot's exit is taken: %v, want *NotReadyError", err)
+	}
+	shared := first
+	if exitOf[second.Proxy.ID] == "10.0.0.7" {
+		shared = second
+	}
+	cycle(shared)
+	ck.advance(900 * time.Millisecond)
+	if l, err := b.Lease(ctx, req); !errors.As(err, &nr) {
+		t.Fatalf("lease 0.9 s after the shared exit's release: %v, want *NotReadyError", l)
+	}
+	ck.advance(200 * time.Millisecond)
+	l, err := b.Lease(ctx, req)
+	if err != nil {
+		t.Fatalf("lease once the shared exit rested: %v", err)
+	}
+	if l.Proxy.ID == shared.Proxy.ID || exitOf[l.Proxy.ID] != "10.0.0.7" {
+		t.Errorf("leased %s, want the other slot on the shared exit", l.Proxy.ID)
 	}
 }

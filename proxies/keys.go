@@ -76,6 +76,14 @@ func (k keys) exitQuarantine(site string) string { return k.prefix + "exitquar:"
 // exitSeen is a HyperLogLog of the exit IPs ever held for one site.
 func (k keys) exitSeen(site string) string { return k.prefix + "exitseen:" + site }
 
+// slotExit is a HASH slot id -> exit IP of one site: the exit a gateway
+// slot's last hold for the site was on (lua/lib/slotexit.lua).
+func (k keys) slotExit(site string) string { return k.prefix + "slotexit:" + site }
+
+// exitSlots is a HASH exit IP -> the gateway slots (ids separated by
+// spaces) whose last hold for one site was on it: slotExit inverted.
+func (k keys) exitSlots(site string) string { return k.prefix + "exitslots:" + site }
+
 // rotating is a HASH id -> "token|deadline-ms|holder|start-ms|site": the
 // modems changing their exit IP (modem_rotate.go); no set leases them
 // before the deadline.
@@ -127,7 +135,8 @@ func knownField(site string, c Class) string { return site + "\t" + string(c) }
 // leaseKeys are lease.lua's and lease_proxy.lua's KEYS.
 func (k keys) leaseKeys(site string, c Class) []any {
 	return []any{k.ready(site, c), k.leases(site), k.token(), k.proxies(), k.known(),
-		k.quarantine(site, c), k.busy(), k.epoch(), k.cleared(site), k.rotating(), k.limit(paceName(site, c))}
+		k.quarantine(site, c), k.busy(), k.epoch(), k.cleared(site), k.rotating(), k.limit(paceName(site, c)),
+		k.slotExit(site), k.exitSlots(site), k.exitHolds(site), k.exitReady(site)}
 }
 
 // releaseKeys are release.lua's KEYS; the busy HASH (KEYS[7]) is sent
@@ -172,7 +181,8 @@ func (k keys) coolKeys(site string, c Class) []any { return []any{k.ready(site, 
 
 // exitHoldKeys are exit_hold.lua's KEYS.
 func (k keys) exitHoldKeys(site string) []any {
-	return []any{k.exitHolds(site), k.exitReady(site), k.exitQuarantine(site), k.token(), k.exitSeen(site)}
+	return []any{k.exitHolds(site), k.exitReady(site), k.exitQuarantine(site), k.token(), k.exitSeen(site),
+		k.slotExit(site), k.exitSlots(site)}
 }
 
 // exitRenewKeys are exit_renew.lua's KEYS.

@@ -137,12 +137,20 @@ func (s *Session) learnAndHold(ctx context.Context) error {
 		return err
 	}
 	s.noteLearned(ip)
-	h, err := s.m.cfg.Caps.Exits.HoldExit(ctx, proxies.ExitRequest{Site: s.rec.Site, IP: ip, Holder: s.rec.Task, TTL: s.m.cfg.LeaseTTL})
+	h, err := s.m.cfg.Caps.Exits.HoldExit(ctx, proxies.ExitRequest{Site: s.rec.Site, IP: ip, Holder: s.rec.Task, TTL: s.m.cfg.LeaseTTL, Slot: gatewaySlot(s.Lease().Proxy)})
 	if err != nil {
 		return err
 	}
 	s.setExit(ip, h)
 	return nil
+}
+
+// gatewaySlot is p's ID when p is a gateway slot, else "".
+func gatewaySlot(p proxies.Proxy) string {
+	if p.Gateway == nil {
+		return ""
+	}
+	return p.ID
 }
 
 // knownOrLearned is the gateway session's exit IP while the provider

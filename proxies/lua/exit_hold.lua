@@ -9,16 +9,37 @@
 -- KEYS[3]  quarantine ZSET (site): ip -> end ms
 -- KEYS[4]  token counter
 -- KEYS[5]  seen HLL (site): the exit IPs ever held
+-- KEYS[6]  slot exit HASH (site): gateway slot id -> exit IP of its last
+--          hold (lua/lib/slotexit.lua, read by the lease scripts)
+-- KEYS[7]  exit slots HASH (site): exit IP -> the slots on it, by spaces
 -- ARGV[1]  skew ms
 -- ARGV[2]  ip
 -- ARGV[3]  holder
 -- ARGV[4]  ttl ms
 -- ARGV[5]  min_interval ms
+-- ARGV[6]  the gateway slot (proxy id) the session is on, "" for none
 --
 -- Returns {1, token, now, expiry, not-before} | {0, 'busy', until, now}
 -- | {0, 'quarantined', until, now}.
 --
 -- lib: now
+
+-- note_slot_exit(slot_exit, exit_slots, slot, ip) records that gateway
+-- slot's hold is on ip, so its next lease is paced by ip.
+local function note_slot_exit(slot_exit, exit_slots, slot, ip)
+  local old = redis.call('HGET', slot_exit, slot)
+  if old == ip then return end
+  redis.call('HSET', slot_exit, slot, ip)
+  if old then
+    local rest = {}
+    for s in string.gmatch(redis.call('HGET', exit_slots, old) or '', '%S+') do
+      if s ~= slot then rest[#rest + 1] = s end
+    end
+    if #rest == 0 then redis.call('HDEL', exit_slots, old) else redis.call('HSET', exit_slots, old, table.concat(rest, ' ')) end
+  end
+  local cur = redis.call('HGET', exit_slots, ip)
+  if cur then redis.call('HSET', exit_slots, ip, cur .. ' ' .. slot) else redis.call('HSET', exit_slots, ip, slot) end
+end
 
 local now = redis_now(ARGV[1])
 local ip = ARGV[2]
@@ -36,4 +57,5 @@ local tok = redis.call('INCR', KEYS[4])
 local exp = now + ARGV[4]
 redis.call('HSET', KEYS[1], ip, tok .. '|' .. exp .. '|' .. ARGV[3])
 redis.call('PFADD', KEYS[5], ip)
+if ARGV[6] ~= '' then note_slot_exit(KEYS[6], KEYS[7], ARGV[6], ip) end
 return {1, tok, now, exp, math.max(ready, now)}

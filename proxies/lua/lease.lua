@@ -1,6 +1,6 @@
 -- lease: take a ready proxy of (site, class) that holds the site's
 -- clearance (cleared), else the proxy with the lowest ready-at <= now:
--- O(log N).
+-- O(log N). A gateway slot is ready when its exit is (slotexit).
 --
 -- KEYS[1]  ready ZSET (site, class)
 -- KEYS[2]  leases HASH (site)
@@ -13,6 +13,11 @@
 -- KEYS[9]  cleared ZSET (site)
 -- KEYS[10] rotating HASH: modems changing their IP (rotate_begin.lua)
 -- KEYS[11] pace limit HASH (site, class): the learned pace (learn.lua)
+-- KEYS[12] slot exit HASH (site): gateway slot id -> exit IP
+--          (exit_hold.lua; lua/lib/slotexit.lua)
+-- KEYS[13] exit slots HASH (site): exit IP -> its slots, by spaces
+-- KEYS[14] exit holds HASH (site): ip -> "token|expiry-ms|holder"
+-- KEYS[15] exit ready ZSET (site): ip -> ready-at ms
 -- ARGV[1]  skew ms
 -- ARGV[2]  ttl ms
 -- ARGV[3]  min_interval ms; negative: the pace is learned (KEYS[11]),
@@ -33,7 +38,7 @@
 -- of the site + modems rotating} (the first ready-at is the fence's end while fenced) | {-1}
 -- empty | {-2} ready set out of date: sync and retry.
 --
--- lib: now lease limit learn take epoch cleared
+-- lib: now lease limit learn take slotexit epoch cleared
 
 local L = lease_request(redis_now(ARGV[1]))
 local f = fenced(L)
@@ -46,8 +51,12 @@ for i = 1, 32 do
   if not c[2] then break end
   local rot = rotating_until(L, c[2])
   local b = busy_until(L, c[2])
-  if not b and not rot then return take(L, c[2], c[1]) end
-  if rot then
+  local ex = not b and not rot and slot_exit_until(L, c[2])
+  if not b and not rot and not ex then return take_slot(L, c[2], c[1]) end
+  if ex then
+    -- a gateway slot whose exit is held or resting: ready with its exit
+    redis.call('ZADD', L.ready, ex, c[2])
+  elseif rot then
     -- a modem changing its IP: ready when its rotation ends or is
     -- pushed (rotate_end.lua and rotate_extend.lua move it)
     redis.call('ZADD', L.ready, rot, c[2])

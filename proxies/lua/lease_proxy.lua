@@ -13,6 +13,11 @@
 -- KEYS[9]  cleared ZSET (site), not read
 -- KEYS[10] rotating HASH: modems changing their IP (rotate_begin.lua)
 -- KEYS[11] pace limit HASH (site, class): the learned pace (learn.lua)
+-- KEYS[12] slot exit HASH (site): gateway slot id -> exit IP
+--          (exit_hold.lua; lua/lib/slotexit.lua)
+-- KEYS[13] exit slots HASH (site): exit IP -> its slots, by spaces
+-- KEYS[14] exit holds HASH (site): ip -> "token|expiry-ms|holder"
+-- KEYS[15] exit ready ZSET (site), KEYS[12..15] not read
 -- ARGV[1]  skew ms
 -- ARGV[2]  ttl ms
 -- ARGV[3]  min_interval ms; negative: the pace is learned (KEYS[11]),

@@ -6,7 +6,7 @@
 -- (L.clearance_wait ms), it answers not-ready until then, so the caller
 -- waits for it rather than pay a new challenge; else nil: the usual
 -- choice. A site no proxy holds a clearance of costs one ZRANGEBYSCORE of
--- a missing key. Needs take, busy_until and rotating_until.
+-- a missing key. Needs take, busy_until, rotating_until and slotexit.
 local function cleared(L)
   local now = L.now
   local ids = redis.call('ZRANGEBYSCORE', L.cleared, '(' .. now, '+inf', 'LIMIT', 0, 64)
@@ -18,7 +18,7 @@ local function cleared(L)
     local s = redis.call('ZSCORE', L.ready, id)
     s = s and tonumber(s)
     if s and s <= now then
-      if not busy_until(L, id) and not rotating_until(L, id) then return take(L, id, m[1]) end
+      if not busy_until(L, id) and not rotating_until(L, id) and not slot_exit_until(L, id) then return take_slot(L, id, m[1]) end
     elseif s and s <= now + L.clearance_wait and (not soon or s < soon) and redis.call('HEXISTS', L.leases, id) == 0 then
       soon = s
     end
