@@ -44,9 +44,14 @@ type Confirmation struct {
 	// from another proxy decides it; Decision is Undecided meanwhile.
 	Deferred bool
 	// Kept is set when the other answer was one an earlier attempt kept
-	// (Deferred there): no request was sent now, and SecondProxy has only
-	// the ID of the proxy that gave it.
+	// (Deferred there): no request was sent now (but the control, if
+	// any), and SecondProxy has only the ID of the proxy that gave it.
 	Kept bool
+	// Controls is how many controls were asked (Control: a request known
+	// to have items, asked by a witness that agreed); WitnessBans how
+	// many of them came back empty, each quarantining its witness as
+	// soft-banned. Their requests count in Requests.
+	Controls, WitnessBans int
 	// Action is what became of this session: Continue when the answers
 	// agreed (its proxy stays leased and is cleared with the job);
 	// Retired otherwise: contradicted, its proxy is quarantined with the
@@ -64,8 +69,9 @@ type Confirmation struct {
 //	Agreed       both released OK (this one when the job releases it)
 //	Contradicted this proxy quarantined (soft ban), the second released OK
 //	Undecided    each by its own verdict: the second by its outcome, this
-//	             one neither punished nor cleared: it cools down for
-//	             UnconfirmedHold and its stored session is dropped
+//	             one neither punished nor cleared: it rests for
+//	             UnconfirmedHold (proxies.Rest: nothing learned) and its
+//	             stored session is dropped
 //
 // Confirm waits for a second proxy while it holds this one only as long
 // as ConfirmWait (default: two of the site's min_intervals, by which a
@@ -77,18 +83,29 @@ type Confirmation struct {
 // answer, if it agrees, confirms the kept one without a second lease
 // (the first thing Confirm looks at).
 //
+// A second proxy whose answer agrees is a witness only when it shows it
+// is not soft-banned itself (issue 36.8: two IPs soft-banned at once
+// agree on an empty answer): with a ctl (a request known to have items on
+// the site), it asks ctl through its own lease; items, and the agreement
+// counts; the empty shape, and it is quarantined as soft-banned and
+// another second proxy is asked; any other answer ends it by that answer
+// and another is asked. The same holds for this session when it agrees
+// with a kept answer. With no ctl (none known) an agreement counts as it
+// is.
+//
 // A second proxy that fails in transport gave no answer: it is released
-// as failed and another one is asked, confirmTries in all. A second proxy
+// as failed and another one is asked, confirmTries in all (witnesses
+// whose control failed count among them). A second proxy
 // met by the site's JavaScript challenge is handed to clear (if not nil),
 // which clears it in the second proxy's session (a browser through that
 // proxy) and reports whether it did; the request is then asked again.
 // An error means the request was cancelled or Redis failed; this
 // session's lease is still held then.
-func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int, first Step, clear Clearer) (Confirmation, error) {
+func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, kind, url string, page int, first Step, ctl Control, clear Clearer) (Confirmation, error) {
 	if err := s.usable(); err != nil {
 		return Confirmation{}, err
 	}
-	if c, ok, err := s.agreesWithKept(ctx, url, page, first); ok || err != nil {
+	if c, ok, err := s.agreesWithKept(ctx, f, d, url, page, first, ctl, clear); ok || err != nil {
 		return c, err
 	}
 	var c Confirmation
@@ -111,7 +128,16 @@ func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Det
 			return Confirmation{}, err
 		}
 		c = Confirmation{Decision: detect.Decide(first.Verdict, step.Verdict), Second: step,
-			SecondProxy: second.Lease().Proxy, Requests: c.Requests + asked, Waited: c.Waited}
+			SecondProxy: second.Lease().Proxy, Requests: c.Requests + asked, Waited: c.Waited,
+			Controls: c.Controls, WitnessBans: c.WitnessBans}
+		if c.Decision == detect.Agreed && !ctl.none() {
+			if ok, err := second.witnessed(ctx, &c, f, d, ctl, clear); err != nil || !ok {
+				if err != nil {
+					return Confirmation{}, err
+				}
+				continue // no second opinion: ended by its control's answer; ask another
+			}
+		}
 		if step.Verdict.Kind != detect.ProxyFailure {
 			return s.settle(ctx, c, first, second)
 		}
@@ -144,12 +170,13 @@ func (s *Session) settle(ctx context.Context, c Confirmation, first Step, second
 	return s.undecided(ctx, c)
 }
 
-// undecided ends this session without judgement: its proxy cools down for
-// UnconfirmedHold (no failure, no ban) and the stored session is dropped,
-// so a retry asks another proxy.
+// undecided ends this session without judgement: its proxy rests for
+// UnconfirmedHold (no failure, no ban, and not a 429: the site's learned
+// pace takes nothing from it) and the stored session is dropped, so a
+// retry asks another proxy.
 func (s *Session) undecided(ctx context.Context, c Confirmation) (Confirmation, error) {
 	c.Decision, c.Action = detect.Undecided, Retired
-	return c, s.end(ctx, proxies.RateLimited(s.m.cfg.UnconfirmedHold), true)
+	return c, s.end(ctx, proxies.Rest(s.m.cfg.UnconfirmedHold), true)
 }
 
 // errNoSecond means no second proxy came free within a confirmation's

@@ -21,6 +21,7 @@ import (
 // proxy, and the URL of a Wildberries search with no results (a Suspect
 // answer every proxy agrees on).
 type confirmWorld struct {
+	tb  *testbed.Testbed
 	rdb *redis.Client
 	b   *proxies.RedisBroker
 	m   *sessions.Manager
@@ -50,7 +51,7 @@ func newConfirmWorld(t *testing.T, n int, wait time.Duration) *confirmWorld {
 	if _, err := b.Import(context.Background(), ps, proxies.ImportOptions{Class: proxies.Datacenter}); err != nil {
 		t.Fatal(err)
 	}
-	return &confirmWorld{rdb: rdb, b: b,
+	return &confirmWorld{tb: tb, rdb: rdb, b: b,
 		m: sessions.NewManager(sessions.Config{Shape: wbShape, Broker: b, Redis: rdb, Holder: "s1", LeaseTTL: 10 * time.Second, ConfirmWait: wait}),
 		f: fetcher.New(fetcher.Config{Timeout: 2 * time.Second}), d: detect.New(detect.Builtin()),
 		url: tb.SiteURL("wildberries") + testbed.WBSearchPath + "?query=" + tb.Catalog.NoResultQueries("wildberries", 1)[0] + "&page=1"}
@@ -60,11 +61,19 @@ func newConfirmWorld(t *testing.T, n int, wait time.Duration) *confirmWorld {
 // Suspect answer, the session going on.
 func (w *confirmWorld) suspect(t *testing.T, task string) (*sessions.Session, sessions.Step) {
 	t.Helper()
+	return w.suspectAt(t, task, w.url)
+}
+
+// suspectAt opens the task's session and gets url, which must answer
+// Suspect (a no-result search, or one a soft ban hid), the session going
+// on.
+func (w *confirmWorld) suspectAt(t *testing.T, task, url string) (*sessions.Session, sessions.Step) {
+	t.Helper()
 	s, err := w.m.Open(context.Background(), task, "wildberries", proxies.Datacenter)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := s.Get(context.Background(), w.f, w.d, "search", w.url, 1)
+	first, err := s.Get(context.Background(), w.f, w.d, "search", url, 1)
 	if err != nil || first.Verdict.Kind != detect.Suspect || first.Action != sessions.Continue {
 		t.Fatalf("first answer %v (%v, action %v), want suspect and the session going on", first.Verdict, err, first.Action)
 	}
@@ -73,7 +82,7 @@ func (w *confirmWorld) suspect(t *testing.T, task string) (*sessions.Session, se
 
 func (w *confirmWorld) confirm(t *testing.T, s *sessions.Session, first sessions.Step) sessions.Confirmation {
 	t.Helper()
-	c, err := s.Confirm(context.Background(), w.f, w.d, "search", w.url, 1, first, nil)
+	c, err := s.Confirm(context.Background(), w.f, w.d, "search", w.url, 1, first, sessions.Control{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"crawlq/detect"
+	"crawlq/fetcher"
 	"crawlq/proxies"
 )
 
@@ -61,10 +62,13 @@ func (m *Manager) kept(ctx context.Context, task string) (*keptAnswer, error) {
 // an answer kept for the task by an earlier attempt's deferred
 // confirmation (ok true) when that answer came from another proxy to the
 // same request and agrees with first (detect.Decide): two IPs gave the
-// same answer, so it is true, and the kept answer is used up. Otherwise
-// (none kept, another request, the same proxy, or no agreement) ok is
-// false and the caller asks a second proxy.
-func (s *Session) agreesWithKept(ctx context.Context, url string, page int, first Step) (c Confirmation, ok bool, err error) {
+// same answer, so it is true, and the kept answer is used up. With a
+// control, this session is the later witness and asks it first (vouch):
+// a control that came back without items leaves the kept answer kept and
+// ends this session (quarantined when it was empty), undecided (ok true).
+// Otherwise (none kept, another request, the same proxy, or no
+// agreement) ok is false and the caller asks a second proxy.
+func (s *Session) agreesWithKept(ctx context.Context, f *fetcher.Fetcher, d *detect.Detector, url string, page int, first Step, ctl Control, clear Clearer) (c Confirmation, ok bool, err error) {
 	a, err := s.m.kept(ctx, s.rec.Task)
 	if err != nil || a == nil || a.URL != url || a.Page != page || a.ProxyID == s.ProxyID() {
 		return Confirmation{}, false, err
@@ -72,11 +76,26 @@ func (s *Session) agreesWithKept(ctx context.Context, url string, page int, firs
 	if detect.Decide(first.Verdict, a.Verdict) != detect.Agreed {
 		return Confirmation{}, false, nil
 	}
+	c = Confirmation{Decision: detect.Agreed, Second: Step{Verdict: a.Verdict, Action: Retired},
+		SecondProxy: proxies.Proxy{ID: a.ProxyID}, Kept: true, Action: Continue}
+	if !ctl.none() {
+		vouched, banned, n, err := s.vouch(ctx, f, d, ctl, clear)
+		c.Requests, c.Controls = n, 1
+		if err != nil {
+			return Confirmation{}, false, err
+		}
+		if !vouched {
+			if banned {
+				c.WitnessBans = 1
+			}
+			c.Decision, c.Action = detect.Undecided, Retired
+			return c, true, nil
+		}
+	}
 	if err := s.m.cfg.Redis.Del(ctx, keptKey(s.rec.Task)).Err(); err != nil {
 		return Confirmation{}, false, fmt.Errorf("use the kept answer of %s: %w", s.rec.Task, err)
 	}
-	return Confirmation{Decision: detect.Agreed, Second: Step{Verdict: a.Verdict, Action: Retired},
-		SecondProxy: proxies.Proxy{ID: a.ProxyID}, Kept: true, Action: Continue}, true, nil
+	return c, true, nil
 }
 
 // deferTo keeps first for the task's next attempt and ends this session

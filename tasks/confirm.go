@@ -43,15 +43,27 @@ type ConfirmStats struct {
 	// Deferred: no second proxy was free in time; the answer is kept for
 	// the job's next attempt. Kept: decided by such an answer.
 	Deferred, Kept bool
+	// Controls is how many controls its witnesses asked (one per
+	// agreement, on a site with a control); WitnessBans how many came
+	// back empty, their witnesses quarantined as soft-banned
+	// (sessions.Confirmation).
+	Controls, WitnessBans int
 }
 
 // confirm asks a Suspect answer once more from a second proxy (I7) and
 // acts on what the two answers say: agreed, the answer is true (no
 // results: the page is written with no items and the job ends; a gone
 // item: NotFound); contradicted, the first proxy is quarantined and the
-// second answer is used; undecided or deferred, the job retries.
+// second answer is used; undecided or deferred, the job retries. A
+// second proxy that agrees counts only once it has answered the site's
+// control with items (control.go, sessions.Control): two IPs soft-banned
+// at once agree on the empty shape.
 func (r *run) confirm(ctx context.Context, url string, page int, first sessions.Step) (bool, error) {
-	c, err := r.sess.Confirm(ctx, r.h.cfg.Fetcher, r.det, r.detectKind(), url, page, first, r.clearWitness)
+	ctl, err := r.control(ctx, url)
+	if err != nil {
+		return false, err
+	}
+	c, err := r.sess.Confirm(ctx, r.h.cfg.Fetcher, r.det, r.detectKind(), url, page, first, ctl, r.clearWitness)
 	if err != nil {
 		return false, err
 	}
@@ -133,7 +145,7 @@ func (r *run) noteConfirm(c sessions.Confirmation, first detect.Verdict) {
 	}
 	if r.h.cfg.OnConfirm != nil {
 		r.h.cfg.OnConfirm(ConfirmStats{Site: r.job.Site, Decision: c.Decision, Requests: c.Requests,
-			Waited: c.Waited, Deferred: c.Deferred, Kept: c.Kept})
+			Waited: c.Waited, Deferred: c.Deferred, Kept: c.Kept, Controls: c.Controls, WitnessBans: c.WitnessBans})
 	}
 	r.logConfirm(c, first)
 }
@@ -149,5 +161,6 @@ func (r *run) logConfirm(c sessions.Confirmation, first detect.Verdict) {
 		zap.String("decision", c.Decision.String()), zap.String("rule", first.Rule),
 		zap.String("proxy", r.sum.ProxyID), zap.String("second_proxy", c.SecondProxy.ID),
 		zap.Stringer("second_verdict", c.Second.Verdict), zap.Duration("waited", c.Waited),
-		zap.Bool("deferred", c.Deferred), zap.Bool("kept", c.Kept))
+		zap.Bool("deferred", c.Deferred), zap.Bool("kept", c.Kept),
+		zap.Int("controls", c.Controls), zap.Int("witness_bans", c.WitnessBans))
 }

@@ -226,6 +226,9 @@ type run struct {
 	next string
 	// hop is the redirect stub followed for a page, if any (redirect).
 	hop hop
+	// asked is the URL the page being done was asked at: with items, it
+	// becomes its site's control (control.go).
+	asked string
 	// latency is the last response's, for the proxy's latency average
 	// when the job releases it.
 	latency time.Duration

@@ -106,8 +106,12 @@ func checkListingsEnd(t *testing.T, tb *testbed.Testbed, infos []*asynq.TaskInfo
 // and no confirmation waited for a second proxy longer than bound.
 func checkConfirms(t *testing.T, confirms []tasks.ConfirmStats, noResults int, bound time.Duration) {
 	t.Helper()
-	agreed, deferred := 0, 0
+	agreed, deferred, controls := 0, 0, 0
 	for _, c := range confirms {
+		controls += c.Controls
+		if c.WitnessBans != 0 {
+			t.Errorf("confirmation %+v: a witness's control came back empty, but no IP here is soft-banned", c)
+		}
 		if c.Waited > bound {
 			t.Errorf("a confirmation waited %s for a second proxy, over min_interval × pool = %s", c.Waited, bound)
 		}
@@ -123,7 +127,7 @@ func checkConfirms(t *testing.T, confirms []tasks.ConfirmStats, noResults int, b
 	if agreed != noResults {
 		t.Errorf("%d confirmations agreed (%d deferred), want one per no-result job, %d", agreed, deferred, noResults)
 	}
-	t.Logf("%d confirmations agreed, %d deferred", agreed, deferred)
+	t.Logf("%d confirmations agreed, %d deferred, %d controls asked", agreed, deferred, controls)
 }
 
 // findQueries returns up to n one-word queries with lo..hi matches on a

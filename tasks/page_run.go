@@ -28,6 +28,7 @@ func (r *run) page(ctx context.Context, page int) (more bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	r.asked = url
 	if step.Action == sessions.Retired || step.Action == sessions.Paused {
 		r.sess = nil // released by the session with the verdict's outcome
 	}
@@ -120,6 +121,7 @@ func (r *run) write(ctx context.Context, page int, p site.Page) (bool, error) {
 		return false, err
 	}
 	also := append(r.storeSession(ctx, !p.Next || page >= r.job.Pages), r.recordFollows(ctx)...)
+	also = append(also, r.recordControl(ctx, page, len(p.Items))...)
 	err := r.h.cfg.Sink.WritePageOf(ctx, results.Origin{Task: r.task, Schedule: r.job.Schedule, Run: r.job.Run}, page, p.Items, also...)
 	if err != nil {
 		return false, err
