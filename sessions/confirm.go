@@ -52,6 +52,13 @@ type Confirmation struct {
 	// many of them came back empty, each quarantining its witness as
 	// soft-banned. Their requests count in Requests.
 	Controls, WitnessBans int
+	// Corroborated is set when, after a witness ban (here, or an earlier
+	// confirmation's: Control.Unproven), a later second proxy answered the
+	// same control with items: the control had items and the banned
+	// witness was the soft-banned one. Unset after a ban, no proxy's
+	// control came back with items (it may have lost them: the ban stays,
+	// and is logged); the caller keeps the control unproven.
+	Corroborated bool
 	// Action is what became of this session: Continue when the answers
 	// agreed (its proxy stays leased and is cleared with the job);
 	// Retired otherwise: contradicted, its proxy is quarantined with the
@@ -89,8 +96,10 @@ type Confirmation struct {
 // the site), it asks ctl through its own lease; items, and the agreement
 // counts; the empty shape, and it is quarantined as soft-banned and
 // another second proxy is asked; any other answer ends it by that answer
-// and another is asked. The same holds for this session when it agrees
-// with a kept answer. With no ctl (none known) an agreement counts as it
+// and another is asked. After such a ban the next second proxy asks ctl
+// too, whatever its own answer, to corroborate the ban
+// (Confirmation.Corroborated: the control still has items). The same
+// holds for this session when it agrees with a kept answer. With no ctl (none known) an agreement counts as it
 // is.
 //
 // A second proxy that fails in transport gave no answer: it is released
@@ -129,13 +138,18 @@ func (s *Session) Confirm(ctx context.Context, f *fetcher.Fetcher, d *detect.Det
 		}
 		c = Confirmation{Decision: detect.Decide(first.Verdict, step.Verdict), Second: step,
 			SecondProxy: second.Lease().Proxy, Requests: c.Requests + asked, Waited: c.Waited,
-			Controls: c.Controls, WitnessBans: c.WitnessBans}
-		if c.Decision == detect.Agreed && !ctl.none() {
+			Controls: c.Controls, WitnessBans: c.WitnessBans, Corroborated: c.Corroborated}
+		switch {
+		case c.Decision == detect.Agreed && !ctl.none():
 			if ok, err := second.witnessed(ctx, &c, f, d, ctl, clear); err != nil || !ok {
 				if err != nil {
 					return Confirmation{}, err
 				}
 				continue // no second opinion: ended by its control's answer; ask another
+			}
+		case (c.WitnessBans > 0 || ctl.Unproven) && !c.Corroborated && step.Verdict.Kind != detect.ProxyFailure:
+			if err := second.corroborate(ctx, &c, f, d, ctl, clear); err != nil {
+				return Confirmation{}, err
 			}
 		}
 		if step.Verdict.Kind != detect.ProxyFailure {

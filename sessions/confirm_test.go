@@ -32,8 +32,14 @@ type confirmWorld struct {
 
 func newConfirmWorld(t *testing.T, n int, wait time.Duration) *confirmWorld {
 	t.Helper()
+	return newConfirmWorldOf(t, testbed.Config{Proxies: n}, wait)
+}
+
+// newConfirmWorldOf is newConfirmWorld on a testbed of cfg.
+func newConfirmWorldOf(t *testing.T, cfg testbed.Config, wait time.Duration) *confirmWorld {
+	t.Helper()
 	rdb := testredis.Client(t, testredis.DBSessions)
-	tb, err := testbed.Start(context.Background(), testbed.Config{Proxies: n})
+	tb, err := testbed.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

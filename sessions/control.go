@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"crawlq/detect"
 	"crawlq/fetcher"
 	"crawlq/proxies"
@@ -20,6 +22,11 @@ type Control struct {
 	// URL and Page are the request.
 	URL  string
 	Page int
+	// Unproven says a witness was quarantined for this control's empty
+	// answer and no proxy has answered it with items since: every second
+	// proxy of a confirmation asks it (corroborate), whatever its own
+	// answer, until one has its items.
+	Unproven bool
 }
 
 // none says there is no control to ask.
@@ -37,6 +44,9 @@ func (s *Session) witnessed(ctx context.Context, c *Confirmation, f *fetcher.Fet
 	c.Controls++
 	if banned {
 		c.WitnessBans++
+	}
+	if ok && (c.WitnessBans > 0 || ctl.Unproven) {
+		c.Corroborated = true // the control a witness failed has items
 	}
 	if err != nil {
 		_ = s.release(ctx, proxies.Neutral())
@@ -66,4 +76,29 @@ func (s *Session) vouch(ctx context.Context, f *fetcher.Fetcher, d *detect.Detec
 		return false, true, n, s.end(ctx, proxies.Banned(fmt.Sprintf("soft ban: a control with items came back empty (%s)", v.Rule)), true)
 	}
 	return false, false, n, s.end(ctx, Outcome(v, latencyOf(step.Response)), true)
+}
+
+// corroborate asks ctl through this session, a second proxy asked after
+// an earlier one's control came back empty (a witness ban, in this
+// confirmation or an earlier one: ctl.Unproven), whatever this one's own
+// answer: items corroborate that ban (c.Corroborated). An
+// answer without items is logged (the control may have lost its items,
+// and the ban with it may have been wrong) and changes nothing: this
+// session is settled by its own answer. On an error it is released
+// unjudged.
+func (s *Session) corroborate(ctx context.Context, c *Confirmation, f *fetcher.Fetcher, d *detect.Detector, ctl Control, clear Clearer) error {
+	step, n, err := s.askClearing(ctx, f, d, ctl.Kind, ctl.URL, ctl.Page, clear)
+	c.Requests += n
+	c.Controls++
+	if err != nil {
+		_ = s.release(ctx, proxies.Neutral())
+		return err
+	}
+	c.Corroborated = step.Verdict.Kind == detect.OK
+	if !c.Corroborated {
+		s.m.cfg.Logger.Warn("a control that banned a witness has no items from the next one either",
+			zap.String("task", s.rec.Task), zap.String("site", s.rec.Site), zap.String("control", ctl.URL),
+			zap.Stringer("verdict", step.Verdict))
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"crawlq/detect"
 	"crawlq/sessions"
@@ -92,6 +93,47 @@ func TestWitnessAnswersTheControl(t *testing.T) {
 			t.Errorf("%d proxies banned, want the witness alone", banned)
 		}
 	})
+}
+
+// TestWitnessBanCorroborated: with three proxies, an automatic soft ban
+// of the first answer's IP and its pair (testbed.SoftBan.Pair: the next
+// other IP asking for what it hid is banned by that request), the first
+// witness agrees, its control comes back empty and it is quarantined; the
+// next witness, clean, has the items (contradicted: the first proxy is
+// quarantined) and asks the control too, which has items: the witness's
+// ban corroborated. Two requests of each witness, three bans in all
+// counting nobody clean.
+func TestWitnessBanCorroborated(t *testing.T) {
+	ctx := context.Background()
+	rules := testbed.DefaultRules()[testbed.SiteWildberries]
+	rules.SoftBan = &testbed.SoftBan{Every: 1, Gap: time.Second, For: time.Minute, Max: 1, Pair: true}
+	w := newConfirmWorldOf(t, testbed.Config{Proxies: 3, Sites: map[string]testbed.SiteRules{testbed.SiteWildberries: rules}}, 0)
+	urls := w.itemSearches(t, 2)
+	s, first := w.suspectAt(t, "job", urls[0])
+	first0 := s.ProxyID()
+	ctl := sessions.Control{Kind: "search", URL: urls[1], Page: 1}
+	c, err := s.Confirm(ctx, w.f, w.d, "search", urls[0], 1, first, ctl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Decision != detect.Contradicted || c.WitnessBans != 1 || c.Controls != 2 || !c.Corroborated || c.Requests != 4 {
+		t.Errorf("confirmation %+v: want contradicted after one witness ban, two controls, the ban corroborated, 4 requests", c)
+	}
+	st, err := w.b.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st.Proxies {
+		ps := p.Sites[testbed.SiteWildberries]
+		switch {
+		case p.ID == first0 && ps.Banned != 1:
+			t.Errorf("the first proxy %s: %d bans, want 1 (contradicted)", p.ID, ps.Banned)
+		case p.ID == c.SecondProxy.ID && ps.Banned != 0:
+			t.Errorf("the clean witness %s banned (%s)", p.ID, ps.LastBan)
+		case p.ID != first0 && p.ID != c.SecondProxy.ID && (ps.Banned != 1 || !strings.Contains(ps.LastBan, "control")):
+			t.Errorf("the soft-banned witness %s: %d bans (%s), want the control's", p.ID, ps.Banned, ps.LastBan)
+		}
+	}
 }
 
 // noBans fails the test if any proxy was banned.

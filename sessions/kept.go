@@ -91,6 +91,7 @@ func (s *Session) agreesWithKept(ctx context.Context, f *fetcher.Fetcher, d *det
 			c.Decision, c.Action = detect.Undecided, Retired
 			return c, true, nil
 		}
+		c.Corroborated = ctl.Unproven
 	}
 	if err := s.m.cfg.Redis.Del(ctx, keptKey(s.rec.Task)).Err(); err != nil {
 		return Confirmation{}, false, fmt.Errorf("use the kept answer of %s: %w", s.rec.Task, err)

@@ -48,6 +48,9 @@ type ConfirmStats struct {
 	// back empty, their witnesses quarantined as soft-banned
 	// (sessions.Confirmation).
 	Controls, WitnessBans int
+	// Corroborated: after a witness ban, a later second proxy answered
+	// the same control with items (sessions.Confirmation.Corroborated).
+	Corroborated bool
 }
 
 // confirm asks a Suspect answer once more from a second proxy (I7) and
@@ -66,6 +69,9 @@ func (r *run) confirm(ctx context.Context, url string, page int, first sessions.
 	c, err := r.sess.Confirm(ctx, r.h.cfg.Fetcher, r.det, r.detectKind(), url, page, first, ctl, r.clearWitness)
 	if err != nil {
 		return false, err
+	}
+	if err := r.settleControl(ctx, ctl, c); err != nil {
+		r.log.Warn("control not kept", zap.Error(err)) // the sessions are settled: the answer stands
 	}
 	r.noteConfirm(c, first.Verdict)
 	if c.Deferred {
@@ -145,7 +151,8 @@ func (r *run) noteConfirm(c sessions.Confirmation, first detect.Verdict) {
 	}
 	if r.h.cfg.OnConfirm != nil {
 		r.h.cfg.OnConfirm(ConfirmStats{Site: r.job.Site, Decision: c.Decision, Requests: c.Requests,
-			Waited: c.Waited, Deferred: c.Deferred, Kept: c.Kept, Controls: c.Controls, WitnessBans: c.WitnessBans})
+			Waited: c.Waited, Deferred: c.Deferred, Kept: c.Kept, Controls: c.Controls, WitnessBans: c.WitnessBans,
+			Corroborated: c.Corroborated})
 	}
 	r.logConfirm(c, first)
 }
@@ -162,5 +169,5 @@ func (r *run) logConfirm(c sessions.Confirmation, first detect.Verdict) {
 		zap.String("proxy", r.sum.ProxyID), zap.String("second_proxy", c.SecondProxy.ID),
 		zap.Stringer("second_verdict", c.Second.Verdict), zap.Duration("waited", c.Waited),
 		zap.Bool("deferred", c.Deferred), zap.Bool("kept", c.Kept),
-		zap.Int("controls", c.Controls), zap.Int("witness_bans", c.WitnessBans))
+		zap.Int("controls", c.Controls), zap.Int("witness_bans", c.WitnessBans), zap.Bool("corroborated", c.Corroborated))
 }

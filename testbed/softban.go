@@ -56,6 +56,12 @@ type SoftBan struct {
 	For time.Duration `json:"for"`
 	// Max caps the automatic bans of the run; 0: no cap.
 	Max int `json:"max"`
+	// Pair makes each automatic ban soft-ban a second IP at the same
+	// moment: the next other IP that asks for what the first ban hid (a
+	// crawler's second opinion) is banned by that request, so two
+	// soft-banned IPs agree on the empty shape (issue 36.8). A pair's
+	// second ban does not count toward Max.
+	Pair bool `json:"pair,omitempty"`
 }
 
 // softBans is one site's soft-ban state. Safe for concurrent use.
@@ -67,7 +73,10 @@ type softBans struct {
 	// items (secondOpinionFor); entries older than that are dropped once
 	// per secondOpinionFor (pruned: the last time), so it holds about
 	// two minutes of them, not the run's.
-	hidden   map[string]time.Time
+	hidden map[string]time.Time
+	// pair: path and query -> the IP whose automatic ban hid it, while
+	// the ban's pair (Pair) has not been banned yet.
+	pair     map[string]string
 	pruned   time.Time
 	eligible int
 	started  int
@@ -75,7 +84,7 @@ type softBans struct {
 }
 
 func newSoftBans(rule *SoftBan) *softBans {
-	sb := &softBans{until: map[string]time.Time{}, hidden: map[string]time.Time{}}
+	sb := &softBans{until: map[string]time.Time{}, hidden: map[string]time.Time{}, pair: map[string]string{}}
 	if rule != nil {
 		sb.rule = *rule
 	}
@@ -97,9 +106,22 @@ func (sb *softBans) judge(ip, path string, m Meaning, now time.Time) bool {
 	defer sb.mu.Unlock()
 	if sb.bannedLocked(ip, now) {
 		if m == MeantItems {
+			if first, ok := sb.pair[path]; ok && first != ip {
+				delete(sb.pair, path) // a second banned IP already: the pair is formed
+			}
 			sb.last = now // no new ban while a banned IP's answers hide items
 			sb.hideLocked(path, now)
 		}
+		return true
+	}
+	if first, ok := sb.pair[path]; ok && first != ip && m == MeantItems && now.Sub(sb.hidden[path]) < secondOpinionFor {
+		delete(sb.pair, path) // the pair's second IP: banned by its second opinion
+		sb.until[ip] = now.Add(sb.rule.For)
+		if sb.rule.For <= 0 {
+			sb.until[ip] = time.Time{}
+		}
+		sb.last = now
+		sb.hideLocked(path, now)
 		return true
 	}
 	if at, ok := sb.hidden[path]; ok && now.Sub(at) < secondOpinionFor {
@@ -115,6 +137,9 @@ func (sb *softBans) judge(ip, path string, m Meaning, now time.Time) bool {
 	}
 	sb.banLocked(ip, now, sb.rule.For)
 	sb.hideLocked(path, now)
+	if sb.rule.Pair {
+		sb.pair[path] = ip
+	}
 	return true
 }
 

@@ -203,3 +203,35 @@ func TestHiddenAnswersArePruned(t *testing.T) {
 		t.Fatalf("hidden answers %v two minutes later; want only /late", sb.hidden)
 	}
 }
+
+// TestSoftBanPair: with Pair, an automatic ban soft-bans a second IP at
+// the same moment: the next other IP asking for what the ban hid gets
+// the empty shape too and is banned from then on (its other answers with
+// items hidden as well); the IP after it gets the items.
+func TestSoftBanPair(t *testing.T) {
+	clock := newFakeClock()
+	tb := startTB(t, Config{Now: clock.Now, Sites: map[string]SiteRules{
+		SiteWildberries: {SoftBan: &SoftBan{Every: 1, Gap: time.Second, For: time.Minute, Max: 1, Pair: true}}}})
+	ips := []string{"127.0.0.81", "127.0.0.82", "127.0.0.83"}
+	ask := func(ip, q string) Meaning {
+		get(t, clientFrom(t, ip, false), searchURL(tb, SiteWildberries, q, false))
+		es := tb.Log.Entries()
+		return es[len(es)-1].Meant
+	}
+	if m := ask(ips[0], "кофе"); m != MeantBanned {
+		t.Fatalf("first eligible request: %s, want banned", m)
+	}
+	clock.Advance(100 * time.Millisecond)
+	if m := ask(ips[1], "кофе"); m != MeantBanned {
+		t.Errorf("the second opinion of another IP: %s, want banned (the pair)", m)
+	}
+	if !tb.SoftBanned(SiteWildberries, ips[1]) {
+		t.Errorf("%s not soft-banned after its second opinion", ips[1])
+	}
+	if m := ask(ips[1], "чай"); m != MeantBanned {
+		t.Errorf("the pair's next request with items: %s, want banned", m)
+	}
+	if m := ask(ips[2], "кофе"); m != MeantItems {
+		t.Errorf("a third IP's second opinion: %s, want items (one pair per ban)", m)
+	}
+}

@@ -30,8 +30,9 @@ quarter of the proxies, at 45 % takes the broker's Redis away for 10 s
 "stuck_leases","duplicate_items","false_quarantines","missed_soft_bans"}
 and a second with timings, and exits non-zero when a goal is missed.
 Among the jobs are --no-result-jobs searches that match nothing, and
-Wildberries soft-bans --soft-bans IPs (they answer with its empty shape):
-false_quarantines and missed_soft_bans score the workers against the
+Wildberries soft-bans --soft-bans IPs (they answer with its empty shape;
+with --soft-ban-pairs each ban also bans the next other IP asking for what
+it hid, so a confirmation's witness is soft-banned too): false_quarantines and missed_soft_bans score the workers against the
 testbed's truth. --redis is not used.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchChaos(cmd, a, o, asJSON) },
@@ -77,6 +78,7 @@ func addChaosFlags(fl *pflag.FlagSet, o *chaos.Options, asJSON *bool) {
 	fl.Int64Var(&o.Seed, "seed", 1, "seed of the catalog and the job mix")
 	fl.IntVar(&o.NoResultJobs, "no-result-jobs", 12, "searches among the jobs that match nothing")
 	fl.IntVar(&o.SoftBans, "soft-bans", 12, "IPs Wildberries soft-bans during the run")
+	fl.BoolVar(&o.SoftBanPairs, "soft-ban-pairs", false, "each soft ban also bans the next other IP asking for what it hid (a confirmation's witness): two IPs soft-banned at once")
 	fl.BoolVar(&o.KeepDir, "keep", false, "keep the run directory with the worker and Redis logs")
 	fl.StringVar(&o.Postgres, "postgres", "", "also run a `crawlq sink` into a database created on this PostgreSQL server (postgres:// URL), kill it -9 and kill its connections mid-run, and count the observations there")
 	fl.StringVar(&o.Topology, "topology", "", "run on a Sentinel group (sentinel) or a Redis Cluster (cluster) started for the run, killing its master -9 twice (default: a queue and a broker Redis, one server each)")

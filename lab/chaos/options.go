@@ -45,6 +45,11 @@ type Options struct {
 	// every third eligible request at most): each banned IP's answers that
 	// had items come back as the site's empty shape. Default 12.
 	SoftBans int
+	// SoftBanPairs makes each of those bans soft-ban a second IP at the
+	// same moment: the next other IP asking for what it hid (a second
+	// opinion) is banned by that request (testbed.SoftBan.Pair), so a
+	// confirmation's witness is soft-banned too (issue 36.8).
+	SoftBanPairs bool
 	// KeepDir keeps the run directory (worker and Redis logs) and reports
 	// its path in Details.Dir.
 	KeepDir bool

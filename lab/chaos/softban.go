@@ -2,6 +2,9 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -26,7 +29,7 @@ const (
 // softBanRules gives the soft-ban site its default rules plus soft bans.
 func softBanRules(o Options) map[string]testbed.SiteRules {
 	r := testbed.DefaultRules()[softBanSite]
-	r.SoftBan = &testbed.SoftBan{Every: softBanEvery, Gap: softBanGap, For: softBanFor, Max: o.SoftBans}
+	r.SoftBan = &testbed.SoftBan{Every: softBanEvery, Gap: softBanGap, For: softBanFor, Max: o.SoftBans, Pair: o.SoftBanPairs}
 	return map[string]testbed.SiteRules{softBanSite: r}
 }
 
@@ -37,9 +40,32 @@ func (r *run) scoreBans(ctx context.Context) {
 	if err != nil {
 		r.c.log.Warn("pool stats for the ban score", zap.Error(err))
 	}
-	rep := truth.Score(r.c.tb.Log.Entries(), st)
+	es := r.c.tb.Log.Entries()
+	if r.c.o.KeepDir {
+		keepLog(r.c.dir, es, r.c.log)
+	}
+	rep := truth.Score(es, st)
 	r.rep.FalseQuarantines, r.rep.MissedSoftBans = rep.FalseQuarantines, rep.MissedSoftBans
 	d := &r.rep.Details
 	d.NoResultAnswers, d.SoftBannedAnswers = rep.NoResultAnswers, rep.SoftBannedAnswers
 	d.NoResultJobs = r.c.o.NoResultJobs
+}
+
+// keepLog writes the testbed's request log into the kept run directory
+// (requests.jsonl, one entry a line), so a missed soft ban can be found
+// by its path afterwards.
+func keepLog(dir string, es []testbed.Entry, log *zap.Logger) {
+	f, err := os.Create(filepath.Join(dir, "requests.jsonl"))
+	if err != nil {
+		log.Warn("keep the request log", zap.Error(err))
+		return
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	for _, e := range es {
+		if err := enc.Encode(e); err != nil {
+			log.Warn("keep the request log", zap.Error(err))
+			return
+		}
+	}
 }
