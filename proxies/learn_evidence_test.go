@@ -155,3 +155,59 @@ func TestPaceLearnerSkipsALateFirstRequest(t *testing.T) {
 		t.Fatalf("pace %d ms from the paced pages of leases, want within 10 %% of the hidden 1000 ms: %+v", p.Value, p.State)
 	}
 }
+
+// TestACanaryIsRespacedWhenTheProbeSlows: two canaries answer at a probe
+// of 1 s (the safe pace 2 s); one is rate-limited there, so the next
+// probe is slower (1.8 s). The other canary's next lease runs at 1.8 s,
+// so it must not be leased 1 s after its answer, as its release had set:
+// the site would see the old probe's gap, and a 429 of it would be
+// blamed on the slower pace.
+func TestACanaryIsRespacedWhenTheProbeSlows(t *testing.T) {
+	s := newLearnSim(t, "learn-respace", PaceLearning{Min: 100 * time.Millisecond, Max: 2 * time.Second,
+		Canaries: 2, Clean: 100, Step: 0.5}, 2, time.Second)
+	ctx := context.Background()
+	lease := func() (*Lease, error) {
+		return s.b.Lease(ctx, LeaseRequest{Site: learnSite, Class: Datacenter, Holder: "h", Task: "t", TTL: time.Minute})
+	}
+	var ls []*Lease
+	for len(ls) < 2 {
+		l, err := lease()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	for _, l := range ls {
+		if err := s.b.Release(ctx, l, OK(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// both are canaries now; their next leases run at the probe, 1 s
+	s.clk.advance(1010 * time.Millisecond)
+	a, err := lease()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.MinInterval != time.Second {
+		t.Fatalf("canary leased at %s, want the probe 1s", a.MinInterval)
+	}
+	if err := s.b.Release(ctx, a, RateLimited(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if p := s.pace(); p.State["probe"] != "1800" {
+		t.Fatalf("probe after a 429 at 1 s: %s, want 1800 ms (halfway to the floor, at most 10 %% faster than 2 s)", p.State["probe"])
+	}
+	_, err = lease()
+	var nr *NotReadyError
+	if !errors.As(err, &nr) || nr.Wait < 700*time.Millisecond {
+		t.Fatalf("the other canary, 1.01 s after its answer: %v, want not ready for another ~0.8 s (its next lease runs at 1.8 s)", err)
+	}
+	s.clk.advance(nr.Wait)
+	b, err := lease()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Proxy.ID == a.Proxy.ID || b.MinInterval != 1800*time.Millisecond {
+		t.Fatalf("leased %s at %s, want the other canary at 1.8 s", b.Proxy.ID, b.MinInterval)
+	}
+}

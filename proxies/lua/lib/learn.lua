@@ -75,14 +75,36 @@ local function push_ready(ready, now, old, new)
   end
 end
 
+-- respace(key, ready, pace) moves the ready-at of every canary that last
+-- answered sooner than pace (ms) ago and is ready before pace after that
+-- answer: its last release spaced it by a faster probe, and its next
+-- lease runs at pace now (learned_pace), so without this the site would
+-- see the old probe's gap and a 429 of it would be blamed on pace (at
+-- the safe pace: every proxy slowed for a probe's fault). Called when
+-- the probe, or the pace, gets slower. O(fields of the HASH): a few
+-- settings and the canaries.
+local function respace(key, ready, pace)
+  local f = redis.call('HGETALL', key)
+  for i = 1, #f, 2 do
+    local t = string.sub(f[i], 1, 2) == 'c:' and tonumber(f[i + 1]) or 0
+    if t > 0 then
+      local id, at = string.sub(f[i], 3), t + 1 + pace
+      local r = tonumber(redis.call('ZSCORE', ready, id) or '')
+      if r and r < at then redis.call('ZADD', ready, 'XX', at, id) end
+    end
+  end
+end
+
 -- learn_slow(key, log, ready, now, S, kind, used) is a 429 or ban at the
 -- pace used: the probe ends, or every proxy slows.
 local function learn_slow(key, log, ready, now, S, kind, used)
   local what = kind == 'banned' and 'ban' or '429'
   if used < S.pace then
     S.floor = math.max(S.floor, used)
+    local probe = next_probe(S.pace, S.floor, S.lo, S.step)
     redis.call('HSET', key, 'floor', S.floor, 'floorat', now, 'clean', 0, 'lastprobe', now .. '|' .. what .. ' at ' .. used .. ' ms',
-      'probe', next_probe(S.pace, S.floor, S.lo, S.step))
+      'probe', probe)
+    if probe > S.probe then respace(key, ready, probe) end
     return S.pace
   end
   -- 2.1x, not 2x: a pace found clean at the edge of the limit was clean
@@ -93,7 +115,10 @@ local function learn_slow(key, log, ready, now, S, kind, used)
     to, why = S.prev, what .. ' at ' .. used .. ' ms: back to ' .. S.prev .. ' ms'
   end
   local pace, moved = limit_set(key, log, now, to, why)
-  if moved and pace > S.pace then push_ready(ready, now, S.pace, pace) end
+  if moved and pace > S.pace then
+    push_ready(ready, now, S.pace, pace)
+    respace(key, ready, pace)
+  end
   -- hold: the site just tightened; probe again only after hold
   redis.call('HSET', key, 'floor', used, 'floorat', now, 'clean', 0, 'prev', 0,
     'probe', pace, 'resume', now + S.hold)
