@@ -216,14 +216,14 @@ func TestGatewaySlotIsPacedByItsExit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for range ps { // the slots learn their exits, one session each
-		l, err := b.Lease(ctx, req)
+	for _, p := range ps { // the slots learn their exits, one session each
+		l, err := b.LeaseProxy(ctx, req, p.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cycle(l)
-		ck.advance(2 * time.Second)
 	}
+	ck.advance(2 * time.Second)
 	first, err := b.Lease(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -255,5 +255,78 @@ func TestGatewaySlotIsPacedByItsExit(t *testing.T) {
 	}
 	if l.Proxy.ID == shared.Proxy.ID || exitOf[l.Proxy.ID] != "10.0.0.7" {
 		t.Errorf("leased %s, want the other slot on the shared exit", l.Proxy.ID)
+	}
+}
+
+// TestFreshGatewaySlotIsTakenLast: a gateway slot on no known exit yet
+// (its session would draw one at random, a probe) is leased only when no
+// slot on a known exit is ready, however long it has waited, and once
+// passed over, a pace later; one draws at a time, until its first hold; a
+// plain proxy of the pool is leased as before.
+func TestFreshGatewaySlotIsTakenLast(t *testing.T) {
+	ctx := context.Background()
+	ck := &clock{}
+	b := exitBroker(t, ck, time.Second)
+	ps, err := ParseReader(strings.NewReader("http://u-{session}:pw@gw.example:22225 sessions=3\nhttp://u:p@10.0.0.9:8080\n"), "gw.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Import(ctx, ps, ImportOptions{Class: Residential}); err != nil {
+		t.Fatal(err)
+	}
+	req := LeaseRequest{Site: "wb", Class: Residential, Holder: "h", Task: "t", TTL: time.Minute}
+	known := ps[2] // the last slot: the others have waited longer
+	l, err := b.LeaseProxy(ctx, req, known.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := b.HoldExit(ctx, ExitRequest{Site: "wb", IP: "10.0.0.7", Holder: "t", TTL: time.Minute, Slot: known.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReleaseExit(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Release(ctx, l, OK(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	ck.advance(2 * time.Second)
+	got := map[string]bool{}
+	for range 2 {
+		l, err := b.Lease(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[l.Proxy.ID] = true
+	}
+	if !got[known.ID] || !got[ps[3].ID] {
+		t.Fatalf("leased %v, want the slot on a known exit and the plain proxy before a fresh slot", got)
+	}
+	var nr *NotReadyError
+	if _, err := b.Lease(ctx, req); !errors.As(err, &nr) || nr.Wait > time.Second {
+		t.Fatalf("third lease: %v, want *NotReadyError: the fresh slots passed over come back a pace later", err)
+	}
+	ck.advance(time.Second)
+	l, err = b.Lease(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Proxy.ID != ps[0].ID && l.Proxy.ID != ps[1].ID {
+		t.Fatalf("leased %s, want a fresh slot", l.Proxy.ID)
+	}
+	ck.advance(time.Second)
+	if _, err := b.Lease(ctx, req); !errors.As(err, &nr) {
+		t.Fatalf("lease while a fresh slot draws its exit: %v, want *NotReadyError (one draw at a time)", err)
+	}
+	if _, err := b.HoldExit(ctx, ExitRequest{Site: "wb", IP: "10.0.0.8", Holder: "t", TTL: time.Minute, Slot: l.Proxy.ID}); err != nil {
+		t.Fatal(err)
+	}
+	ck.advance(time.Second)
+	next, err := b.Lease(ctx, req)
+	if err != nil {
+		t.Fatalf("lease once the draw held its exit: %v", err)
+	}
+	if next.Proxy.ID == l.Proxy.ID || next.Proxy.Gateway == nil || next.Proxy.ID == known.ID {
+		t.Errorf("leased %s, want the other fresh slot", next.Proxy.ID)
 	}
 }

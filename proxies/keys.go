@@ -84,6 +84,11 @@ func (k keys) slotExit(site string) string { return k.prefix + "slotexit:" + sit
 // spaces) whose last hold for one site was on it: slotExit inverted.
 func (k keys) exitSlots(site string) string { return k.prefix + "exitslots:" + site }
 
+// slotDraw is a STRING of one site, set while a fresh gateway slot (no
+// exit recorded) is leased to draw an exit, until its first hold or its
+// expiry (lua/lib/slotexit.lua).
+func (k keys) slotDraw(site string) string { return k.prefix + "slotdraw:" + site }
+
 // rotating is a HASH id -> "token|deadline-ms|holder|start-ms|site": the
 // modems changing their exit IP (modem_rotate.go); no set leases them
 // before the deadline.
@@ -136,7 +141,7 @@ func knownField(site string, c Class) string { return site + "\t" + string(c) }
 func (k keys) leaseKeys(site string, c Class) []any {
 	return []any{k.ready(site, c), k.leases(site), k.token(), k.proxies(), k.known(),
 		k.quarantine(site, c), k.busy(), k.epoch(), k.cleared(site), k.rotating(), k.limit(paceName(site, c)),
-		k.slotExit(site), k.exitSlots(site), k.exitHolds(site), k.exitReady(site)}
+		k.slotExit(site), k.exitSlots(site), k.exitHolds(site), k.exitReady(site), k.slotDraw(site)}
 }
 
 // releaseKeys are release.lua's KEYS; the busy HASH (KEYS[7]) is sent
@@ -182,7 +187,7 @@ func (k keys) coolKeys(site string, c Class) []any { return []any{k.ready(site, 
 // exitHoldKeys are exit_hold.lua's KEYS.
 func (k keys) exitHoldKeys(site string) []any {
 	return []any{k.exitHolds(site), k.exitReady(site), k.exitQuarantine(site), k.token(), k.exitSeen(site),
-		k.slotExit(site), k.exitSlots(site)}
+		k.slotExit(site), k.exitSlots(site), k.slotDraw(site)}
 }
 
 // exitRenewKeys are exit_renew.lua's KEYS.

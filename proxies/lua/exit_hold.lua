@@ -12,6 +12,8 @@
 -- KEYS[6]  slot exit HASH (site): gateway slot id -> exit IP of its last
 --          hold (lua/lib/slotexit.lua, read by the lease scripts)
 -- KEYS[7]  exit slots HASH (site): exit IP -> the slots on it, by spaces
+-- KEYS[8]  slot draw STRING (site): a fresh slot's draw in flight, ended
+--          by its first hold (lua/lib/slotexit.lua)
 -- ARGV[1]  skew ms
 -- ARGV[2]  ip
 -- ARGV[3]  holder
@@ -24,12 +26,14 @@
 --
 -- lib: now
 
--- note_slot_exit(slot_exit, exit_slots, slot, ip) records that gateway
--- slot's hold is on ip, so its next lease is paced by ip.
-local function note_slot_exit(slot_exit, exit_slots, slot, ip)
+-- note_slot_exit(slot_exit, exit_slots, draw, slot, ip) records that
+-- gateway slot's hold is on ip, so its next lease is paced by ip; a
+-- slot's first hold ends the draw in flight.
+local function note_slot_exit(slot_exit, exit_slots, draw, slot, ip)
   local old = redis.call('HGET', slot_exit, slot)
   if old == ip then return end
   redis.call('HSET', slot_exit, slot, ip)
+  if not old then redis.call('DEL', draw) end
   if old then
     local rest = {}
     for s in string.gmatch(redis.call('HGET', exit_slots, old) or '', '%S+') do
@@ -57,5 +61,5 @@ local tok = redis.call('INCR', KEYS[4])
 local exp = now + ARGV[4]
 redis.call('HSET', KEYS[1], ip, tok .. '|' .. exp .. '|' .. ARGV[3])
 redis.call('PFADD', KEYS[5], ip)
-if ARGV[6] ~= '' then note_slot_exit(KEYS[6], KEYS[7], ARGV[6], ip) end
+if ARGV[6] ~= '' then note_slot_exit(KEYS[6], KEYS[7], KEYS[8], ARGV[6], ip) end
 return {1, tok, now, exp, math.max(ready, now)}

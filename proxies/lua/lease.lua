@@ -18,6 +18,7 @@
 -- KEYS[13] exit slots HASH (site): exit IP -> its slots, by spaces
 -- KEYS[14] exit holds HASH (site): ip -> "token|expiry-ms|holder"
 -- KEYS[15] exit ready ZSET (site): ip -> ready-at ms
+-- KEYS[16] slot draw STRING (site): a fresh slot's draw in flight
 -- ARGV[1]  skew ms
 -- ARGV[2]  ttl ms
 -- ARGV[3]  min_interval ms; negative: the pace is learned (KEYS[11]),
@@ -45,15 +46,23 @@ local f = fenced(L)
 if f then return {0, f, L.now, 0, 0} end
 local r = cleared(L)
 if r then return r end
+local fresh -- the first fresh gateway slot passed over (slotexit)
 for i = 1, 32 do
   local c = redis.call('ZRANGEBYSCORE', L.ready, '-inf', L.now, 'LIMIT', 0, 2)
   if string.byte(c[1] or '') ~= 35 then return {-2} end -- no '#' marker
   if not c[2] then break end
   local rot = rotating_until(L, c[2])
   local b = busy_until(L, c[2])
-  local ex = not b and not rot and slot_exit_until(L, c[2])
-  if not b and not rot and not ex then return take_slot(L, c[2], c[1]) end
-  if ex then
+  local ex, new = nil, false
+  if not b and not rot then ex, new = slot_exit_until(L, c[2]) end
+  if not b and not rot and not ex and not new then return take_slot(L, c[2], c[1]) end
+  if new then
+    -- a slot on no known exit yet: taken if no slot on a known exit is
+    -- ready now and no other fresh slot draws, else looked at again a
+    -- pace later
+    if not fresh and redis.call('EXISTS', L.slot_draw) == 0 then fresh = c end
+    redis.call('ZADD', L.ready, L.now + slot_pace(L), c[2])
+  elseif ex then
     -- a gateway slot whose exit is held or resting: ready with its exit
     redis.call('ZADD', L.ready, ex, c[2])
   elseif rot then
@@ -66,6 +75,7 @@ for i = 1, 32 do
     redis.call('ZADD', L.ready, math.min(b, L.now + L.exclusive), c[2])
   end
 end
+if fresh then return take_fresh(L, fresh[2], fresh[1]) end
 local first = redis.call('ZRANGE', L.ready, 1, 1, 'WITHSCORES')
 if #first == 0 then return {-1} end
 local q = redis.call('ZCOUNT', L.quarantine, '(' .. L.now, '+inf')

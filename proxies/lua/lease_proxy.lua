@@ -17,7 +17,8 @@
 --          (exit_hold.lua; lua/lib/slotexit.lua)
 -- KEYS[13] exit slots HASH (site): exit IP -> its slots, by spaces
 -- KEYS[14] exit holds HASH (site): ip -> "token|expiry-ms|holder"
--- KEYS[15] exit ready ZSET (site), KEYS[12..15] not read
+-- KEYS[15] exit ready ZSET (site)
+-- KEYS[16] slot draw STRING (site); KEYS[12..16] not read
 -- ARGV[1]  skew ms
 -- ARGV[2]  ttl ms
 -- ARGV[3]  min_interval ms; negative: the pace is learned (KEYS[11]),

@@ -11,6 +11,7 @@ local function lease_request(now)
     known = KEYS[5], quarantine = KEYS[6], busy = KEYS[7], epoch = KEYS[8],
     cleared = KEYS[9], rotating = KEYS[10], pace = KEYS[11],
     slot_exit = KEYS[12], exit_slots = KEYS[13], exit_holds = KEYS[14], exit_ready = KEYS[15],
+    slot_draw = KEYS[16],
     ttl = ARGV[2], min_interval = ARGV[3],
     holder = ARGV[4], task = ARGV[5], field = ARGV[6], site = ARGV[7],
     exclusive = ARGV[8], cached = ARGV[9], fence = ARGV[10],

@@ -27,15 +27,20 @@ end
 -- slot_exit_until(L, id) is when gateway slot id's exit may be free for
 -- the site, or nil when the slot has no exit recorded or it is free now.
 -- A held exit rests a pace after its release, so not before now + pace.
+-- The second value says id is fresh: a gateway slot with no exit
+-- recorded while other slots of the site have one.
 local function slot_exit_until(L, id)
-  if not any_slot_exit(L) then return nil end
+  if not any_slot_exit(L) then return nil, false end
   local ip = redis.call('HGET', L.slot_exit, id)
-  if not ip then return nil end
+  if not ip then
+    local spec = redis.call('HGET', L.proxies, id)
+    return nil, spec ~= false and string.find(spec, '"gateway":{', 1, true) ~= nil
+  end
   local h = redis.call('HGET', L.exit_holds, ip)
-  if h and tonumber(string.match(h, '^%d+|(%d+)|')) > L.now then return L.now + slot_pace(L) end
+  if h and tonumber(string.match(h, '^%d+|(%d+)|')) > L.now then return L.now + slot_pace(L), false end
   local r = tonumber(redis.call('ZSCORE', L.exit_ready, ip) or '0')
-  if r > L.now then return r end
-  return nil
+  if r > L.now then return r, false end
+  return nil, false
 end
 
 -- take_slot(L, id, ver) is take for a proxy that may be a gateway slot:
@@ -50,4 +55,12 @@ local function take_slot(L, id, ver)
     if s ~= id then redis.call('ZADD', L.ready, 'XX', 'GT', L.now + r[7], s) end
   end
   return r
+end
+
+-- take_fresh(L, id, ver) takes fresh slot id to draw an exit: no other
+-- fresh slot is taken until its first hold (exit_hold.lua) or, should
+-- its session fail, a second or two paces.
+local function take_fresh(L, id, ver)
+  redis.call('SET', L.slot_draw, id, 'PX', math.max(1000, 2 * slot_pace(L)))
+  return take(L, id, ver)
 end
