@@ -83,6 +83,7 @@ func addChaosFlags(fl *pflag.FlagSet, o *chaos.Options, asJSON *bool) {
 	fl.StringVar(&o.Postgres, "postgres", "", "also run a `crawlq sink` into a database created on this PostgreSQL server (postgres:// URL), kill it -9 and kill its connections mid-run, and count the observations there")
 	fl.StringVar(&o.Topology, "topology", "", "run on a Sentinel group (sentinel) or a Redis Cluster (cluster) started for the run, killing its master -9 twice (default: a queue and a broker Redis, one server each)")
 	fl.BoolVar(&o.LearnVolume, "learn-volume", false, "with --modems: every site has rotate_after auto (the modems' budget per IP learned from the bans) instead of 3")
+	fl.BoolVar(&o.LearnPace, "learn-pace", false, "every site has min_interval auto, learned between the testbed's rule and twice the pace it is told")
 	fl.IntVar(&o.Modems, "modems", 0, "testbed modems in the pool with their change links (rotate_after 3 on every site); the killed worker is then the one rotating a modem (default none: see docs/benchmarks.md, Chaos)")
 	fl.BoolVar(asJSON, "json", false, "print the result and the details as two JSON lines")
 }

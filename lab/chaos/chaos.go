@@ -187,6 +187,7 @@ func (r *run) count(ctx context.Context) error {
 		d.WorkerExits = append(d.WorkerExits, strings.Split(err.Error(), "\n")...)
 	}
 	d.Modems = r.c.modemReport()
+	d.Learned = r.c.learnedLimits(ctx)
 	r.checkSites()
 	r.scoreBans(ctx)
 	counts, total, err := r.itemCounts(ctx)

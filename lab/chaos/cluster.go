@@ -133,6 +133,9 @@ func (c *cluster) writeConfig() (string, error) {
 		}
 		raw = withRotateAfter(raw, n)
 	}
+	if c.o.LearnPace {
+		raw = withLearnedPace(raw)
+	}
 	path := filepath.Join(c.dir, "crawlq.yaml")
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		return "", fmt.Errorf("write worker config: %w", err)

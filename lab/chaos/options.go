@@ -76,6 +76,9 @@ type Options struct {
 	// LearnVolume gives every site rotate_after auto instead of 3 (with
 	// Modems): the modems' budget per IP learned from the bans.
 	LearnVolume bool
+	// LearnPace gives every site min_interval auto, learned between the
+	// testbed's rule (I2's bound) and twice the pace it is told.
+	LearnPace bool
 }
 
 // Broker outage modes.

@@ -87,6 +87,9 @@ type Details struct {
 	// Modems is the modems' record and the killed rotation; absent
 	// without modems.
 	Modems *ModemReport `json:"modems,omitempty"`
+	// Learned is every learned limit at the end (name: value, changes),
+	// with --learn-pace or --learn-volume.
+	Learned []LearnedLimit `json:"learned,omitempty"`
 	// Dir is the kept run directory (Options.KeepDir) with every log.
 	Dir string `json:"dir,omitempty"`
 }
