@@ -158,7 +158,8 @@ func TestPaceLearnerSlowsAtOnceAndFollowsATighterGap(t *testing.T) {
 
 // TestPaceLearnerFencesStaleAnswers: two leases at the safe pace both get
 // a 429: the first slows the pace 2.1 times, the second (ran at the old
-// pace, answered after the change) moves nothing.
+// pace, answered after the change) moves nothing, nor starts a probe
+// while probing is held after the slow-down.
 func TestPaceLearnerFencesStaleAnswers(t *testing.T) {
 	s := newLearnSim(t, "learn-fence", PaceLearning{Min: 100 * time.Millisecond, Max: 4 * time.Second, Start: 500 * time.Millisecond, Canaries: 1}, 4, time.Second)
 	ctx := context.Background()
@@ -177,8 +178,9 @@ func TestPaceLearnerFencesStaleAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if p := s.pace(); p.Value != 1050 || p.Gen != 2 {
-		t.Fatalf("after two 429s at 500 ms: %d ms gen %d, want 1050 ms after one change", p.Value, p.Gen)
+	if p := s.pace(); p.Value != 1050 || p.Gen != 2 || p.State["probe"] != "1050" {
+		t.Fatalf("after two 429s at 500 ms: %d ms gen %d probe %s, want 1050 ms after one change, nothing probed (held)",
+			p.Value, p.Gen, p.State["probe"])
 	}
 	if err := s.b.Release(ctx, ls[2], OK(time.Millisecond)); err != nil {
 		t.Fatal(err)

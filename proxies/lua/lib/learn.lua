@@ -100,8 +100,11 @@ end
 local function learn_slow(key, log, ready, now, S, kind, used)
   local what = kind == 'banned' and 'ban' or '429'
   if used < S.pace then
+    -- a probe that failed; or, while probing is held (resume), a lease
+    -- of the pace before a slow-down answered late: the floor only
     S.floor = math.max(S.floor, used)
-    local probe = next_probe(S.pace, S.floor, S.lo, S.step)
+    local probe = S.probe
+    if S.resume == 0 then probe = next_probe(S.pace, S.floor, S.lo, S.step) end
     redis.call('HSET', key, 'floor', S.floor, 'floorat', now, 'clean', 0, 'lastprobe', now .. '|' .. what .. ' at ' .. used .. ' ms',
       'probe', probe)
     if probe > S.probe then respace(key, ready, probe) end
