@@ -53,11 +53,12 @@ func (o CrawlOptions) ips() int {
 // GatewayConcurrency is the job slots per worker through a gateway of
 // exits exit IPs: the workers' share of two thirds of the exits, at least
 // 4. A slot's session keeps its exit from job to job, so sessions about
-// as many as the exits keep them busy; more land on exits others hold and
-// re-roll (probe) again and again. Measured at 40 exits, 200 session ids
-// and D = 200 ms (20 s windows, load about 1): 21 to 36 slots in all
+// as many as the exits keep them busy. Before the broker paced gateway
+// slots by their exits (840d9c2), more landed on exits others held and
+// re-rolled (probed) again and again: measured at 40 exits, 200 session
+// ids and D = 200 ms (20 s windows, load about 1), 21 to 36 slots in all
 // 191.8-194.6 pages/s, 48 slots 176.8 and 60 slots 156.2, with over 4
-// probes a page.
+// probes a page; since, 60 slots read as 27 (docs/benchmarks.md).
 func GatewayConcurrency(exits, workers int) int {
 	return max(4, int(math.Ceil(float64(exits)*2/3/float64(max(workers, 1)))))
 }
