@@ -93,6 +93,11 @@ type Summary struct {
 	ConfirmDecisions map[string]int `json:"confirm_decisions,omitempty"`
 	ConfirmRequests  int            `json:"confirm_requests"`
 	ConfirmShare     float64        `json:"confirm_share"`
+	// WitnessBans are the confirmations' witnesses quarantined because
+	// the site's control came back empty from them (issue 36.8): each
+	// such control answer is a soft-banned answer the confirmation
+	// handled, with no confirmation of its own.
+	WitnessBans int `json:"witness_bans"`
 	// The JavaScript challenges and what clearing them cost.
 	ChallengeSummary
 	// Gateway is what the gateway beside the farm did; absent without one.

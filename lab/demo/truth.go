@@ -60,16 +60,21 @@ type confirmCounter struct {
 	mu       sync.Mutex
 	n        map[detect.Decision]int
 	requests int
+	// witnessBans are the witnesses whose control came back empty, in
+	// every confirmation (deferred ones too): each such control answer is
+	// a soft-banned answer of its own.
+	witnessBans int
 }
 
 // add counts one decided confirmation (tasks.WorkerConfig.OnConfirm): a
 // deferred one is decided by the job's next attempt, counted then.
 func (c *confirmCounter) add(s tasks.ConfirmStats) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.witnessBans += s.WitnessBans
 	if s.Deferred {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.n == nil {
 		c.n = map[detect.Decision]int{}
 	}
@@ -90,6 +95,13 @@ func (c *confirmCounter) counts() (total, requests int, byDecision map[string]in
 	return total, c.requests, byDecision
 }
 
+// bannedWitnesses is how many witnesses' controls came back empty.
+func (c *confirmCounter) bannedWitnesses() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.witnessBans
+}
+
 // scoreBans fills the ban-handling figures: what the sites meant against
 // what the crawl quarantined, the confirmations and their cost, and the
 // jobs that completed empty.
@@ -102,6 +114,7 @@ func scoreBans(ctx context.Context, sum *Summary, c *cluster, log *zap.Logger) {
 	sum.FalseQuarantines, sum.MissedSoftBans = r.FalseQuarantines, r.MissedSoftBans
 	sum.NoResultAnswers, sum.SoftBannedAnswers = r.NoResultAnswers, r.SoftBannedAnswers
 	sum.Confirmations, sum.ConfirmRequests, sum.ConfirmDecisions = c.confirms.counts()
+	sum.WitnessBans = c.confirms.bannedWitnesses()
 	if sum.Requests > 0 {
 		sum.ConfirmShare = math.Round(float64(sum.ConfirmRequests)/float64(sum.Requests)*10000) / 10000
 	}
