@@ -23,8 +23,8 @@ var ErrUnconfirmed = errors.New("suspect answer not confirmed")
 const unconfirmedRetry = 5 * time.Second
 
 // deferredRetry is how soon a job whose confirmation was deferred (no
-// second proxy free in time) runs again: its next attempt's answer, from
-// another proxy, decides the kept one.
+// second proxy free in time) runs again, handed back (no retry used):
+// its next attempt's answer, from another proxy, decides the kept one.
 const deferredRetry = time.Second
 
 // ConfirmStats is one confirmation of a Suspect answer, for
@@ -76,7 +76,7 @@ func (r *run) confirm(ctx context.Context, url string, page int, first sessions.
 	r.noteConfirm(c, first.Verdict)
 	if c.Deferred {
 		r.sess = nil // released unjudged; the next attempt asks another proxy
-		return false, retryAfter(deferredRetry, fmt.Errorf("%w: %s; no second proxy free within %s: the next attempt's answer decides",
+		return false, handBack(deferredRetry, fmt.Errorf("%w: %s; no second proxy free within %s: the next attempt's answer decides",
 			ErrUnconfirmed, first.Verdict, c.Waited.Round(time.Millisecond)))
 	}
 	switch c.Decision {
