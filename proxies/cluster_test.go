@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -86,13 +85,7 @@ func TestRotationAndExitScriptsOnRedisCluster(t *testing.T) {
 	var clk clock
 	b := NewRedisBroker(rdb, clk.config(Config{Pool: fmt.Sprintf("cluster-modem-%d", time.Now().UnixNano()), Default: noGap,
 		Sites: map[string]SiteConfig{"av": {}, "oz": {}}}))
-	ps, err := ParseReader(strings.NewReader(modemLine+"\nhttp://127.0.0.2:3128\n"), "p.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Import(ctx, ps, ImportOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ps := importList(t, b, modemLine+"\nhttp://127.0.0.2:3128\n", ImportOptions{})
 	m := ps[0]
 	if err := b.Release(ctx, leaseModem(t, b, "oz", m), Neutral()); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -194,13 +193,7 @@ func TestGatewaySlotIsPacedByItsExit(t *testing.T) {
 	ctx := context.Background()
 	ck := &clock{}
 	b := exitBroker(t, ck, time.Second)
-	ps, err := ParseReader(strings.NewReader("http://u-{session}:pw@gw.example:22225 sessions=3\n"), "gw.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Import(ctx, ps, ImportOptions{Class: Residential}); err != nil {
-		t.Fatal(err)
-	}
+	ps := importList(t, b, "http://u-{session}:pw@gw.example:22225 sessions=3\n", ImportOptions{Class: Residential})
 	exitOf := map[string]string{ps[0].ID: "10.0.0.7", ps[1].ID: "10.0.0.7", ps[2].ID: "10.0.0.8"}
 	req := LeaseRequest{Site: "wb", Class: Residential, Holder: "h", Task: "t", TTL: time.Minute}
 	cycle := func(l *Lease) { // a session on l's slot holds its exit, sends, ends
@@ -267,13 +260,7 @@ func TestFreshGatewaySlotIsTakenLast(t *testing.T) {
 	ctx := context.Background()
 	ck := &clock{}
 	b := exitBroker(t, ck, time.Second)
-	ps, err := ParseReader(strings.NewReader("http://u-{session}:pw@gw.example:22225 sessions=3\nhttp://u:p@10.0.0.9:8080\n"), "gw.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Import(ctx, ps, ImportOptions{Class: Residential}); err != nil {
-		t.Fatal(err)
-	}
+	ps := importList(t, b, "http://u-{session}:pw@gw.example:22225 sessions=3\nhttp://u:p@10.0.0.9:8080\n", ImportOptions{Class: Residential})
 	req := LeaseRequest{Site: "wb", Class: Residential, Holder: "h", Task: "t", TTL: time.Minute}
 	known := ps[2] // the last slot: the others have waited longer
 	l, err := b.LeaseProxy(ctx, req, known.ID)

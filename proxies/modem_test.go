@@ -79,13 +79,7 @@ func modemPool(t *testing.T, ck *clock, siteCfg SiteConfig) (*RedisBroker, Proxy
 		Pool:  fmt.Sprintf("modem-%s-%d", t.Name(), time.Now().UnixNano()),
 		Sites: map[string]SiteConfig{"av": siteCfg, "oz": {MinInterval: NoMinInterval}},
 	}))
-	ps, err := ParseReader(strings.NewReader(modemLine+"\nhttp://127.0.0.2:3128\n"), "p.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Import(context.Background(), ps, ImportOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	ps := importList(t, b, modemLine+"\nhttp://127.0.0.2:3128\n", ImportOptions{})
 	return b, ps[0]
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,6 +42,20 @@ func testProxies(t testing.TB, n int) []Proxy {
 func importN(t testing.TB, b *RedisBroker, n int, opt ImportOptions) []Proxy {
 	t.Helper()
 	ps := testProxies(t, n)
+	if _, err := b.Import(context.Background(), ps, opt); err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// importList parses list (lines as in a proxies file) and imports it
+// into b with opt.
+func importList(t testing.TB, b *RedisBroker, list string, opt ImportOptions) []Proxy {
+	t.Helper()
+	ps, err := ParseReader(strings.NewReader(list), "list.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := b.Import(context.Background(), ps, opt); err != nil {
 		t.Fatal(err)
 	}

@@ -33,15 +33,8 @@ func TestALeaseOfManyPagesTeachesThePace(t *testing.T) {
 	t.Cleanup(tb.Close)
 	rdb := testredis.Client(t, testredis.DBSessions)
 	learn := &proxies.PaceLearning{Min: 100 * time.Millisecond, Max: time.Second, Canaries: 1, Clean: 3}
-	b := proxies.NewRedisBroker(rdb, proxies.Config{Sites: map[string]proxies.SiteConfig{oz: {Learn: learn}},
+	b := farmBroker(t, ctx, rdb, tb, proxies.Config{Sites: map[string]proxies.SiteConfig{oz: {Learn: learn}},
 		Logger: masktest.Logger(t)})
-	ps, err := proxies.ParseFile(tb.ProxiesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Import(ctx, ps, proxies.ImportOptions{Class: proxies.Datacenter}); err != nil {
-		t.Fatal(err)
-	}
 	f, d := fetcher.New(fetcher.Config{Timeout: 5 * time.Second}), detect.New(detect.Builtin())
 	m := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: b, Redis: rdb, BrokerSharesRedis: true,
 		Holder: "pace", LeaseTTL: 10 * time.Second, MaxLeaseWait: 5 * time.Second, Logger: masktest.Logger(t)})

@@ -51,10 +51,17 @@ func brokerFor(t *testing.T, ctx context.Context, rdb *redis.Client, tb *testbed
 	for site, mi := range tb.MinIntervals() {
 		sites[site] = proxies.SiteConfig{MinInterval: mi}
 	}
-	b := proxies.NewRedisBroker(rdb, proxies.Config{Sites: sites})
 	if !load {
-		return b
+		return proxies.NewRedisBroker(rdb, proxies.Config{Sites: sites})
 	}
+	return farmBroker(t, ctx, rdb, tb, proxies.Config{Sites: sites})
+}
+
+// farmBroker builds a broker of cfg on rdb and imports the testbed's farm
+// into it, class datacenter.
+func farmBroker(t *testing.T, ctx context.Context, rdb *redis.Client, tb *testbed.Testbed, cfg proxies.Config) *proxies.RedisBroker {
+	t.Helper()
+	b := proxies.NewRedisBroker(rdb, cfg)
 	ps, err := proxies.ParseFile(tb.ProxiesFile)
 	if err != nil {
 		t.Fatalf("parse farm proxies: %v", err)

@@ -40,14 +40,7 @@ func TestPlainProxyRestsAtTheLearnedVolumeBudget(t *testing.T) {
 		sites[site] = proxies.SiteConfig{MinInterval: mi}
 	}
 	sites[oz] = proxies.SiteConfig{MinInterval: tb.MinIntervals()[oz], RotateAfterAuto: true, RotateEvery: time.Minute}
-	b := proxies.NewRedisBroker(rdb, proxies.Config{Sites: sites, Logger: masktest.Logger(t)})
-	ps, err := proxies.ParseFile(tb.ProxiesFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Import(ctx, ps, proxies.ImportOptions{Class: proxies.Datacenter}); err != nil {
-		t.Fatal(err)
-	}
+	b := farmBroker(t, ctx, rdb, tb, proxies.Config{Sites: sites, Logger: masktest.Logger(t)})
 	f, d := fetcher.New(fetcher.Config{Timeout: 5 * time.Second}), detect.New(detect.Builtin())
 	m := sessions.NewManager(sessions.Config{Shape: wbShape, Broker: b, Redis: rdb, BrokerSharesRedis: true,
 		Holder: "vol", LeaseTTL: 5 * time.Second, MaxLeaseWait: 2 * time.Second, Logger: masktest.Logger(t)})
